@@ -1,0 +1,242 @@
+#include "engine/keys/key_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "engine/crypto/ed25519.h"
+#include "engine/crypto/sha256.h"
+
+namespace aura {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr size_t kMaxKeyFileBytes = 4096;
+constexpr mode_t kPrivateMode = 0600;
+constexpr mode_t kPublicMode = 0644;
+constexpr mode_t kDirMode = 0700;
+
+std::string errno_text(int err) { return std::string(strerror(err)); }
+
+std::string mode_text(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+// Closes a file descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  // Closes now and reports the error close() saw.
+  int close_now() {
+    const int rc = ::close(fd_);
+    fd_ = -1;
+    return rc == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
+
+Status fsync_dir(const fs::path& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return Status::io("open " + dir.string() + ": " + errno_text(errno));
+  if (::fsync(fd.get()) != 0) return Status::io("fsync " + dir.string() + ": " + errno_text(errno));
+  return Status::ok();
+}
+
+// Writes `contents` durably to a new temporary file in `dir` with exactly `mode`; returns its
+// path. The caller links or renames it into place and removes it on failure.
+Result<fs::path> write_temp(const fs::path& dir, std::string_view final_name,
+                            std::string_view contents, mode_t mode) {
+  std::array<uint8_t, 8> rnd;
+  random_bytes(rnd);
+  const fs::path tmp = dir / ("." + std::string(final_name) + ".tmp." + std::to_string(::getpid()) +
+                              "." + to_hex(rnd));
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (fd.get() < 0) return Status::io("create " + tmp.string() + ": " + errno_text(errno));
+  const auto fail = [&](std::string what) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return Status::io(what + " " + tmp.string() + ": " + errno_text(err));
+  };
+  if (::fchmod(fd.get(), mode) != 0) return fail("chmod");  // the umask may have narrowed it
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd.get(), contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail("write");
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return fail("fsync");
+  if (const int err = fd.close_now(); err != 0) {
+    errno = err;
+    return fail("close");
+  }
+  return tmp;
+}
+
+// Reads a small regular file opened as `fd`; `what` names it in errors.
+Result<std::string> read_small(int fd, const std::string& what) {
+  std::string out;
+  char buf[1024];
+  // Reserved up front so a secret is never left behind in a buffer freed by growth.
+  out.reserve(kMaxKeyFileBytes + sizeof buf);
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::io("read " + what + ": " + errno_text(errno));
+    if (n == 0) {
+      explicit_bzero(buf, sizeof buf);
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > kMaxKeyFileBytes) {
+      explicit_bzero(out.data(), out.size());
+      return Status::corruption(what + " is larger than " + std::to_string(kMaxKeyFileBytes) +
+                                " bytes");
+    }
+  }
+  return out;
+}
+
+// Makes `dir` if missing (mode 0700, parents with default modes); refuses a non-directory.
+Status ensure_dir(const fs::path& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return Status::ok();
+    return Status::failed_precondition(dir.string() + " is not a directory");
+  }
+  if (errno != ENOENT) return Status::io("stat " + dir.string() + ": " + errno_text(errno));
+  const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) return Status::io("create " + parent.string() + ": " + ec.message());
+  if (::mkdir(dir.c_str(), kDirMode) != 0) {
+    return Status::io("mkdir " + dir.string() + ": " + errno_text(errno));
+  }
+  if (::chmod(dir.c_str(), kDirMode) != 0) {
+    return Status::io("chmod " + dir.string() + ": " + errno_text(errno));
+  }
+  return fsync_dir(parent);
+}
+
+}  // namespace
+
+Result<KeyStore> KeyStore::init(const fs::path& dir) {
+  const fs::path key_path = dir / kPrivateKeyFile;
+  struct stat st;
+  if (::lstat(key_path.c_str(), &st) == 0) {
+    return Status::failed_precondition("keys init: " + key_path.string() +
+                                       " already exists; refusing to replace the lab key");
+  }
+  AURA_RETURN_IF_ERROR(ensure_dir(dir).with_context("keys init"));
+
+  std::array<uint8_t, 8> rnd;
+  random_bytes(rnd);
+  NoteSigner signer(std::string(kKeyNamePrefix) + to_hex(rnd), Ed25519KeyPair::generate());
+
+  std::string secret = format_signer_key(signer) + "\n";
+  auto key_tmp = write_temp(dir, kPrivateKeyFile, secret, kPrivateMode);
+  explicit_bzero(secret.data(), secret.size());
+  if (!key_tmp.ok()) return key_tmp.status().with_context("keys init");
+  auto pub_tmp =
+      write_temp(dir, kPublicKeyFile, format_verifier_key(signer.verifier()) + "\n", kPublicMode);
+  if (!pub_tmp.ok()) {
+    ::unlink(key_tmp->c_str());
+    return pub_tmp.status().with_context("keys init");
+  }
+
+  // link() never replaces: of two racing inits exactly one claims lab.key.
+  if (::link(key_tmp->c_str(), key_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(key_tmp->c_str());
+    ::unlink(pub_tmp->c_str());
+    if (err == EEXIST) {
+      return Status::failed_precondition("keys init: " + key_path.string() +
+                                         " already exists; refusing to replace the lab key");
+    }
+    return Status::io("keys init: link " + key_path.string() + ": " + errno_text(err));
+  }
+  ::unlink(key_tmp->c_str());
+  const fs::path pub_path = dir / kPublicKeyFile;
+  if (::rename(pub_tmp->c_str(), pub_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(pub_tmp->c_str());
+    return Status::io("keys init: rename " + pub_path.string() + ": " + errno_text(err));
+  }
+  AURA_RETURN_IF_ERROR(fsync_dir(dir).with_context("keys init"));
+  return KeyStore(dir, std::move(signer));
+}
+
+Result<KeyStore> KeyStore::open(const fs::path& dir) {
+  const fs::path key_path = dir / kPrivateKeyFile;
+  const std::string where = "keys: " + key_path.string();
+  // O_NOFOLLOW: a symlink could point at a key someone else controls. O_NONBLOCK: a FIFO
+  // must not hang the open; it is refused below as not a regular file.
+  Fd fd(::open(key_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::not_found(where + " not found (create it with init)");
+    if (err == ELOOP) return Status::failed_precondition(where + " is a symlink; refusing it");
+    return Status::io(where + ": open: " + errno_text(err));
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Status::io(where + ": fstat: " + errno_text(errno));
+  if (!S_ISREG(st.st_mode)) return Status::failed_precondition(where + " is not a regular file");
+  if (st.st_uid != ::geteuid()) {
+    return Status::failed_precondition(where + " is owned by uid " + std::to_string(st.st_uid) +
+                                       ", not the current uid " + std::to_string(::geteuid()));
+  }
+  if ((st.st_mode & 07777) != kPrivateMode) {
+    return Status::failed_precondition(where + " has mode " + mode_text(st.st_mode) +
+                                       "; it must be 0600 (chmod 600 it)");
+  }
+  auto text = read_small(fd.get(), where);
+  if (!text.ok()) return text.status();
+  auto signer = parse_signer_key(*text);
+  explicit_bzero(text->data(), text->size());
+  if (!signer.ok()) return Status::corruption(where + ": " + signer.status().message());
+
+  const fs::path pub_path = dir / kPublicKeyFile;
+  auto pub = load_public(pub_path);
+  if (!pub.ok()) return pub.status();
+  if (*pub != signer->verifier()) {
+    return Status::corruption("keys: " + pub_path.string() + " holds " + format_verifier_key(*pub) +
+                              ", not the public key of " + key_path.string());
+  }
+  return KeyStore(dir, std::move(*signer));
+}
+
+Result<NoteVerifierKey> KeyStore::load_public(const fs::path& file) {
+  const std::string where = "keys: " + file.string();
+  Fd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::not_found(where + " not found");
+    return Status::io(where + ": open: " + errno_text(err));
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Status::io(where + ": fstat: " + errno_text(errno));
+  if (!S_ISREG(st.st_mode)) return Status::failed_precondition(where + " is not a regular file");
+  auto text = read_small(fd.get(), where);
+  if (!text.ok()) return text.status();
+  auto key = parse_verifier_key(*text);
+  if (!key.ok()) return Status::corruption(where + ": " + key.status().message());
+  return key;
+}
+
+}  // namespace aura
