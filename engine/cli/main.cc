@@ -1,1 +1,10 @@
-int main() { return 0; }
+#include "engine/cli/cli.h"
+#include "engine/crypto/ed25519.h"
+
+int main(int argc, char** argv) {
+  aura::crypto_init();
+  aura::cli::Registry registry;
+  aura::cli::register_log_commands(registry);
+  aura::cli::register_bench_commands(registry);
+  return registry.main(argc, argv);
+}

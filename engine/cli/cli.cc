@@ -1,0 +1,196 @@
+#include "engine/cli/cli.h"
+
+#include <iostream>
+#include <sstream>
+
+#include "engine/common/json_writer.h"
+
+namespace aura::cli {
+namespace {
+
+const std::vector<Flag>& common_flags() {
+  static const std::vector<Flag> flags = {
+      {"data", "DIR", "data folder (default ./var/aura)"},
+      {"keys", "DIR", "keys folder, never inside the data folder (default ./var/keys)"},
+      {"json", "", "print one JSON object as the last line"},
+      {"help", "", "show this help"},
+  };
+  return flags;
+}
+
+const Flag* find_flag(const Command& c, const std::string& name) {
+  for (const auto& f : c.flags) {
+    if (f.name == name) return &f;
+  }
+  for (const auto& f : common_flags()) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_u64(std::string_view s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    uint64_t d = uint64_t(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+std::string Invocation::get(const std::string& name, const std::string& fallback) const {
+  auto it = flags.find(name);
+  return it == flags.end() ? fallback : it->second;
+}
+
+Result<uint64_t> Invocation::get_u64(const std::string& name, uint64_t fallback) const {
+  auto it = flags.find(name);
+  if (it == flags.end()) return fallback;
+  auto v = parse_u64(it->second);
+  if (!v) return Status::invalid("--" + name + ": '" + it->second + "' is not a non-negative integer");
+  return *v;
+}
+
+int Invocation::fail(const Status& s, int exit_code) const {
+  std::cerr << "aura " << command->path << ": " << s.message() << "\n";
+  if (json) {
+    std::cout << JsonWriter().boolean("ok", false).str("error", s.message()).done() << std::endl;
+  }
+  return exit_code;
+}
+
+void Invocation::emit_json(const std::string& json_object) const {
+  if (json) std::cout << json_object << std::endl;
+}
+
+void Registry::add(Command c) { commands_.push_back(std::move(c)); }
+
+std::string Registry::usage(const Command& c) const {
+  std::ostringstream o;
+  o << "usage: aura " << c.path;
+  if (!c.args.empty()) o << " " << c.args;
+  o << " [options]\n\n" << c.summary << "\n";
+  if (!c.details.empty()) o << "\n" << c.details << "\n";
+  o << "\noptions:\n";
+  auto line = [&](const Flag& f) {
+    std::string left = "  --" + f.name + (f.value_name.empty() ? "" : " " + f.value_name);
+    o << left << std::string(left.size() < 28 ? 28 - left.size() : 1, ' ') << f.help << "\n";
+  };
+  for (const auto& f : c.flags) line(f);
+  for (const auto& f : common_flags()) line(f);
+  return o.str();
+}
+
+std::string Registry::overview(const std::string& prefix) const {
+  std::ostringstream o;
+  o << "usage: aura " << (prefix.empty() ? "COMMAND" : prefix + " COMMAND") << " [options]\n\n"
+    << "AURA Systems Lab: an evidence-first lab for Linux incident response.\n\ncommands:\n";
+  for (const auto& c : commands_) {
+    if (!prefix.empty() && c.path.rfind(prefix + " ", 0) != 0) continue;
+    std::string left = "  " + c.path + (c.args.empty() ? "" : " " + c.args);
+    o << left << std::string(left.size() < 34 ? 34 - left.size() : 1, ' ') << c.summary << "\n";
+  }
+  o << "\nRun 'aura COMMAND --help' for a command's options.\n";
+  return o.str();
+}
+
+int Registry::main(int argc, char** argv) const {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // The command is the longest registered path matching the leading words.
+  const Command* cmd = nullptr;
+  size_t words = 0;
+  for (const auto& c : commands_) {
+    std::istringstream in(c.path);
+    std::string w;
+    size_t i = 0;
+    bool match = true;
+    while (in >> w) {
+      if (i >= args.size() || args[i] != w) {
+        match = false;
+        break;
+      }
+      ++i;
+    }
+    if (match && i > words) {
+      cmd = &c;
+      words = i;
+    }
+  }
+  if (cmd == nullptr) {
+    std::string prefix = args.empty() || args[0].rfind("-", 0) == 0 ? "" : args[0];
+    bool known_prefix = false;
+    for (const auto& c : commands_) known_prefix |= c.path.rfind(prefix + " ", 0) == 0;
+    if (!known_prefix) prefix.clear();
+    const bool asked = args.empty() || args.back() == "--help" || args.back() == "-h" ||
+                       (args.size() == 1 && known_prefix);
+    if (asked) {
+      std::cout << overview(prefix);
+      return 0;
+    }
+    std::cerr << "aura: unknown command '" << args[0] << "'\n\n" << overview(prefix);
+    return 2;
+  }
+
+  Invocation inv;
+  inv.command = cmd;
+  for (size_t i = words; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      inv.positional.insert(inv.positional.end(), args.begin() + i + 1, args.end());
+      break;
+    }
+    if (a == "-h") {
+      std::cout << usage(*cmd);
+      return 0;
+    }
+    if (a.rfind("--", 0) == 0) {
+      std::string name = a.substr(2), value;
+      auto eq = name.find('=');
+      bool inline_value = eq != std::string::npos;
+      if (inline_value) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      const Flag* f = find_flag(*cmd, name);
+      if (f == nullptr) {
+        std::cerr << "aura " << cmd->path << ": unknown option --" << name << "\n\n" << usage(*cmd);
+        return 2;
+      }
+      if (f->value_name.empty()) {
+        if (inline_value) {
+          std::cerr << "aura " << cmd->path << ": --" << name << " takes no value\n";
+          return 2;
+        }
+        value = "1";
+      } else if (!inline_value) {
+        if (i + 1 >= args.size()) {
+          std::cerr << "aura " << cmd->path << ": --" << name << " needs " << f->value_name << "\n";
+          return 2;
+        }
+        value = args[++i];
+      }
+      inv.flags[name] = value;
+    } else {
+      inv.positional.push_back(a);
+    }
+  }
+  if (inv.has("help")) {
+    std::cout << usage(*cmd);
+    return 0;
+  }
+  if (inv.positional.size() < cmd->min_positional || inv.positional.size() > cmd->max_positional) {
+    std::cerr << "aura " << cmd->path << ": expected " << (cmd->args.empty() ? "no arguments" : cmd->args)
+              << "\n\n" << usage(*cmd);
+    return 2;
+  }
+  inv.json = inv.has("json");
+  inv.data_dir = inv.get("data", "var/aura");
+  inv.keys_dir = inv.get("keys", "var/keys");
+  return cmd->run(inv);
+}
+
+}  // namespace aura::cli
