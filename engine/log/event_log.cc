@@ -144,6 +144,9 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::filesystem::path& db
     }
     s = rocksdb::DB::OpenForReadOnly(dbo, db_dir.string(), cfds, &log->cfs_, &raw);
   } else {
+    std::error_code ec;
+    if (o.create_if_missing) std::filesystem::create_directories(db_dir, ec);
+    if (ec) return Status::io("create " + db_dir.string() + ": " + ec.message());
     s = rocksdb::DB::Open(dbo, db_dir.string(), cfds, &log->cfs_, &raw);
   }
   if (!s.ok()) return from_rocks(s, "open " + db_dir.string());
@@ -292,6 +295,8 @@ Result<std::vector<Appended>> EventLog::submit(Writer& w) {
       tree_ = std::move(tree);
       last_ts_us_ = ts;
       last_checkpoint_size_ = ckpt_size;
+      stats_.groups += 1;
+      stats_.events += events;
       head_cv_.notify_all();
     } else {
       sticky_ = s;  // LevelDB's background-error rule: refuse until reopened
@@ -377,6 +382,11 @@ Result<StoredCheckpoint> EventLog::make_checkpoint(uint64_t size, const merkle::
   auto note = sign_checkpoint(c, *options_.signer);
   if (!note.ok()) return note.status().with_context("checkpoint " + std::to_string(size));
   return StoredCheckpoint{size, std::move(note).value()};
+}
+
+EventLog::Stats EventLog::stats() const {
+  std::lock_guard l(mu_);
+  return stats_;
 }
 
 LogHead EventLog::head() const {

@@ -80,6 +80,13 @@ class EventLog {
   Result<StoredCheckpoint> checkpoint();
 
   LogHead head() const;  // thread-safe
+
+  // Group commits and events committed since open (for benchmarks). Thread-safe.
+  struct Stats {
+    uint64_t groups = 0;
+    uint64_t events = 0;
+  };
+  Stats stats() const;
   const std::string& origin() const { return origin_; }
   bool read_only() const { return options_.read_only; }
   // A read-only open tolerates stored state that disagrees with the events (so
@@ -145,6 +152,7 @@ class EventLog {
   merkle::CompactRange tree_;     // guarded by mu_
   uint64_t last_ts_us_ = 0;       // guarded by mu_
   uint64_t last_checkpoint_size_ = 0;  // guarded by mu_
+  Stats stats_;                        // guarded by mu_
   Status sticky_;                 // guarded by mu_
   std::string state_problem_;
   uint64_t meta_tree_size_ = 0;
