@@ -106,9 +106,22 @@ std::string EventLog::stream_key(std::string_view stream, uint64_t seq) {
 }
 
 std::string EventLog::node_key(uint8_t level, uint64_t index) {
-  std::string k(1, char(level));
-  put_u64be(k, index);
+  // Keyed by the leaf count at which the node completes, then level: appends
+  // write tree keys in increasing order, which keeps memtable inserts cheap.
+  std::string k;
+  put_u64be(k, (index + 1) << level);
+  k.push_back(char(level));
   return k;
+}
+
+bool EventLog::parse_node_key(std::string_view key, uint8_t* level, uint64_t* index) {
+  if (key.size() != 9) return false;
+  const uint64_t end = get_u64be(key.data());
+  const uint8_t l = uint8_t(key[8]);
+  if (l == 0 || l >= 64 || end == 0 || (end & ((uint64_t(1) << l) - 1)) != 0) return false;
+  *level = l;
+  *index = (end >> l) - 1;
+  return true;
 }
 
 EventLog::EventLog(Options options) : options_(std::move(options)) {
@@ -181,6 +194,7 @@ Status EventLog::load_state() {
     if (v != kFormatName) return Status::corruption("meta: unknown log format '" + v + "'");
   }
 
+  uint64_t last_ts = 0;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, events_cf()));
   it->SeekToLast();
   AURA_RETURN_IF_ERROR(from_rocks(it->status(), "seek head"));
@@ -191,7 +205,7 @@ Status EventLog::load_state() {
       return Status::corruption("head: key does not match seq " + std::to_string(ev->seq));
     }
     head_ = {ev->seq, ev->hash};
-    last_ts_us_ = ev->ts_us;
+    last_ts = ev->ts_us;
   }
   AURA_RETURN_IF_ERROR(from_rocks(db_->Get(ro, meta_cf(), kMetaTree, &v), "read meta tree"));
   auto tree = decode_tree(v);
@@ -214,7 +228,9 @@ Status EventLog::load_state() {
   std::unique_ptr<rocksdb::Iterator> cit(db_->NewIterator(ro, checkpoint_cf()));
   cit->SeekToLast();
   AURA_RETURN_IF_ERROR(from_rocks(cit->status(), "seek checkpoints"));
-  if (cit->Valid() && cit->key().size() == 8) last_checkpoint_size_ = get_u64be(cit->key().data());
+  uint64_t checkpoint_size = 0;
+  if (cit->Valid() && cit->key().size() == 8) checkpoint_size = get_u64be(cit->key().data());
+  written_ = {head_, tree_, last_ts, checkpoint_size};
   return Status::ok();
 }
 
@@ -256,6 +272,10 @@ Result<StoredCheckpoint> EventLog::checkpoint() {
   return *w.checkpoint;
 }
 
+// Group commit, pipelined: the leader writes its group's batch into RocksDB (WAL and
+// memtable, in seq order, without syncing), hands leadership to the next writer so the
+// next group is prepared and written meanwhile, and then waits until one WAL sync that
+// started after its write has returned. A group is acknowledged only then.
 Result<std::vector<Appended>> EventLog::submit(Writer& w) {
   std::unique_lock l(mu_);
   writers_.push_back(&w);
@@ -265,7 +285,11 @@ Result<std::vector<Appended>> EventLog::submit(Writer& w) {
     return std::move(w.out);
   }
 
-  // This writer leads: take a group from the front of the queue.
+  // This writer leads. While a sync runs and a group already waits for the next one,
+  // let writers gather: the group taken after that is larger and costs one write.
+  while (syncing_ && writes_done_ > sync_target_ && sticky_.is_ok()) durable_cv_.wait(l);
+
+  // Take a group from the front of the queue.
   std::vector<Writer*> group;
   size_t events = 0, bytes = 0;
   for (Writer* x : writers_) {
@@ -282,33 +306,62 @@ Result<std::vector<Appended>> EventLog::submit(Writer& w) {
   }
 
   Status s = sticky_;
+  uint64_t my_write = 0;
   if (s.is_ok()) {
-    LogHead head = head_;
-    merkle::CompactRange tree = tree_;
-    uint64_t ts = last_ts_us_;
-    uint64_t ckpt_size = last_checkpoint_size_;
+    LogHead head = written_.head;
+    merkle::CompactRange tree = written_.tree;
+    uint64_t ts = written_.last_ts_us;
+    uint64_t ckpt_size = written_.checkpoint_size;
     l.unlock();
     s = write_group(group, head, tree, ts, ckpt_size);
     l.lock();
     if (s.is_ok()) {
-      head_ = head;
-      tree_ = std::move(tree);
-      last_ts_us_ = ts;
-      last_checkpoint_size_ = ckpt_size;
+      written_ = {head, std::move(tree), ts, ckpt_size};
+      my_write = ++writes_done_;
+      pending_.push_back({my_write, head});
       stats_.groups += 1;
       stats_.events += events;
-      head_cv_.notify_all();
     } else {
       sticky_ = s;  // LevelDB's background-error rule: refuse until reopened
     }
   }
+  for (size_t i = 0; i < group.size(); ++i) writers_.pop_front();
+  // Hand leadership on before waiting for durability: the next group overlaps this sync.
+  if (!writers_.empty()) writers_.front()->cv.notify_one();
+
+  while (s.is_ok() && writes_durable_ < my_write) {
+    if (!sticky_.is_ok()) {
+      s = sticky_;
+      break;
+    }
+    if (syncing_) {
+      durable_cv_.wait(l);
+      continue;
+    }
+    syncing_ = true;
+    const uint64_t target = writes_done_;  // every write before this sync starts
+    sync_target_ = target;
+    l.unlock();
+    rocksdb::Status rs = db_->SyncWAL();
+    l.lock();
+    syncing_ = false;
+    if (rs.ok()) {
+      writes_durable_ = std::max(writes_durable_, target);
+      while (!pending_.empty() && pending_.front().write_no <= writes_durable_) {
+        head_ = pending_.front().head;
+        pending_.pop_front();
+      }
+      head_cv_.notify_all();
+    } else {
+      sticky_ = from_rocks(rs, "append: sync WAL");
+    }
+    durable_cv_.notify_all();
+  }
   for (Writer* x : group) {
-    writers_.pop_front();
     x->status = s;
     x->done = true;
     if (x != &w) x->cv.notify_one();
   }
-  if (!writers_.empty()) writers_.front()->cv.notify_one();
   if (!s.is_ok()) return s;
   return std::move(w.out);
 }
@@ -352,8 +405,9 @@ Status EventLog::write_group(std::vector<Writer*>& group, LogHead& head,
   }
 
   if (batch.Count() > 0) {
+    // Not synced here: submit() syncs the WAL once for every group written before it.
     rocksdb::WriteOptions wo;
-    wo.sync = true;
+    wo.sync = false;
     AURA_RETURN_IF_ERROR(from_rocks(db_->Write(wo, &batch),
                                     "append seq=" + std::to_string(first_seq)));
   }
@@ -401,6 +455,8 @@ uint64_t EventLog::wait_for(uint64_t seq, std::chrono::milliseconds timeout) con
 }
 
 Result<StoredEvent> EventLog::get(uint64_t seq) const {
+  // Only durable events are visible: a written group may still be waiting for its sync.
+  if (seq > head().seq) return Status::not_found("event seq=" + std::to_string(seq) + ": not found");
   std::string v;
   auto s = db_->Get(rocksdb::ReadOptions(), events_cf(), seq_key(seq), &v);
   if (s.IsNotFound()) return Status::not_found("event seq=" + std::to_string(seq) + ": not found");
@@ -417,6 +473,7 @@ Result<StoredEvent> EventLog::get(uint64_t seq) const {
 Status EventLog::read_range(uint64_t from, uint64_t to,
                             const std::function<bool(const EventView&)>& fn) const {
   if (from == 0) from = 1;
+  to = std::min(to, head().seq);
   if (from > to) return Status::ok();
   rocksdb::ReadOptions ro;
   std::string upper = seq_key(to + 1);
@@ -445,6 +502,7 @@ Status EventLog::read_stream(std::string_view stream, uint64_t from_seq,
   if (stream.empty() || stream.size() > ef::kMaxStreamBytes) {
     return Status::invalid("stream: bad length " + std::to_string(stream.size()));
   }
+  const uint64_t durable = head().seq;
   std::string prefix = stream_key(stream, 0).substr(0, 1 + stream.size());
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), stream_cf()));
   std::string v;
@@ -452,6 +510,7 @@ Status EventLog::read_stream(std::string_view stream, uint64_t from_seq,
        it->Next()) {
     if (it->key().size() != prefix.size() + 8) return Status::corruption("stream index key size");
     uint64_t seq = get_u64be(it->key().data() + prefix.size());
+    if (seq > durable) break;
     AURA_RETURN_IF_ERROR(from_rocks(
         db_->Get(rocksdb::ReadOptions(), events_cf(), seq_key(seq), &v),
         "stream index points to seq=" + std::to_string(seq)));

@@ -198,43 +198,81 @@ class Verifier {
     if (o_.progress) o_.progress(events_checked_.load(), n_ - from_ + 1);
   }
 
-  // Recomputes every perfect node inside the chunk and compares it with the stored node.
-  void check_chunk_tree(uint64_t c, uint64_t a, std::vector<merkle::Hash>& level,
-                        std::vector<bool>& have) {
+  // Recomputes every perfect node inside the chunk, in the order the tree column
+  // stores them (by completing leaf count, then level), and merge-compares it with
+  // the stored nodes: a mismatch, a missing node and an extra node are all named.
+  void check_chunk_tree(uint64_t c, uint64_t a, const std::vector<merkle::Hash>& leaves,
+                        const std::vector<bool>& have) {
+    struct Entry {
+      merkle::Hash hash;
+      uint8_t level;
+      bool ok;  // every event under it checked out
+    };
     const uint64_t base = a - 1;  // leaf index of the chunk's first leaf
+    const uint64_t m = leaves.size();
+    std::string lower, upper;
+    put_u64be(lower, base + 1);
+    put_u64be(upper, base + m + 1);
+    rocksdb::Slice upper_slice(upper);
+    rocksdb::ReadOptions ro;
+    ro.iterate_upper_bound = &upper_slice;
+    ro.fill_cache = false;
+    std::unique_ptr<rocksdb::Iterator> it(log_.db()->NewIterator(ro, log_.tree_cf()));
+    it->Seek(lower);
     uint64_t checked = 0;
-    for (int l = 1; l <= kChunkLevel && level.size() >= 2; ++l) {
-      const size_t m = level.size() / 2;
-      std::vector<merkle::Hash> up(m);
-      std::vector<bool> up_have(m);
-      const uint64_t first_index = base >> l;
-      rocksdb::ReadOptions ro;
-      std::unique_ptr<rocksdb::Iterator> it(log_.db()->NewIterator(ro, log_.tree_cf()));
-      it->Seek(EventLog::node_key(uint8_t(l), first_index));
-      for (size_t i = 0; i < m; ++i) {
-        up_have[i] = have[2 * i] && have[2 * i + 1];
-        if (up_have[i]) up[i] = merkle::node_hash(level[2 * i], level[2 * i + 1]);
-        const std::string key = EventLog::node_key(uint8_t(l), first_index + i);
-        const uint64_t leaf_seq = last_seq_of(uint8_t(l), first_index + i);
-        if (!it->Valid() || it->key().ToStringView() != key) {
-          problems_.add(leaf_seq, node_name(uint8_t(l), first_index + i) + " missing");
-          if (it->Valid() && it->key().ToStringView() < key) it->Seek(key);
-          continue;
-        }
-        ++checked;
-        if (up_have[i] && (it->value().size() != 32 ||
-                           std::memcmp(it->value().data(), up[i].data(), 32) != 0)) {
-          problems_.add(leaf_seq, node_name(uint8_t(l), first_index + i) +
-                                      " does not match the events it covers");
-        }
-        it->Next();
+
+    // Advances past nodes above chunk level (the upper pass checks those).
+    auto skip_upper = [&] {
+      for (; it->Valid(); it->Next()) {
+        uint8_t l;
+        uint64_t i;
+        if (!EventLog::parse_node_key(it->key().ToStringView(), &l, &i) || l <= kChunkLevel) break;
       }
-      level = std::move(up);
-      have = std::move(up_have);
+    };
+    auto extra = [&](std::string_view key) {
+      uint8_t l;
+      uint64_t i;
+      if (EventLog::parse_node_key(key, &l, &i)) {
+        problems_.add(last_seq_of(l, i), node_name(l, i) + " should not exist");
+      } else {
+        problems_.add(base + 1, "tree column: malformed key " + to_hex(as_bytes(key)));
+      }
+    };
+    auto compare = [&](uint64_t end, const Entry& e) {
+      const std::string want = EventLog::node_key(e.level, (end >> e.level) - 1);
+      for (skip_upper(); it->Valid() && it->key().ToStringView() < want; it->Next(), skip_upper()) {
+        extra(it->key().ToStringView());
+      }
+      const uint64_t index = (end >> e.level) - 1;
+      if (!it->Valid() || it->key().ToStringView() != want) {
+        problems_.add(last_seq_of(e.level, index), node_name(e.level, index) + " missing");
+        return;
+      }
+      ++checked;
+      if (e.ok && (it->value().size() != 32 ||
+                   std::memcmp(it->value().data(), e.hash.data(), 32) != 0)) {
+        problems_.add(last_seq_of(e.level, index),
+                      node_name(e.level, index) + " does not match the events it covers");
+      }
+      it->Next();
+    };
+
+    std::vector<Entry> stack;
+    for (uint64_t j = 0; j < m; ++j) {
+      Entry e{leaves[j], 0, have[j]};
+      const uint64_t end = base + j + 1;
+      while (!stack.empty() && stack.back().level == e.level) {
+        const Entry left = stack.back();
+        stack.pop_back();
+        e = Entry{merkle::node_hash(left.hash, e.hash), uint8_t(e.level + 1), left.ok && e.ok};
+        compare(end, e);
+      }
+      stack.push_back(e);
     }
-    if (level.size() == 1 && (n_ - base) >= kChunk) {
-      chunk_roots_[c] = level[0];
-      chunk_valid_[c] = have[0];
+    for (skip_upper(); it->Valid(); it->Next(), skip_upper()) extra(it->key().ToStringView());
+    if (m == kChunk) {
+      chunk_roots_[c] = stack.front().hash;
+      chunk_valid_[c] = stack.front().ok;
     }
     nodes_checked_ += checked;
   }
@@ -334,18 +372,15 @@ class Verifier {
       level = std::move(up);
       valid = std::move(up_valid);
     }
-    // No stored node may lie beyond the tree.
-    for (int l = 1; l < 64; ++l) {
-      const uint64_t count = n_ >> l;
-      std::unique_ptr<rocksdb::Iterator> it(
-          log_.db()->NewIterator(rocksdb::ReadOptions(), log_.tree_cf()));
-      it->Seek(EventLog::node_key(uint8_t(l), count));
-      if (it->Valid() && it->key().size() == 9 && uint8_t(it->key()[0]) == l) {
-        problems_.add(n_ + 1, "tree node (" + std::to_string(l) + "," +
-                                  std::to_string(get_u64be(it->key().data() + 1)) +
-                                  ") lies beyond the head");
-      }
-      if (count == 0) break;
+    // No stored node may lie beyond the tree (keys are ordered by completing leaf count).
+    std::string beyond;
+    put_u64be(beyond, n_ + 1);
+    std::unique_ptr<rocksdb::Iterator> it(
+        log_.db()->NewIterator(rocksdb::ReadOptions(), log_.tree_cf()));
+    it->Seek(beyond);
+    if (it->Valid()) {
+      problems_.add(n_ + 1, "tree column: key " + to_hex(as_bytes(it->key().ToStringView())) +
+                                " lies beyond the head");
     }
   }
 

@@ -225,6 +225,20 @@ TEST_CASE("log verify: a changed Merkle node is named, under the last seq it cov
   CHECK(first_problem(r).find("tree node (3,5) over seqs 41..48") != std::string::npos);
 }
 
+TEST_CASE("log verify: a planted extra Merkle node is named") {
+  TempDir dir;
+  build(dir.path());
+  auto r = tamper(dir.path(), [&](EventLog& log) {
+    // Level 2 index 7 exists; level 2 with an end not on a multiple of 4 cannot: plant
+    // a node at (level 1, index 200) beyond the 300 leaves' level-1 nodes (150 of them).
+    REQUIRE(log.db()->Put(rocksdb::WriteOptions(), log.tree_cf(), EventLog::node_key(1, 200),
+                          std::string(32, 'z')).ok());
+  });
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.first_bad_seq() == kEvents + 1);
+  CHECK(first_problem(r).find("beyond the head") != std::string::npos);
+}
+
 TEST_CASE("log verify: a checkpoint signed by another key is refused at its size") {
   TempDir dir;
   build(dir.path());
