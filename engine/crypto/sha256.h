@@ -33,7 +33,7 @@ class Sha256 {
   Digest finish();
 
  private:
-  void* ctx_;  // EVP_MD_CTX
+  void* ctx_;  // SHA256_CTX
 };
 
 // One-shot SHA-256. Thread-safe (uses a per-thread context).

@@ -1,6 +1,8 @@
 #include "engine/log/event_log.h"
 
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include <cstring>
@@ -53,6 +55,18 @@ Result<merkle::CompactRange> decode_tree(std::string_view v) {
   if (!r.ok()) return r.status().with_context("meta tree");
   return std::move(r).value();
 }
+
+// The stream index key's prefix u8(len) ‖ stream, for memtable insert hints.
+class StreamPrefix : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "aura.StreamPrefix"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), 1 + uint8_t(key[0]));
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return key.size() >= 1 && key.size() >= size_t(1 + uint8_t(key[0]));
+  }
+};
 
 }  // namespace
 
@@ -129,6 +143,11 @@ EventLog::EventLog(Options options) : options_(std::move(options)) {
 }
 
 EventLog::~EventLog() {
+  if (db_ && !options_.read_only && sticky_.is_ok()) {
+    // Durable already (the WAL is synced); flushing spares the next open a WAL replay.
+    rocksdb::FlushOptions fo;
+    db_->Flush(fo, cfs_).PermitUncheckedError();
+  }
   if (db_) {
     for (auto* h : cfs_) db_->DestroyColumnFamilyHandle(h);
     db_->Close().PermitUncheckedError();
@@ -147,8 +166,17 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::filesystem::path& db
   dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   dbo.keep_log_file_num = 4;
   if (o.env != nullptr) dbo.env = o.env;
+  // The log is read mostly front to back (verify, replay, snapshots): large blocks
+  // mean fewer block fetches per event.
+  rocksdb::BlockBasedTableOptions table;
+  table.block_size = 64 << 10;
+  rocksdb::ColumnFamilyOptions cfo;
+  cfo.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   std::vector<rocksdb::ColumnFamilyDescriptor> cfds;
-  for (const auto& n : column_family_names()) cfds.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  for (const auto& n : column_family_names()) cfds.emplace_back(n, cfo);
+  // Index keys of one stream arrive in seq order: a per-stream insert hint spares the
+  // memtable a full skiplist search for each.
+  cfds[1].options.memtable_insert_with_hint_prefix_extractor = std::make_shared<StreamPrefix>();
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s;
   if (o.read_only) {
@@ -228,9 +256,8 @@ Status EventLog::load_state() {
   std::unique_ptr<rocksdb::Iterator> cit(db_->NewIterator(ro, checkpoint_cf()));
   cit->SeekToLast();
   AURA_RETURN_IF_ERROR(from_rocks(cit->status(), "seek checkpoints"));
-  uint64_t checkpoint_size = 0;
-  if (cit->Valid() && cit->key().size() == 8) checkpoint_size = get_u64be(cit->key().data());
-  written_ = {head_, tree_, last_ts, checkpoint_size};
+  if (cit->Valid() && cit->key().size() == 8) last_checkpoint_size_ = get_u64be(cit->key().data());
+  last_ts_us_ = last_ts;
   return Status::ok();
 }
 
@@ -272,10 +299,10 @@ Result<StoredCheckpoint> EventLog::checkpoint() {
   return *w.checkpoint;
 }
 
-// Group commit, pipelined: the leader writes its group's batch into RocksDB (WAL and
-// memtable, in seq order, without syncing), hands leadership to the next writer so the
-// next group is prepared and written meanwhile, and then waits until one WAL sync that
-// started after its write has returned. A group is acknowledged only then.
+// Group commit (LevelDB's writer queue): the writer at the front leads, takes the
+// queued writers as one group, writes them as one synced RocksDB batch, and wakes them.
+// Groups are strictly serial: a batch never overlaps another write or sync, so a failed
+// write cannot leave a later batch durable behind a lost one.
 Result<std::vector<Appended>> EventLog::submit(Writer& w) {
   std::unique_lock l(mu_);
   writers_.push_back(&w);
@@ -285,11 +312,7 @@ Result<std::vector<Appended>> EventLog::submit(Writer& w) {
     return std::move(w.out);
   }
 
-  // This writer leads. While a sync runs and a group already waits for the next one,
-  // let writers gather: the group taken after that is larger and costs one write.
-  while (syncing_ && writes_done_ > sync_target_ && sticky_.is_ok()) durable_cv_.wait(l);
-
-  // Take a group from the front of the queue.
+  // This writer leads: take a group from the front of the queue.
   std::vector<Writer*> group;
   size_t events = 0, bytes = 0;
   for (Writer* x : writers_) {
@@ -306,57 +329,29 @@ Result<std::vector<Appended>> EventLog::submit(Writer& w) {
   }
 
   Status s = sticky_;
-  uint64_t my_write = 0;
   if (s.is_ok()) {
-    LogHead head = written_.head;
-    merkle::CompactRange tree = written_.tree;
-    uint64_t ts = written_.last_ts_us;
-    uint64_t ckpt_size = written_.checkpoint_size;
+    LogHead head = head_;
+    merkle::CompactRange tree = tree_;
+    uint64_t ts = last_ts_us_;
+    uint64_t ckpt_size = last_checkpoint_size_;
     l.unlock();
     s = write_group(group, head, tree, ts, ckpt_size);
     l.lock();
     if (s.is_ok()) {
-      written_ = {head, std::move(tree), ts, ckpt_size};
-      my_write = ++writes_done_;
-      pending_.push_back({my_write, head});
+      head_ = head;
+      tree_ = std::move(tree);
+      last_ts_us_ = ts;
+      last_checkpoint_size_ = ckpt_size;
       stats_.groups += 1;
       stats_.events += events;
+      head_cv_.notify_all();
     } else {
       sticky_ = s;  // LevelDB's background-error rule: refuse until reopened
     }
   }
   for (size_t i = 0; i < group.size(); ++i) writers_.pop_front();
-  // Hand leadership on before waiting for durability: the next group overlaps this sync.
+  // Wake the next leader first so its group commit overlaps the wake-ups below.
   if (!writers_.empty()) writers_.front()->cv.notify_one();
-
-  while (s.is_ok() && writes_durable_ < my_write) {
-    if (!sticky_.is_ok()) {
-      s = sticky_;
-      break;
-    }
-    if (syncing_) {
-      durable_cv_.wait(l);
-      continue;
-    }
-    syncing_ = true;
-    const uint64_t target = writes_done_;  // every write before this sync starts
-    sync_target_ = target;
-    l.unlock();
-    rocksdb::Status rs = db_->SyncWAL();
-    l.lock();
-    syncing_ = false;
-    if (rs.ok()) {
-      writes_durable_ = std::max(writes_durable_, target);
-      while (!pending_.empty() && pending_.front().write_no <= writes_durable_) {
-        head_ = pending_.front().head;
-        pending_.pop_front();
-      }
-      head_cv_.notify_all();
-    } else {
-      sticky_ = from_rocks(rs, "append: sync WAL");
-    }
-    durable_cv_.notify_all();
-  }
   for (Writer* x : group) {
     x->status = s;
     x->done = true;
@@ -405,9 +400,8 @@ Status EventLog::write_group(std::vector<Writer*>& group, LogHead& head,
   }
 
   if (batch.Count() > 0) {
-    // Not synced here: submit() syncs the WAL once for every group written before it.
     rocksdb::WriteOptions wo;
-    wo.sync = false;
+    wo.sync = true;
     AURA_RETURN_IF_ERROR(from_rocks(db_->Write(wo, &batch),
                                     "append seq=" + std::to_string(first_seq)));
   }
@@ -455,7 +449,7 @@ uint64_t EventLog::wait_for(uint64_t seq, std::chrono::milliseconds timeout) con
 }
 
 Result<StoredEvent> EventLog::get(uint64_t seq) const {
-  // Only durable events are visible: a written group may still be waiting for its sync.
+  // Only acknowledged events are visible: a group being written is not yet.
   if (seq > head().seq) return Status::not_found("event seq=" + std::to_string(seq) + ": not found");
   std::string v;
   auto s = db_->Get(rocksdb::ReadOptions(), events_cf(), seq_key(seq), &v);

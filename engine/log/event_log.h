@@ -147,30 +147,13 @@ class EventLog {
   std::unique_ptr<LogNodeReader> nodes_;
   std::string origin_;
 
-  // The state after the last group written to RocksDB (durable or not yet).
-  struct WrittenState {
-    LogHead head;
-    merkle::CompactRange tree;
-    uint64_t last_ts_us = 0;
-    uint64_t checkpoint_size = 0;
-  };
-  struct PendingWrite {
-    uint64_t write_no = 0;
-    LogHead head;
-  };
-
   mutable std::mutex mu_;
   mutable std::condition_variable head_cv_;
-  std::condition_variable durable_cv_;
-  std::deque<Writer*> writers_;      // guarded by mu_
-  LogHead head_;                      // guarded by mu_; durable events only
-  merkle::CompactRange tree_;         // set at open; the sequencer works on written_
-  WrittenState written_;              // guarded by mu_; owned by the leader
-  std::deque<PendingWrite> pending_;  // guarded by mu_; written, not yet synced
-  uint64_t writes_done_ = 0;          // guarded by mu_
-  uint64_t writes_durable_ = 0;       // guarded by mu_
-  bool syncing_ = false;              // guarded by mu_
-  uint64_t sync_target_ = 0;          // guarded by mu_; writes the running sync covers
+  std::deque<Writer*> writers_;        // guarded by mu_
+  LogHead head_;                        // guarded by mu_
+  merkle::CompactRange tree_;           // guarded by mu_
+  uint64_t last_ts_us_ = 0;             // guarded by mu_
+  uint64_t last_checkpoint_size_ = 0;   // guarded by mu_
   Stats stats_;                       // guarded by mu_
   Status sticky_;                 // guarded by mu_
   std::string state_problem_;
