@@ -33,9 +33,9 @@ EventDraft sample_event(uint64_t i) {
   std::string note(180, 'x');
   for (size_t k = 0; k < note.size(); ++k) note[k] = char('a' + (i * 31 + k * 7) % 26);
   return {"attempt/bench-" + std::to_string(i % 97), "probe.completed", "supervisor",
-          R"({"probe":"http.get","node":"web-)" + std::to_string(i % 3) + R"(","status":200,"bytes":)" +
-              std::to_string(1000 + i % 5000) + R"(,"seq_hint":)" + std::to_string(i) + R"(,"note":")" +
-              note + R"("})"};
+          R"({"probe":"http.get","node":"web-)" + std::to_string(i % 3) +
+              R"(","status":200,"bytes":)" + std::to_string(1000 + i % 5000) + R"(,"seq_hint":)" +
+              std::to_string(i) + R"(,"note":")" + note + R"("})"};
 }
 
 struct Phase {
@@ -65,7 +65,8 @@ Result<Phase> run_appenders(EventLog& log, unsigned appenders, double budget_s, 
         EventDraft d = sample_event(i);
         auto a0 = Clock::now();
         auto r = log.append(d);
-        if (lat) lats[t].push_back(std::chrono::duration<double, std::micro>(Clock::now() - a0).count());
+        if (lat)
+          lats[t].push_back(std::chrono::duration<double, std::micro>(Clock::now() - a0).count());
         if (!r.ok()) {
           std::lock_guard l(mu);
           first_error = r.status();
@@ -102,7 +103,8 @@ int bench_log(Invocation& inv) {
     root = inv.get("keep");
     std::error_code ec;
     if (fs::exists(root / "data", ec) || fs::exists(root / "keys", ec)) {
-      return inv.fail(Status::failed_precondition("--keep " + root.string() + ": data or keys already exist there"));
+      return inv.fail(Status::failed_precondition("--keep " + root.string() +
+                                                  ": data or keys already exist there"));
     }
     fs::create_directories(root, ec);
     if (ec) return inv.fail(Status::io("--keep " + root.string() + ": " + ec.message()));
@@ -210,7 +212,8 @@ int bench_log(Invocation& inv) {
     }
     appends[n] = *p;
     const EventLog::Stats after = (*log)->stats();
-    group_size[n] = double(after.events - before.events) / double(std::max<uint64_t>(1, after.groups - before.groups));
+    group_size[n] = double(after.events - before.events) /
+                    double(std::max<uint64_t>(1, after.groups - before.groups));
   }
 
   // 4. Fill up to the target size with batched appends (not a headline figure).
@@ -228,7 +231,8 @@ int bench_log(Invocation& inv) {
           uint64_t i = next.fetch_add(256);
           if (i >= *events_target || failed) break;
           batch.clear();
-          for (uint64_t k = i; k < std::min(*events_target, i + 256); ++k) batch.push_back(sample_event(k));
+          for (uint64_t k = i; k < std::min(*events_target, i + 256); ++k)
+            batch.push_back(sample_event(k));
           if (!(*log)->append_all(batch).ok()) failed = true;
         }
       });
@@ -266,24 +270,27 @@ int bench_log(Invocation& inv) {
   if (!vr.ok()) {
     cleanup();
     return inv.fail(Status::corruption("verify of the bench log failed at seq " +
-                                       std::to_string(*vr.first_bad_seq()) + ": " + vr.problems.front().what));
+                                       std::to_string(*vr.first_bad_seq()) + ": " +
+                                       vr.problems.front().what));
   }
   const double verify_eps = double(vr.events_checked) / vr.seconds;
   const double verify_mbs = double(vr.bytes_checked) / vr.seconds / 1e6;
 
   const double p50 = percentile(lat, 0.50), p99 = percentile(lat, 0.99);
-  std::printf("aura bench log: %llu events of ~%.0f bytes, %u cores\n", (unsigned long long)counter, record_bytes, cores);
+  std::printf("aura bench log: %llu events of ~%.0f bytes, %u cores\n", (unsigned long long)counter,
+              record_bytes, cores);
   std::printf("  %-40s %12s\n", "phase", "events/s");
   for (auto& [n, p] : appends) {
-    std::printf("  %-40s %12.0f  (%.1f events per group commit)\n", ("append, " + std::to_string(n) + " appenders").c_str(),
-                p.per_s(), group_size[n]);
+    std::printf("  %-40s %12.0f  (%.1f events per group commit)\n",
+                ("append, " + std::to_string(n) + " appenders").c_str(), p.per_s(), group_size[n]);
   }
   std::printf("  %-40s %12.0f\n", "raw RocksDB synced batches of 64", raw.per_s());
-  std::printf("  %-40s %12.0f  (%.0f%% of raw RocksDB)\n", "append, 64 appenders vs raw", appends[64].per_s(),
-              100.0 * appends[64].per_s() / std::max(1.0, raw.per_s()));
-  std::printf("  %-40s %12.0f  (%.1f MB/s, %.0f%% of raw SHA-256)\n", "verify (parallel)", verify_eps, verify_mbs,
-              100.0 * verify_eps / std::max(1.0, raw_sha));
-  std::printf("  %-40s %12.0f\n", ("raw SHA-256 on " + std::to_string(cores) + " cores").c_str(), raw_sha);
+  std::printf("  %-40s %12.0f  (%.0f%% of raw RocksDB)\n", "append, 64 appenders vs raw",
+              appends[64].per_s(), 100.0 * appends[64].per_s() / std::max(1.0, raw.per_s()));
+  std::printf("  %-40s %12.0f  (%.1f MB/s, %.0f%% of raw SHA-256)\n", "verify (parallel)",
+              verify_eps, verify_mbs, 100.0 * verify_eps / std::max(1.0, raw_sha));
+  std::printf("  %-40s %12.0f\n", ("raw SHA-256 on " + std::to_string(cores) + " cores").c_str(),
+              raw_sha);
   if (fill.events) std::printf("  %-40s %12.0f\n", "fill (append_all, 256 per call)", fill.per_s());
   std::printf("  single-append latency: p50 %.0f us, p99 %.0f us\n", p50, p99);
   if (keep) {
@@ -313,12 +320,17 @@ int bench_log(Invocation& inv) {
 }  // namespace
 
 void register_bench_commands(Registry& r) {
-  r.add({"bench log", "", "measure appends, latency and verify against raw RocksDB and raw SHA-256",
-         "Phases are time-boxed (the whole run stays under a minute on 2 cores). Figures are printed,\n"
+  r.add({"bench log",
+         "",
+         "measure appends, latency and verify against raw RocksDB and raw SHA-256",
+         "Phases are time-boxed (the whole run stays under a minute on 2 cores). Figures are "
+         "printed,\n"
          "never asserted; record them in docs/PERFORMANCE.md with this command.",
          {{"events", "N", "size of the log to build and verify (default 1000000)"},
           {"keep", "DIR", "keep the log in DIR/data and its keys in DIR/keys"}},
-         0, 0, bench_log});
+         0,
+         0,
+         bench_log});
 }
 
 }  // namespace aura::cli

@@ -51,7 +51,8 @@ Result<uint64_t> Invocation::get_u64(const std::string& name, uint64_t fallback)
   auto it = flags.find(name);
   if (it == flags.end()) return fallback;
   auto v = parse_u64(it->second);
-  if (!v) return Status::invalid("--" + name + ": '" + it->second + "' is not a non-negative integer");
+  if (!v)
+    return Status::invalid("--" + name + ": '" + it->second + "' is not a non-negative integer");
   return *v;
 }
 
@@ -183,8 +184,9 @@ int Registry::main(int argc, char** argv) const {
     return 0;
   }
   if (inv.positional.size() < cmd->min_positional || inv.positional.size() > cmd->max_positional) {
-    std::cerr << "aura " << cmd->path << ": expected " << (cmd->args.empty() ? "no arguments" : cmd->args)
-              << "\n\n" << usage(*cmd);
+    std::cerr << "aura " << cmd->path << ": expected "
+              << (cmd->args.empty() ? "no arguments" : cmd->args) << "\n\n"
+              << usage(*cmd);
     return 2;
   }
   inv.json = inv.has("json");

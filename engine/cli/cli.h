@@ -23,10 +23,10 @@ struct Flag {
 struct Invocation;
 
 struct Command {
-  std::string path;      // "log verify"
-  std::string args;      // synopsis of positionals, e.g. "SEQ"
-  std::string summary;   // one line
-  std::string details;   // further help text, may be empty
+  std::string path;     // "log verify"
+  std::string args;     // synopsis of positionals, e.g. "SEQ"
+  std::string summary;  // one line
+  std::string details;  // further help text, may be empty
   std::vector<Flag> flags;
   size_t min_positional = 0;
   size_t max_positional = 0;

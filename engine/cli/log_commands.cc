@@ -27,7 +27,9 @@ Result<std::string> read_small_file(const fs::path& p, size_t limit = kMaxInputF
   std::error_code ec;
   auto size = fs::file_size(p, ec);
   if (ec) return Status::not_found(p.string() + ": " + ec.message());
-  if (size > limit) return Status::invalid(p.string() + ": " + std::to_string(size) + " bytes, limit " + std::to_string(limit));
+  if (size > limit)
+    return Status::invalid(p.string() + ": " + std::to_string(size) + " bytes, limit " +
+                           std::to_string(limit));
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
@@ -38,7 +40,8 @@ Result<std::string> read_small_file(const fs::path& p, size_t limit = kMaxInputF
 // Keys never live inside the data folder, nor the data inside the keys folder.
 Status check_folders(const Invocation& inv) {
   if (path_is_within(inv.keys_dir, inv.data_dir) || path_is_within(inv.data_dir, inv.keys_dir)) {
-    return Status::invalid("--keys " + inv.keys_dir.string() + " and --data " + inv.data_dir.string() +
+    return Status::invalid("--keys " + inv.keys_dir.string() + " and --data " +
+                           inv.data_dir.string() +
                            " overlap; keep the keys folder outside the data folder");
   }
   return Status::ok();
@@ -116,11 +119,16 @@ int keys_init(Invocation& inv) {
   auto ks = KeyStore::init(inv.keys_dir);
   if (!ks.ok()) return inv.fail(ks.status());
   const std::string vkey = format_verifier_key(ks->lab_verifier());
-  std::cout << "created lab signing key " << ks->lab_signer().name() << "\n  private: "
-            << (inv.keys_dir / KeyStore::kPrivateKeyFile).string() << " (0600)\n  public:  "
-            << (inv.keys_dir / KeyStore::kPublicKeyFile).string() << "\n  " << vkey << "\n";
-  inv.emit_json(JsonWriter().boolean("ok", true).str("keys", inv.keys_dir.string())
-                    .str("name", ks->lab_signer().name()).str("public_key", vkey).done());
+  std::cout << "created lab signing key " << ks->lab_signer().name()
+            << "\n  private: " << (inv.keys_dir / KeyStore::kPrivateKeyFile).string()
+            << " (0600)\n  public:  " << (inv.keys_dir / KeyStore::kPublicKeyFile).string()
+            << "\n  " << vkey << "\n";
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .str("keys", inv.keys_dir.string())
+                    .str("name", ks->lab_signer().name())
+                    .str("public_key", vkey)
+                    .done());
   return 0;
 }
 
@@ -145,7 +153,8 @@ int blob_put(Invocation& inv) {
 // ---- log ----
 
 int log_append(Invocation& inv) {
-  EventDraft d{inv.get("stream"), inv.get("type"), inv.get("actor", "operator"), inv.get("payload", "{}")};
+  EventDraft d{inv.get("stream"), inv.get("type"), inv.get("actor", "operator"),
+               inv.get("payload", "{}")};
   if (d.payload.rfind("@", 0) == 0) {
     auto p = read_small_file(d.payload.substr(1), 2 << 20);
     if (!p.ok()) return inv.fail(p.status());
@@ -159,12 +168,14 @@ int log_append(Invocation& inv) {
   if (!blobs.ok()) return inv.fail(blobs.status());
   // An event may reference only blobs already stored durably.
   for (const auto& r : *refs) {
-    if (Status s = blobs->check(r.sha256, r.bytes); !s.is_ok()) return inv.fail(s.with_context("refs " + r.id));
+    if (Status s = blobs->check(r.sha256, r.bytes); !s.is_ok())
+      return inv.fail(s.with_context("refs " + r.id));
   }
   auto a = w->log->append(d);
   if (!a.ok()) return inv.fail(a.status());
   std::cout << "appended seq=" << a->seq << " hash=" << to_hex(a->hash) << "\n";
-  inv.emit_json(JsonWriter().boolean("ok", true).num("seq", a->seq).str("hash", to_hex(a->hash)).done());
+  inv.emit_json(
+      JsonWriter().boolean("ok", true).num("seq", a->seq).str("hash", to_hex(a->hash)).done());
   return 0;
 }
 
@@ -176,9 +187,15 @@ int log_head(Invocation& inv) {
   if (!latest.ok()) return inv.fail(latest.status());
   const uint64_t ck = *latest ? (*latest)->size : 0;
   std::cout << "origin " << (*log)->origin() << "\nhead seq=" << h.seq << " hash=" << to_hex(h.hash)
-            << "\nlatest checkpoint size=" << ck << " (" << (h.seq - ck) << " events not yet covered)\n";
-  inv.emit_json(JsonWriter().boolean("ok", true).str("origin", (*log)->origin()).num("head_seq", h.seq)
-                    .str("head_hash", to_hex(h.hash)).num("checkpoint_size", ck).done());
+            << "\nlatest checkpoint size=" << ck << " (" << (h.seq - ck)
+            << " events not yet covered)\n";
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .str("origin", (*log)->origin())
+                    .num("head_seq", h.seq)
+                    .str("head_hash", to_hex(h.hash))
+                    .num("checkpoint_size", ck)
+                    .done());
   return 0;
 }
 
@@ -220,32 +237,49 @@ int log_verify(Invocation& inv) {
     std::cout << "ok: " << r.events_checked << " events (seq " << o.from_seq << ".." << r.head_seq
               << "), " << r.tree_nodes_checked << " tree nodes, " << r.index_entries_checked
               << " index entries, " << r.blobs_checked << " blobs, " << r.checkpoints_checked
-              << " checkpoints verified in " << r.seconds << " s (" << uint64_t(eps) << " events/s)\n"
+              << " checkpoints verified in " << r.seconds << " s (" << uint64_t(eps)
+              << " events/s)\n"
               << "head seq=" << r.head_seq << " hash=" << to_hex(r.head_hash) << "\n";
     if (r.checkpoints_checked == 0) {
       std::cout << "no checkpoint yet: all " << r.head_seq << " events are uncovered\n";
     } else {
-      std::cout << "latest checkpoint size=" << r.latest_checkpoint_size << "; uncovered tail: "
-                << r.uncovered_tail << " events\n";
+      std::cout << "latest checkpoint size=" << r.latest_checkpoint_size
+                << "; uncovered tail: " << r.uncovered_tail << " events\n";
     }
-    if (r.trusted_size) std::cout << "extends the trusted checkpoint of size " << *r.trusted_size << "\n";
+    if (r.trusted_size)
+      std::cout << "extends the trusted checkpoint of size " << *r.trusted_size << "\n";
   } else {
-    std::cout << "FAILED: first bad seq " << *r.first_bad_seq() << ": " << r.problems.front().what << "\n";
+    std::cout << "FAILED: first bad seq " << *r.first_bad_seq() << ": " << r.problems.front().what
+              << "\n";
     for (size_t i = 1; i < r.problems.size() && i < 10; ++i) {
       std::cout << "  also seq " << r.problems[i].seq << ": " << r.problems[i].what << "\n";
     }
   }
   JsonArray problems;
-  for (const auto& p : r.problems) problems.raw(JsonWriter().num("seq", p.seq).str("what", p.what).done());
+  for (const auto& p : r.problems)
+    problems.raw(JsonWriter().num("seq", p.seq).str("what", p.what).done());
   JsonWriter j;
-  j.boolean("ok", r.ok()).num("head_seq", r.head_seq).str("head_hash", to_hex(r.head_hash))
-      .num("events_checked", r.events_checked).num("bytes_checked", r.bytes_checked)
-      .num("tree_nodes_checked", r.tree_nodes_checked).num("index_entries_checked", r.index_entries_checked)
-      .num("blobs_checked", r.blobs_checked).num("checkpoints_checked", r.checkpoints_checked)
-      .num("latest_checkpoint_size", r.latest_checkpoint_size).num("uncovered_tail", r.uncovered_tail)
-      .real("seconds", r.seconds).real("events_per_s", eps);
-  if (r.trusted_size) j.num("trusted_size", *r.trusted_size); else j.null("trusted_size");
-  if (r.first_bad_seq()) j.num("first_bad_seq", *r.first_bad_seq()); else j.null("first_bad_seq");
+  j.boolean("ok", r.ok())
+      .num("head_seq", r.head_seq)
+      .str("head_hash", to_hex(r.head_hash))
+      .num("events_checked", r.events_checked)
+      .num("bytes_checked", r.bytes_checked)
+      .num("tree_nodes_checked", r.tree_nodes_checked)
+      .num("index_entries_checked", r.index_entries_checked)
+      .num("blobs_checked", r.blobs_checked)
+      .num("checkpoints_checked", r.checkpoints_checked)
+      .num("latest_checkpoint_size", r.latest_checkpoint_size)
+      .num("uncovered_tail", r.uncovered_tail)
+      .real("seconds", r.seconds)
+      .real("events_per_s", eps);
+  if (r.trusted_size)
+    j.num("trusted_size", *r.trusted_size);
+  else
+    j.null("trusted_size");
+  if (r.first_bad_seq())
+    j.num("first_bad_seq", *r.first_bad_seq());
+  else
+    j.null("first_bad_seq");
   j.raw("problems", problems.done());
   inv.emit_json(j.done());
   return r.ok() ? 0 : 1;
@@ -262,10 +296,11 @@ int log_dump(Invocation& inv) {
     std::cout << event_json(ev) << "\n";
     return true;
   };
-  Status s = inv.has("stream") ? (*log)->read_stream(inv.get("stream"), *from, [&](const EventView& ev) {
-    return ev.seq > *to ? false : print(ev);
-  })
-                               : (*log)->read_range(*from, std::min(*to, (*log)->head().seq), print);
+  Status s = inv.has("stream")
+                 ? (*log)->read_stream(
+                       inv.get("stream"), *from,
+                       [&](const EventView& ev) { return ev.seq > *to ? false : print(ev); })
+                 : (*log)->read_range(*from, std::min(*to, (*log)->head().seq), print);
   std::cout << std::flush;
   if (!s.is_ok()) return inv.fail(s);
   return 0;
@@ -304,14 +339,19 @@ int log_checkpoint(Invocation& inv) {
   auto c = w->log->checkpoint();
   if (!c.ok()) return inv.fail(c.status());
   std::cout << c->signed_note;
-  inv.emit_json(JsonWriter().boolean("ok", true).num("size", c->size).str("checkpoint", c->signed_note).done());
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .num("size", c->size)
+                    .str("checkpoint", c->signed_note)
+                    .done());
   return 0;
 }
 
 Result<StoredCheckpoint> checkpoint_for(const EventLog& log, std::optional<uint64_t> size) {
   auto list = log.checkpoints();
   if (!list.ok()) return list.status();
-  if (list->empty()) return Status::not_found("no checkpoint yet; make one with 'aura log checkpoint'");
+  if (list->empty())
+    return Status::not_found("no checkpoint yet; make one with 'aura log checkpoint'");
   if (!size) return list->back();
   for (const auto& c : *list) {
     if (c.size == *size) return c;
@@ -321,7 +361,9 @@ Result<StoredCheckpoint> checkpoint_for(const EventLog& log, std::optional<uint6
 
 int log_prove(Invocation& inv) {
   auto seq = parse_u64(inv.positional[0]);
-  if (!seq || *seq == 0) return inv.fail(Status::invalid("SEQ: '" + inv.positional[0] + "' is not a seq (1, 2, ...)"), 2);
+  if (!seq || *seq == 0)
+    return inv.fail(Status::invalid("SEQ: '" + inv.positional[0] + "' is not a seq (1, 2, ...)"),
+                    2);
   std::optional<uint64_t> size;
   if (inv.has("size")) {
     auto s = inv.get_u64("size", 0);
@@ -333,16 +375,22 @@ int log_prove(Invocation& inv) {
   auto ck = checkpoint_for(**log, size);
   if (!ck.ok()) return inv.fail(ck.status());
   if (*seq > ck->size) {
-    return inv.fail(Status::invalid("seq " + std::to_string(*seq) + " is not covered by the checkpoint of size " +
-                                    std::to_string(ck->size) + "; make a newer one with 'aura log checkpoint'"));
+    return inv.fail(Status::invalid(
+        "seq " + std::to_string(*seq) + " is not covered by the checkpoint of size " +
+        std::to_string(ck->size) + "; make a newer one with 'aura log checkpoint'"));
   }
   auto ev = (*log)->get(*seq);
   if (!ev.ok()) return inv.fail(ev.status());
   auto proof = merkle::inclusion_proof(*seq - 1, ck->size, (*log)->nodes());
   if (!proof.ok()) return inv.fail(proof.status());
-  std::cout << JsonWriter().str("kind", "inclusion").num("seq", *seq).str("event_hash", to_hex(ev->hash))
-                   .num("tree_size", ck->size).raw("proof", hashes_json(*proof))
-                   .str("checkpoint", ck->signed_note).done()
+  std::cout << JsonWriter()
+                   .str("kind", "inclusion")
+                   .num("seq", *seq)
+                   .str("event_hash", to_hex(ev->hash))
+                   .num("tree_size", ck->size)
+                   .raw("proof", hashes_json(*proof))
+                   .str("checkpoint", ck->signed_note)
+                   .done()
             << std::endl;
   return 0;
 }
@@ -351,7 +399,8 @@ int log_consistency(Invocation& inv) {
   auto m = parse_u64(inv.positional[0]);
   auto n = parse_u64(inv.positional[1]);
   if (!m || !n || *m == 0 || *m > *n) {
-    return inv.fail(Status::invalid("OLD_SIZE and NEW_SIZE must satisfy 0 < OLD_SIZE <= NEW_SIZE"), 2);
+    return inv.fail(Status::invalid("OLD_SIZE and NEW_SIZE must satisfy 0 < OLD_SIZE <= NEW_SIZE"),
+                    2);
   }
   auto log = open_reader(inv);
   if (!log.ok()) return inv.fail(log.status());
@@ -366,8 +415,12 @@ int log_consistency(Invocation& inv) {
   if (!r1.ok()) return inv.fail(r1.status());
   if (!r2.ok()) return inv.fail(r2.status());
   JsonWriter j;
-  j.str("kind", "consistency").num("old_size", *m).num("new_size", *n).str("old_root", to_hex(*r1))
-      .str("new_root", to_hex(*r2)).raw("proof", hashes_json(*proof));
+  j.str("kind", "consistency")
+      .num("old_size", *m)
+      .num("new_size", *n)
+      .str("old_root", to_hex(*r1))
+      .str("new_root", to_hex(*r2))
+      .raw("proof", hashes_json(*proof));
   if (auto c = checkpoint_for(**log, *m); c.ok()) j.str("old_checkpoint", c->signed_note);
   if (auto c = checkpoint_for(**log, *n); c.ok()) j.str("new_checkpoint", c->signed_note);
   std::cout << j.done() << std::endl;
@@ -418,21 +471,29 @@ int log_check_proof(Invocation& inv) {
     auto ck = open_ck("checkpoint");
     if (!ck.ok()) return inv.fail(ck.status());
     if (!*ck) return inv.fail(Status::invalid("proof file: inclusion needs its signed checkpoint"));
-    if ((*ck)->size != size) return inv.fail(Status::invalid("proof file: tree_size differs from the checkpoint's size"));
+    if ((*ck)->size != size)
+      return inv.fail(Status::invalid("proof file: tree_size differs from the checkpoint's size"));
     auto h = digest_from_hex(hash_hex);
     if (!h || seq == 0) return inv.fail(Status::invalid("proof file: bad seq or event_hash"));
     Status s = merkle::verify_inclusion(merkle::leaf_hash(*h), seq - 1, size, *proof, (*ck)->root);
     if (!s.is_ok()) return inv.fail(s);
-    std::cout << "ok: event seq=" << seq << " hash=" << hash_hex << " is in the log " << (*ck)->origin
-              << " at checkpoint size " << size << " (signature verified)\n";
-    inv.emit_json(JsonWriter().boolean("ok", true).str("kind", "inclusion").num("seq", seq).num("tree_size", size).done());
+    std::cout << "ok: event seq=" << seq << " hash=" << hash_hex << " is in the log "
+              << (*ck)->origin << " at checkpoint size " << size << " (signature verified)\n";
+    inv.emit_json(JsonWriter()
+                      .boolean("ok", true)
+                      .str("kind", "inclusion")
+                      .num("seq", seq)
+                      .num("tree_size", size)
+                      .done());
     return 0;
   }
   if (kind == "consistency") {
     uint64_t m = 0, n = 0;
     std::string_view r1s, r2s;
-    if (o["old_size"].get(m) || o["new_size"].get(n) || o["old_root"].get(r1s) || o["new_root"].get(r2s)) {
-      return inv.fail(Status::invalid("proof file: consistency needs old_size, new_size, old_root and new_root"));
+    if (o["old_size"].get(m) || o["new_size"].get(n) || o["old_root"].get(r1s) ||
+        o["new_root"].get(r2s)) {
+      return inv.fail(Status::invalid(
+          "proof file: consistency needs old_size, new_size, old_root and new_root"));
     }
     auto r1 = digest_from_hex(r1s), r2 = digest_from_hex(r2s);
     if (!r1 || !r2) return inv.fail(Status::invalid("proof file: roots must be 64 hex digits"));
@@ -443,7 +504,8 @@ int log_check_proof(Invocation& inv) {
       if (!ck.ok()) return inv.fail(ck.status());
       if (*ck) {
         if ((*ck)->size != size || (*ck)->root != root) {
-          return inv.fail(Status::invalid(std::string("proof file: ") + field + " differs from the stated size or root"));
+          return inv.fail(Status::invalid(std::string("proof file: ") + field +
+                                          " differs from the stated size or root"));
         }
         *flag = true;
       }
@@ -451,9 +513,16 @@ int log_check_proof(Invocation& inv) {
     Status s = merkle::verify_consistency(m, n, *proof, *r1, *r2);
     if (!s.is_ok()) return inv.fail(s);
     std::cout << "ok: the tree of size " << n << " extends the tree of size " << m << " (old root "
-              << (signed_old ? "signed" : "UNSIGNED") << ", new root " << (signed_new ? "signed" : "UNSIGNED") << ")\n";
-    inv.emit_json(JsonWriter().boolean("ok", true).str("kind", "consistency").num("old_size", m).num("new_size", n)
-                      .boolean("old_signed", signed_old).boolean("new_signed", signed_new).done());
+              << (signed_old ? "signed" : "UNSIGNED") << ", new root "
+              << (signed_new ? "signed" : "UNSIGNED") << ")\n";
+    inv.emit_json(JsonWriter()
+                      .boolean("ok", true)
+                      .str("kind", "consistency")
+                      .num("old_size", m)
+                      .num("new_size", n)
+                      .boolean("old_signed", signed_old)
+                      .boolean("new_signed", signed_new)
+                      .done());
     return 0;
   }
   return inv.fail(Status::invalid("proof file: unknown kind '" + std::string(kind) + "'"));
@@ -467,17 +536,23 @@ int log_snapshot(Invocation& inv) {
   if (!blobs.ok()) return inv.fail(blobs.status());
   auto m = make_snapshot(*w->log, *blobs, inv.get("out"), w->keys->lab_signer());
   if (!m.ok()) return inv.fail(m.status());
-  std::cout << "snapshot " << inv.get("out") << ": head seq=" << m->head_seq << " hash=" << to_hex(m->head_hash)
-            << " root=" << to_hex(m->merkle_root) << ", " << m->files.size() << " files, signed manifest "
-            << kSnapshotManifestFile << "\n";
-  inv.emit_json(JsonWriter().boolean("ok", true).str("out", inv.get("out")).num("head_seq", m->head_seq)
-                    .str("head_hash", to_hex(m->head_hash)).str("merkle_root", to_hex(m->merkle_root))
-                    .num("files", uint64_t(m->files.size())).done());
+  std::cout << "snapshot " << inv.get("out") << ": head seq=" << m->head_seq
+            << " hash=" << to_hex(m->head_hash) << " root=" << to_hex(m->merkle_root) << ", "
+            << m->files.size() << " files, signed manifest " << kSnapshotManifestFile << "\n";
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .str("out", inv.get("out"))
+                    .num("head_seq", m->head_seq)
+                    .str("head_hash", to_hex(m->head_hash))
+                    .str("merkle_root", to_hex(m->merkle_root))
+                    .num("files", uint64_t(m->files.size()))
+                    .done());
   return 0;
 }
 
 int log_restore(Invocation& inv) {
-  if (!inv.has("data")) return inv.fail(Status::invalid("--data DIR (the empty target) is required"), 2);
+  if (!inv.has("data"))
+    return inv.fail(Status::invalid("--data DIR (the empty target) is required"), 2);
   if (Status s = check_folders(inv); !s.is_ok()) return inv.fail(s);
   auto keys = pinned_keys(inv);
   if (!keys.ok()) return inv.fail(keys.status());
@@ -492,13 +567,18 @@ int log_restore(Invocation& inv) {
   o.blobs = &*blobs;
   VerifyReport r = verify_log(**log, o);
   if (!r.ok()) {
-    return inv.fail(Status::corruption("restored log fails verify at seq " + std::to_string(*r.first_bad_seq()) +
-                                       ": " + r.problems.front().what));
+    return inv.fail(Status::corruption("restored log fails verify at seq " +
+                                       std::to_string(*r.first_bad_seq()) + ": " +
+                                       r.problems.front().what));
   }
-  std::cout << "restored " << inv.positional[0] << " into " << inv.data_dir.string() << ": head seq=" << m->head_seq
-            << " hash=" << to_hex(m->head_hash) << "; verify ok\n";
-  inv.emit_json(JsonWriter().boolean("ok", true).num("head_seq", m->head_seq).str("head_hash", to_hex(m->head_hash))
-                    .boolean("verified", true).done());
+  std::cout << "restored " << inv.positional[0] << " into " << inv.data_dir.string()
+            << ": head seq=" << m->head_seq << " hash=" << to_hex(m->head_hash) << "; verify ok\n";
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .num("head_seq", m->head_seq)
+                    .str("head_hash", to_hex(m->head_hash))
+                    .boolean("verified", true)
+                    .done());
   return 0;
 }
 
@@ -509,29 +589,35 @@ int demo(Invocation& inv) {
   if (!fs::exists(inv.keys_dir / std::string(KeyStore::kPrivateKeyFile))) {
     auto ks = KeyStore::init(inv.keys_dir);
     if (!ks.ok()) return inv.fail(ks.status());
-    std::cout << "created lab key " << ks->lab_signer().name() << " in " << inv.keys_dir.string() << "\n";
+    std::cout << "created lab key " << ks->lab_signer().name() << " in " << inv.keys_dir.string()
+              << "\n";
   }
   auto w = open_writer(inv);
   if (!w.ok()) return inv.fail(w.status());
   auto blobs = BlobStore::open(w->dir.blob_dir());
   if (!blobs.ok()) return inv.fail(blobs.status());
-  const std::string output = "nginx: [emerg] open() \"/srv/www/app/current\" failed (2: No such file)\n";
+  const std::string output =
+      "nginx: [emerg] open() \"/srv/www/app/current\" failed (2: No such file)\n";
   auto blob = blobs->put(as_bytes(output));
   if (!blob.ok()) return inv.fail(blob.status());
-  const std::string ref = evidence_ref_json({"ev-demo-1", blob->sha256, "probe.output", blob->bytes});
+  const std::string ref =
+      evidence_ref_json({"ev-demo-1", blob->sha256, "probe.output", blob->bytes});
   const uint64_t before = w->log->head().seq;
   std::array<uint8_t, 4> id;
   random_bytes(id);
   const std::string stream = "attempt/demo-" + to_hex(id);
   std::vector<EventDraft> story = {
       {stream, "attempt.started", "learner:demo", R"({"scenario":"demo","phase":"observe"})"},
-      {stream, "prediction.recorded", "learner:demo", R"({"hypothesis":"web2 drifted from group_vars"})"},
-      {stream, "probe.completed", "supervisor", R"({"probe":"nginx.test","node":"web2","refs":[)" + ref + "]}"},
+      {stream, "prediction.recorded", "learner:demo",
+       R"({"hypothesis":"web2 drifted from group_vars"})"},
+      {stream, "probe.completed", "supervisor",
+       R"({"probe":"nginx.test","node":"web2","refs":[)" + ref + "]}"},
   };
   for (const auto& d : story) {
     auto a = w->log->append(d);
     if (!a.ok()) return inv.fail(a.status());
-    std::cout << "appended seq=" << a->seq << " " << d.type << " hash=" << to_hex(a->hash).substr(0, 16) << "…\n";
+    std::cout << "appended seq=" << a->seq << " " << d.type
+              << " hash=" << to_hex(a->hash).substr(0, 16) << "…\n";
   }
   auto ck = w->log->checkpoint();
   if (!ck.ok()) return inv.fail(ck.status());
@@ -540,55 +626,151 @@ int demo(Invocation& inv) {
   o.keys = {w->keys->lab_verifier()};
   o.blobs = &*blobs;
   VerifyReport r = verify_log(*w->log, o);
-  std::cout << "log verify: " << (r.ok() ? "ok" : "FAILED") << ", " << r.events_checked << " events, "
-            << r.checkpoints_checked << " checkpoints, " << r.blobs_checked << " blobs\n"
-            << "data folder: " << inv.data_dir.string() << " (events " << before + 1 << ".." << w->log->head().seq
-            << " are this run's)\n"
-            << "next: aura log verify --data " << inv.data_dir.string() << " --keys " << inv.keys_dir.string()
-            << "; aura log dump --data " << inv.data_dir.string() << "\n";
-  inv.emit_json(JsonWriter().boolean("ok", r.ok()).num("head_seq", r.head_seq).num("checkpoint_size", ck->size).done());
+  std::cout << "log verify: " << (r.ok() ? "ok" : "FAILED") << ", " << r.events_checked
+            << " events, " << r.checkpoints_checked << " checkpoints, " << r.blobs_checked
+            << " blobs\n"
+            << "data folder: " << inv.data_dir.string() << " (events " << before + 1 << ".."
+            << w->log->head().seq << " are this run's)\n"
+            << "next: aura log verify --data " << inv.data_dir.string() << " --keys "
+            << inv.keys_dir.string() << "; aura log dump --data " << inv.data_dir.string() << "\n";
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", r.ok())
+                    .num("head_seq", r.head_seq)
+                    .num("checkpoint_size", ck->size)
+                    .done());
   return r.ok() ? 0 : 1;
 }
 
 }  // namespace
 
 void register_log_commands(Registry& r) {
-  r.add({"keys init", "", "create the lab's Ed25519 signing key in the keys folder (0600)", "", {}, 0, 0, keys_init});
-  r.add({"blob put", "FILE", "store FILE in the content-addressed blob store and print its EvidenceRef", "",
-         {{"kind", "KIND", "evidence kind (default file)"}, {"id", "ID", "EvidenceRef id (default from the digest)"}},
-         1, 1, blob_put});
-  r.add({"log append", "", "append one event (JSON object payload) and wait until it is durable", "",
-         {{"stream", "S", "stream name, e.g. attempt/42"}, {"type", "T", "event type, e.g. note.added"},
-          {"actor", "A", "who (default operator)"}, {"payload", "JSON", "payload object, or @FILE"}},
-         0, 0, log_append});
-  r.add({"log head", "", "print the head seq and hash, and the latest checkpoint", "", {}, 0, 0, log_head});
-  r.add({"log verify", "", "recompute the chain, Merkle nodes, checkpoints, stream index and blobs",
-         "Exit status 0 only when all is well; on failure names the first bad seq (first_bad_seq in --json).\n"
-         "The public key is pinned: --pubkey FILE, or lab.pub in the keys folder; never one in the data folder.",
+  r.add({"keys init",
+         "",
+         "create the lab's Ed25519 signing key in the keys folder (0600)",
+         "",
+         {},
+         0,
+         0,
+         keys_init});
+  r.add({"blob put",
+         "FILE",
+         "store FILE in the content-addressed blob store and print its EvidenceRef",
+         "",
+         {{"kind", "KIND", "evidence kind (default file)"},
+          {"id", "ID", "EvidenceRef id (default from the digest)"}},
+         1,
+         1,
+         blob_put});
+  r.add({"log append",
+         "",
+         "append one event (JSON object payload) and wait until it is durable",
+         "",
+         {{"stream", "S", "stream name, e.g. attempt/42"},
+          {"type", "T", "event type, e.g. note.added"},
+          {"actor", "A", "who (default operator)"},
+          {"payload", "JSON", "payload object, or @FILE"}},
+         0,
+         0,
+         log_append});
+  r.add({"log head",
+         "",
+         "print the head seq and hash, and the latest checkpoint",
+         "",
+         {},
+         0,
+         0,
+         log_head});
+  r.add({"log verify",
+         "",
+         "recompute the chain, Merkle nodes, checkpoints, stream index and blobs",
+         "Exit status 0 only when all is well; on failure names the first bad seq (first_bad_seq "
+         "in --json).\n"
+         "The public key is pinned: --pubkey FILE, or lab.pub in the keys folder; never one in the "
+         "data folder.",
          {{"from", "N", "trust events before seq N (incremental audit)"},
           {"pubkey", "FILE", "pinned lab public key (default KEYS/lab.pub)"},
           {"trusted", "CHECKPOINT", "a signed checkpoint the log must extend"}},
-         0, 0, log_verify});
-  r.add({"log dump", "", "print events as JSON lines", "",
-         {{"from", "N", "first seq (default 1)"}, {"to", "N", "last seq"}, {"stream", "S", "only this stream"}},
-         0, 0, log_dump});
-  r.add({"log tail", "", "print the newest events as JSON lines", "",
-         {{"lines", "N", "how many (default 10)"}, {"from", "N", "start at seq N"}, {"follow", "", "keep printing new events"}},
-         0, 0, log_tail});
-  r.add({"log checkpoint", "", "sign a checkpoint at the current head now", "", {}, 0, 0, log_checkpoint});
-  r.add({"log prove", "SEQ", "print an inclusion proof of event SEQ against the latest checkpoint", "",
-         {{"size", "N", "use the checkpoint of this size instead"}}, 1, 1, log_prove});
-  r.add({"log consistency", "OLD_SIZE NEW_SIZE", "print a consistency proof between two tree sizes", "", {}, 2, 2,
+         0,
+         0,
+         log_verify});
+  r.add({"log dump",
+         "",
+         "print events as JSON lines",
+         "",
+         {{"from", "N", "first seq (default 1)"},
+          {"to", "N", "last seq"},
+          {"stream", "S", "only this stream"}},
+         0,
+         0,
+         log_dump});
+  r.add({"log tail",
+         "",
+         "print the newest events as JSON lines",
+         "",
+         {{"lines", "N", "how many (default 10)"},
+          {"from", "N", "start at seq N"},
+          {"follow", "", "keep printing new events"}},
+         0,
+         0,
+         log_tail});
+  r.add({"log checkpoint",
+         "",
+         "sign a checkpoint at the current head now",
+         "",
+         {},
+         0,
+         0,
+         log_checkpoint});
+  r.add({"log prove",
+         "SEQ",
+         "print an inclusion proof of event SEQ against the latest checkpoint",
+         "",
+         {{"size", "N", "use the checkpoint of this size instead"}},
+         1,
+         1,
+         log_prove});
+  r.add({"log consistency",
+         "OLD_SIZE NEW_SIZE",
+         "print a consistency proof between two tree sizes",
+         "",
+         {},
+         2,
+         2,
          log_consistency});
-  r.add({"log check-proof", "FILE", "verify a proof printed by 'log prove' or 'log consistency', offline", "",
-         {{"pubkey", "FILE", "pinned lab public key (default KEYS/lab.pub)"}}, 1, 1, log_check_proof});
-  r.add({"log snapshot", "", "write a consistent, signed copy of the log and its blobs",
-         "The copy is made while appends go on: a RocksDB checkpoint, then the blobs it references, then a\n"
+  r.add({"log check-proof",
+         "FILE",
+         "verify a proof printed by 'log prove' or 'log consistency', offline",
+         "",
+         {{"pubkey", "FILE", "pinned lab public key (default KEYS/lab.pub)"}},
+         1,
+         1,
+         log_check_proof});
+  r.add({"log snapshot",
+         "",
+         "write a consistent, signed copy of the log and its blobs",
+         "The copy is made while appends go on: a RocksDB checkpoint, then the blobs it "
+         "references, then a\n"
          "signed manifest. Only the public key travels with it.",
-         {{"out", "DIR", "the snapshot folder (must not exist or be empty)"}}, 0, 0, log_snapshot});
-  r.add({"log restore", "SNAPSHOT", "restore a snapshot into an empty --data folder and verify it", "",
-         {{"pubkey", "FILE", "pinned lab public key (default KEYS/lab.pub)"}}, 1, 1, log_restore});
-  r.add({"demo", "", "append a short demo story to the log, checkpoint it and verify it", "", {}, 0, 0, demo});
+         {{"out", "DIR", "the snapshot folder (must not exist or be empty)"}},
+         0,
+         0,
+         log_snapshot});
+  r.add({"log restore",
+         "SNAPSHOT",
+         "restore a snapshot into an empty --data folder and verify it",
+         "",
+         {{"pubkey", "FILE", "pinned lab public key (default KEYS/lab.pub)"}},
+         1,
+         1,
+         log_restore});
+  r.add({"demo",
+         "",
+         "append a short demo story to the log, checkpoint it and verify it",
+         "",
+         {},
+         0,
+         0,
+         demo});
 }
 
 }  // namespace aura::cli

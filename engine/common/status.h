@@ -12,13 +12,13 @@ namespace aura {
 
 enum class ErrorCode {
   kOk = 0,
-  kInvalidArgument,    // the caller's input is malformed or out of bounds
-  kNotFound,           // the thing named does not exist
-  kCorruption,         // stored bytes fail a check
-  kIo,                 // the OS or storage failed
-  kBusy,               // another process holds the resource
-  kFailedPrecondition, // the object is in a state that refuses the call
-  kUnavailable,        // a feature is missing on this machine
+  kInvalidArgument,     // the caller's input is malformed or out of bounds
+  kNotFound,            // the thing named does not exist
+  kCorruption,          // stored bytes fail a check
+  kIo,                  // the OS or storage failed
+  kBusy,                // another process holds the resource
+  kFailedPrecondition,  // the object is in a state that refuses the call
+  kUnavailable,         // a feature is missing on this machine
 };
 
 class [[nodiscard]] Status {
@@ -56,7 +56,7 @@ class [[nodiscard]] Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Status error) : v_(std::move(error)) {  // NOLINT
     assert(!std::get<Status>(v_).is_ok());
   }
@@ -79,8 +79,8 @@ class [[nodiscard]] Result {
 }  // namespace aura
 
 // Returns early with the status of `expr` when it is not ok.
-#define AURA_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::aura::Status aura_status_ = (expr);       \
+#define AURA_RETURN_IF_ERROR(expr)                  \
+  do {                                              \
+    ::aura::Status aura_status_ = (expr);           \
     if (!aura_status_.is_ok()) return aura_status_; \
   } while (0)

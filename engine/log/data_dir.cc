@@ -32,8 +32,7 @@ Result<DataDir> DataDir::open_writer(const std::filesystem::path& dir) {
     if (err == EWOULDBLOCK) {
       auto pid = holder(dir);
       return Status::busy("data folder " + dir.string() + " is in use by pid " +
-                          (pid ? std::to_string(*pid) : std::string("?")) +
-                          "; use --server URL");
+                          (pid ? std::to_string(*pid) : std::string("?")) + "; use --server URL");
     }
     return Status::io("lock " + lock_path + ": " + std::strerror(err));
   }

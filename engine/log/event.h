@@ -42,8 +42,14 @@ struct StoredEvent {
   Digest hash{};
 
   static StoredEvent from_view(const EventView& v) {
-    return {v.seq, v.prev_hash, v.ts_us, std::string(v.stream), std::string(v.type),
-            std::string(v.actor), std::string(v.payload), v.hash};
+    return {v.seq,
+            v.prev_hash,
+            v.ts_us,
+            std::string(v.stream),
+            std::string(v.type),
+            std::string(v.actor),
+            std::string(v.payload),
+            v.hash};
   }
 };
 

@@ -37,8 +37,8 @@ Status check_name(std::string_view field, std::string_view v, size_t max, bool l
                   std::string_view extra) {
   if (v.empty()) return Status::invalid(std::string(field) + ": empty");
   if (v.size() > max) {
-    return Status::invalid(std::string(field) + ": " + std::to_string(v.size()) +
-                           " bytes, limit " + std::to_string(max));
+    return Status::invalid(std::string(field) + ": " + std::to_string(v.size()) + " bytes, limit " +
+                           std::to_string(max));
   }
   for (char c : v) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -83,8 +83,9 @@ Status validate_draft(const EventDraft& d) {
   simdjson::dom::element root;
   // The DOM parser validates UTF-8 and the whole document.
   auto err = parser.parse(d.payload.data(), d.payload.size()).get(root);
-  if (err) return Status::invalid(std::string("payload: not valid UTF-8 JSON: ") +
-                                  simdjson::error_message(err));
+  if (err)
+    return Status::invalid(std::string("payload: not valid UTF-8 JSON: ") +
+                           simdjson::error_message(err));
   if (!root.is_object()) return Status::invalid("payload: not a JSON object");
   return Status::ok();
 }
@@ -92,8 +93,7 @@ Status validate_draft(const EventDraft& d) {
 std::string encode_record(uint64_t seq, const Digest& prev_hash, uint64_t ts_us,
                           const EventDraft& d, Digest* hash_out) {
   std::string r;
-  r.reserve(ef::kFixedBytes + d.stream.size() + d.type.size() + d.actor.size() +
-            d.payload.size());
+  r.reserve(ef::kFixedBytes + d.stream.size() + d.type.size() + d.actor.size() + d.payload.size());
   r.push_back(char(ef::kVersion));
   put_u64be(r, seq);
   r.append(reinterpret_cast<const char*>(prev_hash.data()), prev_hash.size());
@@ -134,7 +134,8 @@ Result<EventView> decode_record(std::string_view r) {
                                      ef::kMaxPayloadBytes};
   static constexpr const char* kName[4] = {"stream", "type", "actor", "payload"};
   for (int i = 0; i < 4; ++i) {
-    if (pos + 4 > body_end) return Status::corruption(std::string("record: truncated at ") + kName[i]);
+    if (pos + 4 > body_end)
+      return Status::corruption(std::string("record: truncated at ") + kName[i]);
     uint32_t len = get_u32be(r.data() + pos);
     pos += 4;
     if (len > kMax[i] || len > body_end - pos) {

@@ -95,7 +95,8 @@ class EventLog::LogNodeReader : public merkle::NodeReader {
     auto s = log_.db_->Get(rocksdb::ReadOptions(), log_.tree_cf(), node_key(level, index), &v);
     std::string what = "tree node (" + std::to_string(level) + "," + std::to_string(index) + ")";
     if (!s.ok()) return from_rocks(s, what);
-    if (v.size() != 32) return Status::corruption(what + ": " + std::to_string(v.size()) + " bytes");
+    if (v.size() != 32)
+      return Status::corruption(what + ": " + std::to_string(v.size()) + " bytes");
     merkle::Hash h;
     std::memcpy(h.data(), v.data(), 32);
     return h;
@@ -280,7 +281,8 @@ Result<std::vector<Appended>> EventLog::append_all(std::span<const EventDraft> d
     bytes += drafts[i].payload.size();
   }
   if (bytes > options_.max_group_bytes) {
-    return Status::invalid("append: " + std::to_string(bytes) + " payload bytes in one call, limit " +
+    return Status::invalid("append: " + std::to_string(bytes) +
+                           " payload bytes in one call, limit " +
                            std::to_string(options_.max_group_bytes));
   }
   Writer w;
@@ -318,9 +320,8 @@ Result<std::vector<Appended>> EventLog::submit(Writer& w) {
   for (Writer* x : writers_) {
     size_t xb = 0;
     for (const auto& d : x->drafts) xb += d.payload.size();
-    if (!group.empty() &&
-        (events + x->drafts.size() > options_.max_group_events ||
-         bytes + xb > options_.max_group_bytes)) {
+    if (!group.empty() && (events + x->drafts.size() > options_.max_group_events ||
+                           bytes + xb > options_.max_group_bytes)) {
       break;
     }
     group.push_back(x);
@@ -361,9 +362,8 @@ Result<std::vector<Appended>> EventLog::submit(Writer& w) {
   return std::move(w.out);
 }
 
-Status EventLog::write_group(std::vector<Writer*>& group, LogHead& head,
-                             merkle::CompactRange& tree, uint64_t& last_ts,
-                             uint64_t& checkpoint_size) {
+Status EventLog::write_group(std::vector<Writer*>& group, LogHead& head, merkle::CompactRange& tree,
+                             uint64_t& last_ts, uint64_t& checkpoint_size) {
   const uint64_t first_seq = head.seq + 1;
   const uint64_t ts = std::max(last_ts, options_.clock_us());
   rocksdb::WriteBatch batch;
@@ -390,7 +390,8 @@ Status EventLog::write_group(std::vector<Writer*>& group, LogHead& head,
 
   std::optional<StoredCheckpoint> made;
   const uint64_t every = options_.checkpoint_every;
-  const bool crossed = every > 0 && head.seq >= first_seq && (first_seq - 1) / every != head.seq / every;
+  const bool crossed =
+      every > 0 && head.seq >= first_seq && (first_seq - 1) / every != head.seq / every;
   if (options_.signer != nullptr && head.seq > 0 && head.seq != checkpoint_size &&
       (want_checkpoint || crossed)) {
     auto c = make_checkpoint(head.seq, tree.root(), head.hash);
@@ -402,8 +403,8 @@ Status EventLog::write_group(std::vector<Writer*>& group, LogHead& head,
   if (batch.Count() > 0) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    AURA_RETURN_IF_ERROR(from_rocks(db_->Write(wo, &batch),
-                                    "append seq=" + std::to_string(first_seq)));
+    AURA_RETURN_IF_ERROR(
+        from_rocks(db_->Write(wo, &batch), "append seq=" + std::to_string(first_seq)));
   }
   last_ts = ts;
   if (made) checkpoint_size = made->size;
@@ -412,9 +413,9 @@ Status EventLog::write_group(std::vector<Writer*>& group, LogHead& head,
     std::optional<StoredCheckpoint> existing = made;
     if (!existing) {
       std::string note;
-      AURA_RETURN_IF_ERROR(from_rocks(
-          db_->Get(rocksdb::ReadOptions(), checkpoint_cf(), seq_key(head.seq), &note),
-          "read checkpoint " + std::to_string(head.seq)));
+      AURA_RETURN_IF_ERROR(
+          from_rocks(db_->Get(rocksdb::ReadOptions(), checkpoint_cf(), seq_key(head.seq), &note),
+                     "read checkpoint " + std::to_string(head.seq)));
       existing = StoredCheckpoint{head.seq, std::move(note)};
     }
     for (Writer* w : group) {
@@ -450,7 +451,8 @@ uint64_t EventLog::wait_for(uint64_t seq, std::chrono::milliseconds timeout) con
 
 Result<StoredEvent> EventLog::get(uint64_t seq) const {
   // Only acknowledged events are visible: a group being written is not yet.
-  if (seq > head().seq) return Status::not_found("event seq=" + std::to_string(seq) + ": not found");
+  if (seq > head().seq)
+    return Status::not_found("event seq=" + std::to_string(seq) + ": not found");
   std::string v;
   auto s = db_->Get(rocksdb::ReadOptions(), events_cf(), seq_key(seq), &v);
   if (s.IsNotFound()) return Status::not_found("event seq=" + std::to_string(seq) + ": not found");
@@ -477,7 +479,8 @@ Status EventLog::read_range(uint64_t from, uint64_t to,
   uint64_t expect = from;
   for (it->Seek(seq_key(from)); it->Valid(); it->Next(), ++expect) {
     auto k = it->key();
-    if (k.size() != 8) return Status::corruption("event key of " + std::to_string(k.size()) + " bytes");
+    if (k.size() != 8)
+      return Status::corruption("event key of " + std::to_string(k.size()) + " bytes");
     uint64_t seq = get_u64be(k.data());
     if (seq != expect) return Status::corruption("seq=" + std::to_string(expect) + ": missing");
     auto ev = decode_record(it->value().ToStringView());
@@ -505,9 +508,8 @@ Status EventLog::read_stream(std::string_view stream, uint64_t from_seq,
     if (it->key().size() != prefix.size() + 8) return Status::corruption("stream index key size");
     uint64_t seq = get_u64be(it->key().data() + prefix.size());
     if (seq > durable) break;
-    AURA_RETURN_IF_ERROR(from_rocks(
-        db_->Get(rocksdb::ReadOptions(), events_cf(), seq_key(seq), &v),
-        "stream index points to seq=" + std::to_string(seq)));
+    AURA_RETURN_IF_ERROR(from_rocks(db_->Get(rocksdb::ReadOptions(), events_cf(), seq_key(seq), &v),
+                                    "stream index points to seq=" + std::to_string(seq)));
     auto ev = decode_record(v);
     if (!ev.ok()) return ev.status().with_context("seq=" + std::to_string(seq));
     if (ev->seq != seq || ev->stream != stream) {

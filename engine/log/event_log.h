@@ -150,12 +150,12 @@ class EventLog {
   mutable std::mutex mu_;
   mutable std::condition_variable head_cv_;
   std::deque<Writer*> writers_;        // guarded by mu_
-  LogHead head_;                        // guarded by mu_
-  merkle::CompactRange tree_;           // guarded by mu_
-  uint64_t last_ts_us_ = 0;             // guarded by mu_
-  uint64_t last_checkpoint_size_ = 0;   // guarded by mu_
-  Stats stats_;                       // guarded by mu_
-  Status sticky_;                 // guarded by mu_
+  LogHead head_;                       // guarded by mu_
+  merkle::CompactRange tree_;          // guarded by mu_
+  uint64_t last_ts_us_ = 0;            // guarded by mu_
+  uint64_t last_checkpoint_size_ = 0;  // guarded by mu_
+  Stats stats_;                        // guarded by mu_
+  Status sticky_;                      // guarded by mu_
   std::string state_problem_;
   uint64_t meta_tree_size_ = 0;
 };

@@ -256,8 +256,8 @@ class Verifier {
         return;
       }
       ++checked;
-      if (e.ok && (it->value().size() != 32 ||
-                   std::memcmp(it->value().data(), e.hash.data(), 32) != 0)) {
+      if (e.ok &&
+          (it->value().size() != 32 || std::memcmp(it->value().data(), e.hash.data(), 32) != 0)) {
         problems_.add(last_seq_of(e.level, index),
                       node_name(e.level, index) + " does not match the events it covers");
       }
@@ -314,8 +314,8 @@ class Verifier {
       const uint64_t seq = get_u64be(k.data() + k.size() - 8);
       const std::string_view stream = k.substr(1, k.size() - 9);
       if (seq == 0 || seq > n_) {
-        problems_.add(seq == 0 ? 1 : seq, "stream index: entry for seq " + std::to_string(seq) +
-                                              " beyond the head");
+        problems_.add(seq == 0 ? 1 : seq,
+                      "stream index: entry for seq " + std::to_string(seq) + " beyond the head");
         continue;
       }
       if (index_tags_[seq] != 0) {
@@ -324,7 +324,8 @@ class Verifier {
       }
       index_tags_[seq] = stream_tag(stream);
     }
-    if (!it->status().ok()) problems_.add(1, "stream index: read failed: " + it->status().ToString());
+    if (!it->status().ok())
+      problems_.add(1, "stream index: read failed: " + it->status().ToString());
     index_entries_ = count;
   }
 
@@ -372,7 +373,8 @@ class Verifier {
         if (!stored.ok()) {
           problems_.add(leaf_seq, stored.status().message());
         } else if (up_valid[i] && *stored != up[i]) {
-          problems_.add(leaf_seq, node_name(uint8_t(l), i) + " does not match the events it covers");
+          problems_.add(leaf_seq,
+                        node_name(uint8_t(l), i) + " does not match the events it covers");
         }
       }
       level = std::move(up);
@@ -417,8 +419,8 @@ class Verifier {
         continue;
       }
       if (cp->origin != log_.origin()) {
-        problems_.add(c.size, where + ": origin " + cp->origin + " is not this log's " +
-                                  log_.origin());
+        problems_.add(c.size,
+                      where + ": origin " + cp->origin + " is not this log's " + log_.origin());
         continue;
       }
       if (c.size > n_ || c.size == 0) {
@@ -449,8 +451,8 @@ class Verifier {
       return;
     }
     if (cp->size > n_) {
-      problems_.add(n_ + 1, where + ": the log has only " + std::to_string(n_) +
-                                " events (truncated?)");
+      problems_.add(n_ + 1,
+                    where + ": the log has only " + std::to_string(n_) + " events (truncated?)");
       return;
     }
     if (cp->size == 0) {
@@ -485,8 +487,7 @@ class Verifier {
   std::vector<uint64_t> event_tags_, index_tags_;
   std::vector<merkle::Hash> chunk_roots_;
   std::vector<uint8_t> chunk_valid_;  // bytes, not bits: chunks write theirs concurrently
-  std::atomic<uint64_t> events_checked_{0}, bytes_checked_{0}, nodes_checked_{0},
-      blobs_checked_{0};
+  std::atomic<uint64_t> events_checked_{0}, bytes_checked_{0}, nodes_checked_{0}, blobs_checked_{0};
   uint64_t index_entries_ = 0;
 };
 

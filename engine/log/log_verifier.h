@@ -17,11 +17,11 @@
 namespace aura {
 
 struct VerifyOptions {
-  uint64_t from_seq = 1;  // events before this are trusted (an incremental audit)
+  uint64_t from_seq = 1;              // events before this are trusted (an incremental audit)
   std::vector<NoteVerifierKey> keys;  // pinned lab keys; checkpoints must verify with one
   std::optional<std::string> trusted_checkpoint;  // a signed note the log must extend
-  const BlobStore* blobs = nullptr;  // null: referenced blobs are not checked
-  unsigned threads = 0;              // 0: one per core
+  const BlobStore* blobs = nullptr;               // null: referenced blobs are not checked
+  unsigned threads = 0;                           // 0: one per core
   // Called now and then from worker threads with events checked so far.
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
@@ -41,7 +41,7 @@ struct VerifyReport {
   uint64_t index_entries_checked = 0;
   uint64_t blobs_checked = 0;
   uint64_t checkpoints_checked = 0;
-  uint64_t latest_checkpoint_size = 0;  // 0: none
+  uint64_t latest_checkpoint_size = 0;   // 0: none
   uint64_t uncovered_tail = 0;           // events after the latest checkpoint
   std::optional<uint64_t> trusted_size;  // set when a trusted checkpoint was proven
   double seconds = 0;

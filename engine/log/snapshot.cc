@@ -57,7 +57,8 @@ Result<std::vector<SnapshotFile>> hash_tree(const fs::path& root) {
     const auto& e = *it;
     if (e.is_symlink()) return Status::corruption("snapshot: symlink " + e.path().string());
     if (e.is_directory()) continue;
-    if (!e.is_regular_file()) return Status::corruption("snapshot: special file " + e.path().string());
+    if (!e.is_regular_file())
+      return Status::corruption("snapshot: special file " + e.path().string());
     auto rel = fs::relative(e.path(), root).generic_string();
     if (rel == kSnapshotManifestFile || rel == kPublicKeyFile) continue;
     if (files.size() >= kMaxFiles) return Status::invalid("snapshot: too many files");
@@ -134,7 +135,11 @@ Status copy_file_durably(const fs::path& from, const fs::path& to) {
 std::string snapshot_manifest_json(const SnapshotManifest& m) {
   JsonArray files;
   for (const auto& f : m.files) {
-    files.raw(JsonWriter().str("path", f.path).str("sha256", to_hex(f.sha256)).num("bytes", f.bytes).done());
+    files.raw(JsonWriter()
+                  .str("path", f.path)
+                  .str("sha256", to_hex(f.sha256))
+                  .num("bytes", f.bytes)
+                  .done());
   }
   return JsonWriter()
       .num("version", 1)
@@ -150,7 +155,8 @@ std::string snapshot_manifest_json(const SnapshotManifest& m) {
 Result<SnapshotManifest> parse_snapshot_manifest(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::dom::object o;
-  if (parser.parse(json.data(), json.size()).get(o)) return Status::invalid("manifest: not a JSON object");
+  if (parser.parse(json.data(), json.size()).get(o))
+    return Status::invalid("manifest: not a JSON object");
   SnapshotManifest m;
   uint64_t version = 0;
   std::string_view origin, head_hash, root;
@@ -178,7 +184,8 @@ Result<SnapshotManifest> parse_snapshot_manifest(std::string_view json) {
     }
     auto d = digest_from_hex(sha);
     if (!d) return Status::invalid(where + ".sha256: not 64 hex digits");
-    if (!safe_relative(path)) return Status::invalid(where + ".path: unsafe path '" + std::string(path) + "'");
+    if (!safe_relative(path))
+      return Status::invalid(where + ".path: unsafe path '" + std::string(path) + "'");
     if (!m.files.empty() && m.files.back().path >= path) {
       return Status::invalid(where + ".path: not sorted or duplicated");
     }
@@ -263,7 +270,8 @@ Result<SnapshotManifest> make_snapshot(EventLog& log, const BlobStore& blobs,
   return m;
 }
 
-Result<SnapshotManifest> check_snapshot(const fs::path& dir, std::span<const NoteVerifierKey> keys) {
+Result<SnapshotManifest> check_snapshot(const fs::path& dir,
+                                        std::span<const NoteVerifierKey> keys) {
   const fs::path mpath = dir / kSnapshotManifestFile;
   std::error_code ec;
   auto size = fs::file_size(mpath, ec);
@@ -310,8 +318,8 @@ Result<SnapshotManifest> restore_snapshot(const fs::path& snapshot_dir, const fs
   fs::create_directories(data_dir, ec);
   if (ec) return Status::io("restore: create " + data_dir.string() + ": " + ec.message());
   for (const auto& f : m->files) {
-    AURA_RETURN_IF_ERROR(copy_file_durably(snapshot_dir / f.path, data_dir / f.path)
-                             .with_context("restore"));
+    AURA_RETURN_IF_ERROR(
+        copy_file_durably(snapshot_dir / f.path, data_dir / f.path).with_context("restore"));
   }
   for (const char* sub : {"log", "blobs"}) {
     if (fs::exists(data_dir / sub)) AURA_RETURN_IF_ERROR(fsync_dir(data_dir / sub));

@@ -7,8 +7,8 @@
 using namespace aura;
 
 TEST_CASE("ed25519: RFC 8032 test 1 signature") {
-  Ed25519Seed seed = *digest_from_hex(
-      "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60");
+  Ed25519Seed seed =
+      *digest_from_hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60");
   auto kp = Ed25519KeyPair::from_seed(seed);
   CHECK(to_hex(kp.public_key()) ==
         "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
@@ -32,7 +32,7 @@ TEST_CASE("ed25519: a flipped message or signature bit fails") {
 TEST_CASE("base64: standard padded, strict decode") {
   CHECK(base64_encode(std::string_view("hello")) == "aGVsbG8=");
   CHECK(base64_decode("aGVsbG8=") == std::optional<std::string>("hello"));
-  CHECK_FALSE(base64_decode("aGVsbG8").has_value());   // missing padding
+  CHECK_FALSE(base64_decode("aGVsbG8").has_value());    // missing padding
   CHECK_FALSE(base64_decode("aGVs bG8=").has_value());  // stray space
   CHECK_FALSE(base64_decode("aGVsbG8-").has_value());   // URL alphabet
 }

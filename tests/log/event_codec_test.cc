@@ -16,7 +16,8 @@ const char* kVectorHash = "f61d543c52f18b70517cbc227c9b9672e7e4310ced08cdb3ab2df
 
 std::string unhex(std::string_view h) {
   std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(char(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+  for (size_t i = 0; i + 1 < h.size(); i += 2)
+    out.push_back(char(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
   return out;
 }
 
@@ -25,7 +26,8 @@ EventDraft vector_draft() {
 }
 }  // namespace
 
-TEST_CASE("event codec: the documented test vector (docs/FORMAT.md), computed independently in Python") {
+TEST_CASE(
+    "event codec: the documented test vector (docs/FORMAT.md), computed independently in Python") {
   Digest h;
   std::string rec = encode_record(1, Digest{}, 1700000000000000ull, vector_draft(), &h);
   CHECK(to_hex(h) == kVectorHash);
@@ -89,13 +91,17 @@ TEST_CASE("event codec: drafts are validated field by field") {
       {"empty stream", [](EventDraft& e) { e.stream = ""; }, "stream: empty"},
       {"stream with space", [](EventDraft& e) { e.stream = "a b"; }, "stream: character"},
       {"long actor", [](EventDraft& e) { e.actor = std::string(201, 'a'); }, "actor: 201 bytes"},
-      {"payload not JSON", [](EventDraft& e) { e.payload = "{oops"; }, "payload: not valid UTF-8 JSON"},
-      {"payload not UTF-8", [](EventDraft& e) { e.payload = "{\"a\":\"\xff\"}"; }, "payload: not valid UTF-8 JSON"},
+      {"payload not JSON", [](EventDraft& e) { e.payload = "{oops"; },
+       "payload: not valid UTF-8 JSON"},
+      {"payload not UTF-8", [](EventDraft& e) { e.payload = "{\"a\":\"\xff\"}"; },
+       "payload: not valid UTF-8 JSON"},
       {"payload an array", [](EventDraft& e) { e.payload = "[1]"; }, "payload: not a JSON object"},
       {"payload empty", [](EventDraft& e) { e.payload = ""; }, "payload: not valid"},
       {"payload trailing junk", [](EventDraft& e) { e.payload = "{} {}"; }, "payload: not valid"},
       {"payload too large",
-       [](EventDraft& e) { e.payload = "{\"a\":\"" + std::string(event_format::kMaxPayloadBytes, 'x') + "\"}"; },
+       [](EventDraft& e) {
+         e.payload = "{\"a\":\"" + std::string(event_format::kMaxPayloadBytes, 'x') + "\"}";
+       },
        "payload: 1048584 bytes, limit 1048576"},
   };
   for (const auto& c : cases) {

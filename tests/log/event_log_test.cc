@@ -112,10 +112,12 @@ TEST_CASE("event log: many threads appending at once get one total order and the
   CHECK(r.checkpoints_checked >= 20);
   // Each stream reads back through the index, in order, with only its events.
   std::vector<uint64_t> s3;
-  REQUIRE(log->read_stream("thread/3", 0, [&](const EventView& ev) {
-               s3.push_back(ev.seq);
-               return true;
-             }).is_ok());
+  REQUIRE(log->read_stream("thread/3", 0,
+                           [&](const EventView& ev) {
+                             s3.push_back(ev.seq);
+                             return true;
+                           })
+              .is_ok());
   CHECK(s3.size() == size_t(kEach));
   CHECK(std::is_sorted(s3.begin(), s3.end()));
 }
@@ -147,7 +149,9 @@ TEST_CASE("event log: checkpoints are signed every N events and on demand, and m
   for (uint64_t seq = 1; seq <= 25; ++seq) {
     auto p = merkle::inclusion_proof(seq - 1, 25, log->nodes());
     REQUIRE(p.ok());
-    CHECK(merkle::verify_inclusion(merkle::leaf_hash(log->get(seq)->hash), seq - 1, 25, *p, cp->root).is_ok());
+    CHECK(
+        merkle::verify_inclusion(merkle::leaf_hash(log->get(seq)->hash), seq - 1, 25, *p, cp->root)
+            .is_ok());
   }
   auto cons = merkle::consistency_proof(10, 25, log->nodes());
   REQUIRE(cons.ok());
@@ -161,7 +165,8 @@ TEST_CASE("event log: the empty log has no checkpoint and a log without signer r
   EventLog::Options o;
   auto unsigned_log = EventLog::open(dir / "other", o);
   REQUIRE(unsigned_log.ok());
-  CHECK((*unsigned_log)->checkpoint().status().message().find("no signing key") != std::string::npos);
+  CHECK((*unsigned_log)->checkpoint().status().message().find("no signing key") !=
+        std::string::npos);
 }
 
 TEST_CASE("event log: a read-only open sees the log and refuses appends") {
@@ -186,7 +191,8 @@ TEST_CASE("data dir: a second writer is told which pid holds the folder") {
   auto second = DataDir::open_writer(dir.path());
   REQUIRE_FALSE(second.ok());
   CHECK(second.status().code() == ErrorCode::kBusy);
-  CHECK(second.status().message().find("in use by pid " + std::to_string(::getpid())) != std::string::npos);
+  CHECK(second.status().message().find("in use by pid " + std::to_string(::getpid())) !=
+        std::string::npos);
   CHECK(DataDir::holder(dir.path()) == ::getpid());
   CHECK(DataDir::open_reader(dir.path()).ok());
   first = DataDir::open_reader(dir.path());  // releases the lock

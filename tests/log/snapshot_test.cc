@@ -35,8 +35,10 @@ TEST_CASE("snapshot: taken during concurrent appends, restores to a log that ver
         if (i % 50 == 7) {
           auto b = blobs->put(as_bytes("output " + std::to_string(t) + "/" + std::to_string(i)));
           if (!b.ok()) continue;
-          d.payload = R"({"refs":[)" +
-                      evidence_ref_json({"ev-" + std::to_string(i), b->sha256, "probe.output", b->bytes}) + "]}";
+          d.payload =
+              R"({"refs":[)" +
+              evidence_ref_json({"ev-" + std::to_string(i), b->sha256, "probe.output", b->bytes}) +
+              "]}";
         }
         if (log->append(d).ok()) ++appended;
       }
@@ -98,26 +100,31 @@ TEST_CASE("snapshot: a changed, missing or extra file, or another key, is refuse
 
   std::filesystem::path some_file;
   for (auto& e : std::filesystem::recursive_directory_iterator(dir / "snap/log")) {
-    if (e.is_regular_file() && e.path().filename().string().starts_with("MANIFEST")) some_file = e.path();
+    if (e.is_regular_file() && e.path().filename().string().starts_with("MANIFEST"))
+      some_file = e.path();
   }
   REQUIRE_FALSE(some_file.empty());
 
   SUBCASE("another key") {
     NoteSigner other("aura.lab/other", Ed25519KeyPair::from_seed(Ed25519Seed{3}));
     std::vector<NoteVerifierKey> wrong = {other.verifier()};
-    CHECK(check_snapshot(dir / "snap", wrong).status().message().find("snapshot manifest") != std::string::npos);
+    CHECK(check_snapshot(dir / "snap", wrong).status().message().find("snapshot manifest") !=
+          std::string::npos);
   }
   SUBCASE("a changed file") {
     std::fstream f(some_file, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(10);
     f.put('\x55');
     f.close();
-    CHECK(check_snapshot(dir / "snap", pinned()).status().message().find("differs from the manifest") !=
-          std::string::npos);
+    CHECK(check_snapshot(dir / "snap", pinned())
+              .status()
+              .message()
+              .find("differs from the manifest") != std::string::npos);
   }
   SUBCASE("a missing file") {
     std::filesystem::remove(some_file);
-    CHECK(check_snapshot(dir / "snap", pinned()).status().message().find("is missing") != std::string::npos);
+    CHECK(check_snapshot(dir / "snap", pinned()).status().message().find("is missing") !=
+          std::string::npos);
   }
   SUBCASE("an extra file") {
     std::ofstream(dir / "snap/log/EXTRA.sst") << "x";
@@ -128,8 +135,8 @@ TEST_CASE("snapshot: a changed, missing or extra file, or another key, is refuse
     CHECK(parse_snapshot_manifest(
               R"({"version":1,"origin":"o","head_seq":1,"head_hash":")" + std::string(64, '0') +
               R"(","merkle_root":")" + std::string(64, '0') +
-              R"(","created_us":1,"files":[{"path":"log/../../etc/passwd","sha256":")" + std::string(64, '0') +
-              R"(","bytes":1}]})")
+              R"(","created_us":1,"files":[{"path":"log/../../etc/passwd","sha256":")" +
+              std::string(64, '0') + R"(","bytes":1}]})")
               .status()
               .message()
               .find("unsafe path") != std::string::npos);

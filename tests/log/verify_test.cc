@@ -1,6 +1,4 @@
 // Tampering with a log on disk: verify must fail and name the first bad seq.
-#include "engine/log/log_verifier.h"
-
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -9,6 +7,7 @@
 #include "engine/blob/evidence_ref.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/log/event_codec.h"
+#include "engine/log/log_verifier.h"
 #include "tests/log/log_test_util.h"
 #include "tests/support/temp_dir.h"
 
@@ -84,7 +83,8 @@ TEST_CASE("log verify: a flipped byte in any part of a stored event names its se
   }
 }
 
-TEST_CASE("log verify: a flipped byte in the stored hash is caught at its own seq, the head included") {
+TEST_CASE(
+    "log verify: a flipped byte in the stored hash is caught at its own seq, the head included") {
   for (uint64_t seq : {uint64_t(1), uint64_t(77), kEvents}) {
     TempDir dir;
     build(dir.path());
@@ -126,7 +126,9 @@ TEST_CASE("log verify: two reordered events name the earlier seq") {
   CHECK(first_problem(r).find("moved or reordered") != std::string::npos);
 }
 
-TEST_CASE("log verify: a forged event with a recomputed hash is named by its Merkle nodes and next link") {
+TEST_CASE(
+    "log verify: a forged event with a recomputed hash is named by its Merkle nodes and next "
+    "link") {
   TempDir dir;
   build(dir.path());
   auto r = tamper(dir.path(), [&](EventLog& log) {
@@ -138,7 +140,8 @@ TEST_CASE("log verify: a forged event with a recomputed hash is named by its Mer
   REQUIRE_FALSE(r.ok());
   CHECK_MESSAGE(r.first_bad_seq() == 60, first_problem(r));
   bool chain_break = false;
-  for (const auto& p : r.problems) chain_break |= p.seq == 61 && p.what.find("prev_hash") != std::string::npos;
+  for (const auto& p : r.problems)
+    chain_break |= p.seq == 61 && p.what.find("prev_hash") != std::string::npos;
   CHECK(chain_break);
 }
 
@@ -153,7 +156,8 @@ TEST_CASE("log verify: a swapped blob names the event that references it") {
       if (i == 12) {
         auto b = blobs->put(as_bytes(std::string_view("probe output: ok\n")));
         REQUIRE(b.ok());
-        d.payload = R"({"refs":[)" + evidence_ref_json({"ev-12", b->sha256, "probe.output", b->bytes}) + "]}";
+        d.payload = R"({"refs":[)" +
+                    evidence_ref_json({"ev-12", b->sha256, "probe.output", b->bytes}) + "]}";
       }
       REQUIRE(log->append(d).ok());
     }
@@ -167,7 +171,8 @@ TEST_CASE("log verify: a swapped blob names the event that references it") {
   // Swap the blob's bytes for others of the same length.
   auto d = digest_from_hex(to_hex(sha256(std::string_view("probe output: ok\n"))));
   auto path = blobs->path_of(*d);
-  std::filesystem::permissions(path, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
   std::ofstream(path, std::ios::trunc) << "probe output: NO\n";
   auto ro = open_log(dir / "log", 50, true);
   auto r = aura::testing::verify(*ro, &*blobs);
@@ -182,8 +187,10 @@ TEST_CASE("log verify: the stream index is rebuilt and compared") {
     build(dir.path());
     auto r = tamper(dir.path(), [&](EventLog& log) {
       auto ev = log.get(90);
-      REQUIRE(log.db()->Delete(rocksdb::WriteOptions(), log.stream_cf(),
-                               EventLog::stream_key(ev->stream, 90)).ok());
+      REQUIRE(log.db()
+                  ->Delete(rocksdb::WriteOptions(), log.stream_cf(),
+                           EventLog::stream_key(ev->stream, 90))
+                  .ok());
     });
     CHECK(r.first_bad_seq() == 90);
     CHECK(first_problem(r).find("stream index entry missing") != std::string::npos);
@@ -193,10 +200,14 @@ TEST_CASE("log verify: the stream index is rebuilt and compared") {
     build(dir.path());
     auto r = tamper(dir.path(), [&](EventLog& log) {
       auto ev = log.get(91);
-      REQUIRE(log.db()->Delete(rocksdb::WriteOptions(), log.stream_cf(),
-                               EventLog::stream_key(ev->stream, 91)).ok());
-      REQUIRE(log.db()->Put(rocksdb::WriteOptions(), log.stream_cf(),
-                            EventLog::stream_key("attempt/other", 91), "").ok());
+      REQUIRE(log.db()
+                  ->Delete(rocksdb::WriteOptions(), log.stream_cf(),
+                           EventLog::stream_key(ev->stream, 91))
+                  .ok());
+      REQUIRE(log.db()
+                  ->Put(rocksdb::WriteOptions(), log.stream_cf(),
+                        EventLog::stream_key("attempt/other", 91), "")
+                  .ok());
     });
     CHECK(r.first_bad_seq() == 91);
   }
@@ -204,8 +215,10 @@ TEST_CASE("log verify: the stream index is rebuilt and compared") {
     TempDir dir;
     build(dir.path());
     auto r = tamper(dir.path(), [&](EventLog& log) {
-      REQUIRE(log.db()->Put(rocksdb::WriteOptions(), log.stream_cf(),
-                            EventLog::stream_key("attempt/extra", 92), "").ok());
+      REQUIRE(log.db()
+                  ->Put(rocksdb::WriteOptions(), log.stream_cf(),
+                        EventLog::stream_key("attempt/extra", 92), "")
+                  .ok());
     });
     CHECK(r.first_bad_seq() == 92);
     CHECK(first_problem(r).find("two entries") != std::string::npos);
@@ -218,7 +231,8 @@ TEST_CASE("log verify: a changed Merkle node is named, under the last seq it cov
   auto r = tamper(dir.path(), [&](EventLog& log) {
     // Level 3, index 5 covers leaves 40..47, i.e. seqs 41..48.
     std::string bad(32, 'x');
-    REQUIRE(log.db()->Put(rocksdb::WriteOptions(), log.tree_cf(), EventLog::node_key(3, 5), bad).ok());
+    REQUIRE(
+        log.db()->Put(rocksdb::WriteOptions(), log.tree_cf(), EventLog::node_key(3, 5), bad).ok());
   });
   REQUIRE_FALSE(r.ok());
   CHECK(r.first_bad_seq() == 48);
@@ -231,8 +245,10 @@ TEST_CASE("log verify: a planted extra Merkle node is named") {
   auto r = tamper(dir.path(), [&](EventLog& log) {
     // Level 2 index 7 exists; level 2 with an end not on a multiple of 4 cannot: plant
     // a node at (level 1, index 200) beyond the 300 leaves' level-1 nodes (150 of them).
-    REQUIRE(log.db()->Put(rocksdb::WriteOptions(), log.tree_cf(), EventLog::node_key(1, 200),
-                          std::string(32, 'z')).ok());
+    REQUIRE(log.db()
+                ->Put(rocksdb::WriteOptions(), log.tree_cf(), EventLog::node_key(1, 200),
+                      std::string(32, 'z'))
+                .ok());
   });
   REQUIRE_FALSE(r.ok());
   CHECK(r.first_bad_seq() == kEvents + 1);
@@ -251,14 +267,16 @@ TEST_CASE("log verify: a checkpoint signed by another key is refused at its size
     REQUIRE(cp.ok());
     auto forged = sign_checkpoint(*cp, other);
     REQUIRE(forged.ok());
-    REQUIRE(log.db()->Put(rocksdb::WriteOptions(), log.checkpoint_cf(), seq_key(150), *forged).ok());
+    REQUIRE(
+        log.db()->Put(rocksdb::WriteOptions(), log.checkpoint_cf(), seq_key(150), *forged).ok());
   });
   REQUIRE_FALSE(r.ok());
   CHECK(r.first_bad_seq() == 150);
   CHECK(first_problem(r).find("checkpoint at size 150") != std::string::npos);
 }
 
-TEST_CASE("log verify: a trusted checkpoint is proven extended, and a forked or truncated log is not") {
+TEST_CASE(
+    "log verify: a trusted checkpoint is proven extended, and a forked or truncated log is not") {
   TempDir dir;
   build(dir.path());
   std::string trusted;
@@ -325,7 +343,8 @@ TEST_CASE("log verify: --from N checks from N on and still catches damage after 
   CHECK(r.first_bad_seq() == 250);
 }
 
-TEST_CASE("log verify: a log of more than one verify chunk passes and names damage in a later chunk") {
+TEST_CASE(
+    "log verify: a log of more than one verify chunk passes and names damage in a later chunk") {
   TempDir dir;
   const uint64_t n = (1 << 16) + 3000;
   {
