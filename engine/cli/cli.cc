@@ -93,7 +93,7 @@ std::string Registry::overview(const std::string& prefix) const {
   for (const auto& c : commands_) {
     if (!prefix.empty() && c.path.rfind(prefix + " ", 0) != 0) continue;
     std::string left = "  " + c.path + (c.args.empty() ? "" : " " + c.args);
-    o << left << std::string(left.size() < 34 ? 34 - left.size() : 1, ' ') << c.summary << "\n";
+    o << left << std::string(left.size() < 38 ? 38 - left.size() : 1, ' ') << c.summary << "\n";
   }
   o << "\nRun 'aura COMMAND --help' for a command's options.\n";
   return o.str();
@@ -132,7 +132,11 @@ int Registry::main(int argc, char** argv) const {
       std::cout << overview(prefix);
       return 0;
     }
-    std::cerr << "aura: unknown command '" << args[0] << "'\n\n" << overview(prefix);
+    std::string tried;
+    for (size_t i = 0; i < args.size() && i < 2 && args[i].rfind("-", 0) != 0; ++i) {
+      tried += (tried.empty() ? "" : " ") + args[i];
+    }
+    std::cerr << "aura: unknown command '" << tried << "'\n\n" << overview(prefix);
     return 2;
   }
 
@@ -188,6 +192,12 @@ int Registry::main(int argc, char** argv) const {
               << (cmd->args.empty() ? "no arguments" : cmd->args) << "\n\n"
               << usage(*cmd);
     return 2;
+  }
+  for (const char* path_flag : {"data", "keys", "pubkey", "out", "trusted"}) {
+    if (inv.has(path_flag) && inv.get(path_flag).empty()) {
+      std::cerr << "aura " << cmd->path << ": --" << path_flag << ": empty path\n";
+      return 2;
+    }
   }
   inv.json = inv.has("json");
   inv.data_dir = inv.get("data", "var/aura");

@@ -48,13 +48,18 @@ Status check_folders(const Invocation& inv) {
 }
 
 // The pinned public key: --pubkey FILE, else the keys folder's lab.pub; never a key
-// found in the data folder.
-Result<std::vector<NoteVerifierKey>> pinned_keys(const Invocation& inv) {
+// found in the data folder, nor in `also_refuse` (e.g. the snapshot being restored).
+Result<std::vector<NoteVerifierKey>> pinned_keys(const Invocation& inv,
+                                                 const fs::path& also_refuse = {}) {
   fs::path file = inv.has("pubkey") ? fs::path(inv.get("pubkey"))
                                     : inv.keys_dir / std::string(KeyStore::kPublicKeyFile);
   if (path_is_within(file, inv.data_dir)) {
     return Status::invalid("public key " + file.string() +
                            " lies inside the data folder; pin a key kept elsewhere");
+  }
+  if (path_is_within(file, also_refuse)) {
+    return Status::invalid("public key " + file.string() + " lies inside " + also_refuse.string() +
+                           ", the thing it would verify; pin a key kept elsewhere");
   }
   auto k = KeyStore::load_public(file);
   if (!k.ok()) return k.status().with_context("pinned public key " + file.string());
@@ -209,11 +214,22 @@ int log_verify(Invocation& inv) {
   o.keys = *keys;
   if (inv.has("trusted")) {
     auto t = read_small_file(inv.get("trusted"), 1 << 20);
-    if (!t.ok()) return inv.fail(t.status().with_context("--trusted"));
+    if (!t.ok()) return inv.fail(t.status().with_context("--trusted"), 2);
+    // A note that does not verify is bad input, not a fault of the log.
+    if (auto c = open_checkpoint(*t, *keys); !c.ok()) {
+      return inv.fail(c.status().with_context("--trusted " + inv.get("trusted")), 2);
+    }
     o.trusted_checkpoint = std::move(t).value();
   }
   auto log = open_reader(inv);
   if (!log.ok()) return inv.fail(log.status());
+  if (*from == 0 || *from > (*log)->head().seq + 1) {
+    return inv.fail(Status::invalid("--from " + std::to_string(*from) + ": the log holds seqs 1.." +
+                                    std::to_string((*log)->head().seq)),
+                    2);
+  }
+  // A missing blobs folder is not created (verify writes nothing): every blob an event
+  // references is then reported missing.
   std::optional<BlobStore> blobs;
   if (fs::exists(inv.data_dir / "blobs")) {
     auto b = BlobStore::open(inv.data_dir / "blobs");
@@ -292,8 +308,10 @@ int log_dump(Invocation& inv) {
   if (!to.ok()) return inv.fail(to.status(), 2);
   auto log = open_reader(inv);
   if (!log.ok()) return inv.fail(log.status());
-  auto print = [](const EventView& ev) {
+  uint64_t printed = 0;
+  auto print = [&](const EventView& ev) {
     std::cout << event_json(ev) << "\n";
+    ++printed;
     return true;
   };
   Status s = inv.has("stream")
@@ -303,6 +321,7 @@ int log_dump(Invocation& inv) {
                  : (*log)->read_range(*from, std::min(*to, (*log)->head().seq), print);
   std::cout << std::flush;
   if (!s.is_ok()) return inv.fail(s);
+  inv.emit_json(JsonWriter().boolean("ok", true).num("events", printed).done());
   return 0;
 }
 
@@ -554,7 +573,7 @@ int log_restore(Invocation& inv) {
   if (!inv.has("data"))
     return inv.fail(Status::invalid("--data DIR (the empty target) is required"), 2);
   if (Status s = check_folders(inv); !s.is_ok()) return inv.fail(s);
-  auto keys = pinned_keys(inv);
+  auto keys = pinned_keys(inv, inv.positional[0]);
   if (!keys.ok()) return inv.fail(keys.status());
   auto m = restore_snapshot(inv.positional[0], inv.data_dir, *keys);
   if (!m.ok()) return inv.fail(m.status());

@@ -32,7 +32,8 @@ Result<DataDir> DataDir::open_writer(const std::filesystem::path& dir) {
     if (err == EWOULDBLOCK) {
       auto pid = holder(dir);
       return Status::busy("data folder " + dir.string() + " is in use by pid " +
-                          (pid ? std::to_string(*pid) : std::string("?")) + "; use --server URL");
+                          (pid ? std::to_string(*pid) : std::string("?")) +
+                          "; readers (verify, dump, head, prove) still open it read-only");
     }
     return Status::io("lock " + lock_path + ": " + std::strerror(err));
   }
@@ -89,9 +90,10 @@ DataDir::~DataDir() {
 
 bool path_is_within(const std::filesystem::path& inner, const std::filesystem::path& outer) {
   std::error_code ec;
-  auto a = std::filesystem::weakly_canonical(std::filesystem::absolute(inner), ec);
+  if (inner.empty() || outer.empty()) return false;
+  auto a = std::filesystem::weakly_canonical(std::filesystem::absolute(inner, ec), ec);
   if (ec) return false;
-  auto b = std::filesystem::weakly_canonical(std::filesystem::absolute(outer), ec);
+  auto b = std::filesystem::weakly_canonical(std::filesystem::absolute(outer, ec), ec);
   if (ec) return false;
   auto ai = a.begin(), bi = b.begin();
   for (; bi != b.end(); ++ai, ++bi) {

@@ -162,8 +162,10 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::filesystem::path& db
   rocksdb::DBOptions dbo;
   dbo.create_if_missing = o.create_if_missing && !o.read_only;
   dbo.create_missing_column_families = !o.read_only;
-  // After a crash, recover to the last intact write batch: no torn event, no gap.
-  dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  // After a crash the last WAL record may be torn (never acknowledged: its sync had not
+  // returned) and is dropped. Damage anywhere before the tail refuses the open instead
+  // of silently cutting the log short there (point-in-time recovery would).
+  dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   dbo.keep_log_file_num = 4;
   if (o.env != nullptr) dbo.env = o.env;

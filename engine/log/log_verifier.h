@@ -20,8 +20,11 @@ struct VerifyOptions {
   uint64_t from_seq = 1;              // events before this are trusted (an incremental audit)
   std::vector<NoteVerifierKey> keys;  // pinned lab keys; checkpoints must verify with one
   std::optional<std::string> trusted_checkpoint;  // a signed note the log must extend
-  const BlobStore* blobs = nullptr;               // null: referenced blobs are not checked
-  unsigned threads = 0;                           // 0: one per core
+  // Referenced blobs are checked in `blobs`; with check_blobs and no store, every
+  // referenced blob is reported missing. check_blobs=false skips them (unit tests).
+  const BlobStore* blobs = nullptr;
+  bool check_blobs = true;
+  unsigned threads = 0;  // 0: one per core
   // Called now and then from worker threads with events checked so far.
   std::function<void(uint64_t done, uint64_t total)> progress;
 };

@@ -37,6 +37,7 @@ inline VerifyReport verify(const EventLog& log, const BlobStore* blobs = nullptr
   VerifyOptions o;
   o.keys = {test_signer().verifier()};
   o.blobs = blobs;
+  o.check_blobs = blobs != nullptr;
   return verify_log(log, o);
 }
 
