@@ -28,8 +28,12 @@ Digest Sha256::finish() {
 }
 
 Digest sha256(std::span<const uint8_t> bytes) {
+  // Not OpenSSL's one-shot SHA256(): in OpenSSL 3 it fetches a provider on every call.
+  SHA256_CTX c;
+  SHA256_Init(&c);
+  SHA256_Update(&c, bytes.data(), bytes.size());
   Digest d;
-  SHA256(bytes.data(), bytes.size(), d.data());
+  SHA256_Final(d.data(), &c);
   return d;
 }
 std::string to_hex(std::span<const uint8_t> bytes) {

@@ -168,6 +168,9 @@ Result<std::unique_ptr<EventLog>> EventLog::open(const std::filesystem::path& db
   dbo.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   dbo.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   dbo.keep_log_file_num = 4;
+  // Readers scan the whole log (verify, replay): map the files instead of copying each
+  // block out of the page cache.
+  if (o.read_only) dbo.allow_mmap_reads = true;
   if (o.env != nullptr) dbo.env = o.env;
   // The log is read mostly front to back (verify, replay, snapshots): large blocks
   // mean fewer block fetches per event.

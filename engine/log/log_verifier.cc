@@ -196,9 +196,12 @@ class Verifier {
       if (o_.check_blobs) check_refs(seq, ev->payload);
     }
     if (!it->status().ok()) {
+      // RocksDB names the damaged block; the events after it in this chunk are unreadable,
+      // not missing.
       problems_.add(expect, seq_text(expect) + ": read failed: " + it->status().ToString());
+    } else {
+      for (; expect <= b; ++expect) problems_.add(expect, seq_text(expect) + ": event missing");
     }
-    for (; expect <= b; ++expect) problems_.add(expect, seq_text(expect) + ": event missing");
 
     check_chunk_tree(c, a, level, have);
     events_checked_ += checked;
@@ -227,6 +230,7 @@ class Verifier {
     std::unique_ptr<rocksdb::Iterator> it(log_.db()->NewIterator(ro, log_.tree_cf()));
     it->Seek(lower);
     uint64_t checked = 0;
+    bool read_failed = false;  // reported once per chunk: RocksDB names the damaged block
 
     // Advances past nodes above chunk level (the upper pass checks those).
     auto skip_upper = [&] {
@@ -251,6 +255,14 @@ class Verifier {
         extra(it->key().ToStringView());
       }
       const uint64_t index = (end >> e.level) - 1;
+      if (!it->Valid() && !it->status().ok()) {
+        if (!read_failed) {
+          read_failed = true;
+          problems_.add(last_seq_of(e.level, index),
+                        node_name(e.level, index) + ": read failed: " + it->status().ToString());
+        }
+        return;
+      }
       if (!it->Valid() || it->key().ToStringView() != want) {
         problems_.add(last_seq_of(e.level, index), node_name(e.level, index) + " missing");
         return;
