@@ -7,7 +7,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev
   librocksdb-dev libsqlite3-dev libsodium-dev libssl-dev
   libsimdjson-dev libbpf-dev libseccomp-dev doctest-dev
-  python3 iproute2
+  python3 iproute2 clang-format
 )
 
 missing=()
