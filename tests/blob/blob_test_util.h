@@ -11,28 +11,11 @@
 #include <string>
 #include <string_view>
 
+#include "tests/support/temp_dir.h"
+
 namespace aura::blob_test {
 
-// A fresh directory under /tmp, removed with everything in it when the test ends.
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/aura-blob-test-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using TempDir = aura::testing::TempDir;
 
 // Overwrites a file (blobs are stored read-only, so it is made writable first).
 inline void overwrite(const std::filesystem::path& p, std::string_view content) {
