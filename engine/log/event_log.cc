@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "engine/blob/evidence_ref.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/crypto/ed25519.h"
 #include "engine/log/event_codec.h"
@@ -279,6 +280,7 @@ Result<std::vector<Appended>> EventLog::append_all(std::span<const EventDraft> d
   size_t bytes = 0;
   for (size_t i = 0; i < drafts.size(); ++i) {
     Status s = validate_draft(drafts[i]);
+    if (s.is_ok()) s = check_refs(drafts[i]);
     if (!s.is_ok()) {
       return drafts.size() == 1 ? s.with_context("append")
                                 : s.with_context("append: event " + std::to_string(i));
@@ -293,6 +295,20 @@ Result<std::vector<Appended>> EventLog::append_all(std::span<const EventDraft> d
   Writer w;
   w.drafts = drafts;
   return submit(w);
+}
+
+Status EventLog::check_refs(const EventDraft& draft) const {
+  auto refs = extract_refs(draft.payload);
+  if (!refs.ok()) return refs.status().with_context("payload");
+  if (refs->empty()) return Status::ok();
+  if (options_.blobs == nullptr) {
+    return Status::failed_precondition("payload references blobs but the log has no blob store");
+  }
+  for (const auto& r : *refs) {
+    Status s = options_.blobs->check(r.sha256, r.bytes);
+    if (!s.is_ok()) return s.with_context("refs " + r.id + ": not stored before the event");
+  }
+  return Status::ok();
 }
 
 Result<StoredCheckpoint> EventLog::checkpoint() {

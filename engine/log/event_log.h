@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/blob/blob_store.h"
 #include "engine/common/status.h"
 #include "engine/log/event.h"
 #include "engine/merkle/merkle.h"
@@ -51,6 +52,10 @@ class EventLog {
     // Signs checkpoints. Null: no checkpoints are made and checkpoint() refuses.
     // Must outlive the log.
     const NoteSigner* signer = nullptr;
+    // Where the blobs that events reference live. An event whose payload lists "refs"
+    // is appended only if each blob is already stored (durably, with that size and
+    // digest); without a store such an event is refused. Must outlive the log.
+    const BlobStore* blobs = nullptr;
     // A checkpoint is signed whenever a group crosses a multiple of this; 0: only on demand.
     uint64_t checkpoint_every = 1000;
     // Microseconds since the Unix epoch; default CLOCK_REALTIME. Stamps are kept non-decreasing.
@@ -140,6 +145,7 @@ class EventLog {
   Result<StoredCheckpoint> make_checkpoint(uint64_t size, const merkle::Hash& root,
                                            const Digest& chain_head) const;
   Result<std::vector<Appended>> submit(Writer& w);
+  Status check_refs(const EventDraft& draft) const;
 
   Options options_;
   std::unique_ptr<rocksdb::DB> db_;

@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "engine/blob/evidence_ref.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/log/data_dir.h"
 #include "tests/log/log_test_util.h"
@@ -77,6 +78,36 @@ TEST_CASE("event log: bad input is refused with a clear error and appends nothin
   CHECK(r.status().message().find("event 1") != std::string::npos);
   CHECK(log->head().seq == 1);
   CHECK(log->head().hash == head);
+}
+
+TEST_CASE("event log: an event may reference only blobs already stored") {
+  TempDir dir;
+  auto blobs = BlobStore::open(dir / "blobs");
+  REQUIRE(blobs.ok());
+  auto stored = blobs->put(as_bytes(std::string_view("probe output\n")));
+  REQUIRE(stored.ok());
+  const EvidenceRef good{"ev-1", stored->sha256, "probe.output", stored->bytes};
+  const EvidenceRef absent{"ev-2", sha256("never stored"), "probe.output", 12};
+  const EvidenceRef wrong_size{"ev-3", stored->sha256, "probe.output", stored->bytes + 1};
+  auto with = [](const EvidenceRef& r) {
+    return EventDraft{"attempt/1", "probe.completed", "supervisor",
+                      R"({"refs":[)" + evidence_ref_json(r) + "]}"};
+  };
+  {
+    auto unbacked = open_log(dir / "plain");
+    auto r = unbacked->append(with(good));
+    CHECK(r.status().message().find("no blob store") != std::string::npos);
+    CHECK(unbacked->head().seq == 0);
+  }
+  auto log = open_log(dir / "log", 1000, false, nullptr, &*blobs);
+  REQUIRE(log->append(with(good)).ok());
+  auto r = log->append(with(absent));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("refs ev-2: not stored before the event") != std::string::npos);
+  r = log->append(with(wrong_size));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("refs ev-3") != std::string::npos);
+  CHECK(log->head().seq == 1);
 }
 
 TEST_CASE("event log: many threads appending at once get one total order and the chain verifies") {

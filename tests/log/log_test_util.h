@@ -22,9 +22,11 @@ inline EventDraft sample(uint64_t i, std::string stream = "") {
 }
 
 inline std::unique_ptr<EventLog> open_log(const std::filesystem::path& dir, uint64_t every = 1000,
-                                          bool read_only = false, rocksdb::Env* env = nullptr) {
+                                          bool read_only = false, rocksdb::Env* env = nullptr,
+                                          const BlobStore* blobs = nullptr) {
   EventLog::Options o;
   o.signer = &test_signer();
+  o.blobs = blobs;
   o.checkpoint_every = every;
   o.read_only = read_only;
   o.env = env;

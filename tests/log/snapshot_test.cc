@@ -24,7 +24,7 @@ TEST_CASE("snapshot: taken during concurrent appends, restores to a log that ver
   TempDir dir;
   auto blobs = BlobStore::open(dir / "data/blobs");
   REQUIRE(blobs.ok());
-  auto log = open_log(dir / "data/log", 100);
+  auto log = open_log(dir / "data/log", 100, false, nullptr, &*blobs);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> appended{0};
   std::vector<std::thread> writers;

@@ -150,7 +150,7 @@ TEST_CASE("log verify: a swapped blob names the event that references it") {
   auto blobs = BlobStore::open(dir / "blobs");
   REQUIRE(blobs.ok());
   {
-    auto log = open_log(dir / "log", 50);
+    auto log = open_log(dir / "log", 50, false, nullptr, &*blobs);
     for (uint64_t i = 1; i <= 20; ++i) {
       EventDraft d = sample(i);
       if (i == 12) {
