@@ -100,6 +100,19 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("log verify: a head record that no longer decodes is named, not an open failure") {
+  TempDir dir;
+  build(dir.path());
+  auto r = tamper(dir.path(), [&](EventLog& log) {
+    std::string v = raw_get(log, kEvents);
+    v[0] = 9;  // unknown version
+    raw_put(log, kEvents, v);
+  });
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.first_bad_seq() == kEvents);
+  CHECK(first_problem(r).find("unknown version 9") != std::string::npos);
+}
+
 TEST_CASE("log verify: a deleted event names its seq, in the middle and at the head") {
   for (uint64_t seq : {uint64_t(150), kEvents}) {
     TempDir dir;
