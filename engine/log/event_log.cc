@@ -461,6 +461,11 @@ Result<StoredCheckpoint> EventLog::make_checkpoint(uint64_t size, const merkle::
   return StoredCheckpoint{size, std::move(note).value()};
 }
 
+merkle::CompactRange EventLog::tree_state() const {
+  std::lock_guard l(mu_);
+  return tree_;
+}
+
 EventLog::Stats EventLog::stats() const {
   std::lock_guard l(mu_);
   return stats_;

@@ -97,6 +97,8 @@ class EventLog {
   // A read-only open tolerates stored state that disagrees with the events (so
   // verify can name it); this says what disagreed, empty when nothing did.
   const std::string& state_problem() const { return state_problem_; }
+  // The compact range as stored in meta (the right edge the next append extends).
+  merkle::CompactRange tree_state() const;
   uint64_t meta_tree_size() const { return meta_tree_size_; }
 
   // Reads. Thread-safe; see only durable events.

@@ -101,7 +101,7 @@ class Verifier {
     index_thread.join();
 
     compare_stream_index();
-    check_upper_tree(chunks);
+    check_upper_tree();
     check_meta_tree();
     check_checkpoints(r);
     if (o_.trusted_checkpoint) check_trusted(r);
@@ -355,7 +355,7 @@ class Verifier {
 
   // Nodes above chunk level, from the chunk roots (earlier chunks' roots are read
   // from storage when verifying from a later seq).
-  void check_upper_tree(uint64_t chunks) {
+  void check_upper_tree() {
     const uint64_t full = n_ / kChunk;
     std::vector<merkle::Hash> level(full);
     std::vector<bool> valid(full);
@@ -373,7 +373,6 @@ class Verifier {
         valid[c] = chunk_valid_[c];
       }
     }
-    (void)chunks;
     for (int l = kChunkLevel + 1; level.size() >= 2; ++l) {
       std::vector<merkle::Hash> up(level.size() / 2);
       std::vector<bool> up_valid(up.size());
@@ -405,11 +404,23 @@ class Verifier {
     }
   }
 
+  // The compact range in meta (what the next append extends) must hold the perfect
+  // subtrees that make up the head's tree, as recomputed above.
   void check_meta_tree() {
     if (!log_.state_problem().empty()) return;
-    auto root = log_.root_at(n_);
-    if (!root.ok()) {
-      problems_.add(n_, "tree root at head: " + root.status().message());
+    const merkle::CompactRange stored = log_.tree_state();
+    uint64_t begin = 0;
+    size_t i = 0;
+    for (int level = 63; level >= 0; --level) {
+      if (!((n_ >> level) & 1)) continue;
+      auto node = log_.nodes().perfect_node(uint8_t(level), begin >> level);
+      if (!node.ok() || i >= stored.peaks().size() || stored.peaks()[i] != *node) {
+        problems_.add(std::max<uint64_t>(n_, 1),
+                      "meta tree: peak " + std::to_string(i) + " differs from the stored tree");
+        return;
+      }
+      begin += uint64_t(1) << level;
+      ++i;
     }
   }
 

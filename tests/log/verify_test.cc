@@ -252,6 +252,20 @@ TEST_CASE("log verify: a changed Merkle node is named, under the last seq it cov
   CHECK(first_problem(r).find("tree node (3,5) over seqs 41..48") != std::string::npos);
 }
 
+TEST_CASE("log verify: a changed peak in the stored compact range is named at the head") {
+  TempDir dir;
+  build(dir.path());
+  auto r = tamper(dir.path(), [&](EventLog& log) {
+    std::string v;
+    REQUIRE(log.db()->Get(rocksdb::ReadOptions(), log.meta_cf(), "tree", &v).ok());
+    v[8 + 5] ^= 1;  // a byte of the first peak
+    REQUIRE(log.db()->Put(rocksdb::WriteOptions(), log.meta_cf(), "tree", v).ok());
+  });
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.first_bad_seq() == kEvents);
+  CHECK(first_problem(r).find("meta tree: peak 0") != std::string::npos);
+}
+
 TEST_CASE("log verify: a planted extra Merkle node is named") {
   TempDir dir;
   build(dir.path());
