@@ -68,6 +68,7 @@ class Registry {
 // Commands of each area register here.
 void register_log_commands(Registry& r);
 void register_bench_commands(Registry& r);
+void register_scenario_commands(Registry& r);
 
 // A non-negative decimal integer, nothing else.
 std::optional<uint64_t> parse_u64(std::string_view s);

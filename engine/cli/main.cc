@@ -6,5 +6,6 @@ int main(int argc, char** argv) {
   aura::cli::Registry registry;
   aura::cli::register_log_commands(registry);
   aura::cli::register_bench_commands(registry);
+  aura::cli::register_scenario_commands(registry);
   return registry.main(argc, argv);
 }

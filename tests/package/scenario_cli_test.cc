@@ -1,0 +1,80 @@
+// `aura keys init-publisher`, `aura scenario sign` and `aura scenario verify`, black-box.
+#include <doctest/doctest.h>
+
+#include "tests/cli/cli_util.h"
+
+using aura::testing::CliResult;
+using aura::testing::Json;
+using aura::testing::Lab;
+using aura::testing::read_file;
+using aura::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_package(const fs::path& dir) {
+  fs::create_directories(dir / "files");
+  write_file(dir / "manifest.json",
+             R"({"id":"example.hello","version":"1.0.0","family":"example","title":"Hello"})");
+  write_file(dir / "files" / "hello.txt", "hello\n");
+}
+
+}  // namespace
+
+TEST_CASE("scenario cli: init-publisher, sign and verify round trip; a changed file fails") {
+  Lab lab(Lab::Keys::kNone);
+  const fs::path pkg = lab / "pkg";
+  write_package(pkg);
+
+  CliResult r = lab.aura({"scenario", "sign", pkg.string()});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("aura keys init-publisher") != std::string::npos, r.describe());
+
+  r = lab.aura({"keys", "init-publisher", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  Json init(r.last_line());
+  CHECK(init.boolean("created") == true);
+  r = lab.aura({"keys", "init-publisher", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(Json(r.last_line()).boolean("created") == false);
+  CHECK(Json(r.last_line()).str("public_key") == init.str("public_key"));
+
+  r = lab.aura({"scenario", "sign", pkg.string(), "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  Json sign(r.last_line());
+  REQUIRE(sign.ok());
+  CHECK(sign.str("id") == "example.hello");
+
+  r = lab.aura({"scenario", "verify", pkg.string(), "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  Json verify(r.last_line());
+  CHECK(verify.boolean("ok") == true);
+  CHECK(verify.str("package_digest") == sign.str("package_digest"));
+  CHECK(verify.str("publisher") == init.str("name"));
+  CHECK(r.out.find("sha256:" + *sign.str("package_digest")) != std::string::npos);
+
+  write_file(pkg / "files" / "hello.txt", "tampered\n");
+  r = lab.aura({"scenario", "verify", pkg.string(), "--json"});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("changed file \"files/hello.txt\"") != std::string::npos, r.describe());
+  CHECK(Json(r.last_line()).boolean("ok") == false);
+}
+
+TEST_CASE("scenario cli: verify refuses a trust store inside the package, and a missing one") {
+  Lab lab(Lab::Keys::kNone);
+  const fs::path pkg = lab / "pkg";
+  write_package(pkg);
+  REQUIRE(lab.aura({"keys", "init-publisher"}).exit_code == 0);
+  REQUIRE(lab.aura({"scenario", "sign", pkg.string()}).exit_code == 0);
+  CliResult r = lab.aura({"scenario", "verify", pkg.string(), "--trust", (pkg / "files").string()});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("lies inside the package") != std::string::npos, r.describe());
+  r = lab.aura({"scenario", "verify", pkg.string(), "--trust", (lab / "none").string()});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("not found") != std::string::npos, r.describe());
+  // A key file inside the package is never used to sign it.
+  fs::copy_file(lab.keys() / "publisher.key", pkg / "publisher.key");
+  r = lab.aura({"scenario", "sign", pkg.string(), "--key", (pkg / "publisher.key").string()});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("lies inside the package") != std::string::npos, r.describe());
+}
