@@ -10,6 +10,7 @@
 #include <set>
 
 #include "engine/blob/evidence_ref.h"
+#include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/sign/dsse.h"
 
@@ -69,35 +70,6 @@ Result<std::vector<SnapshotFile>> hash_tree(const fs::path& root) {
   if (ec) return Status::io("walk " + root.string() + ": " + ec.message());
   std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.path < b.path; });
   return files;
-}
-
-Status write_file_durably(const fs::path& path, std::string_view bytes, mode_t mode) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) return Status::io("create " + path.string() + ": " + std::strerror(errno));
-  size_t off = 0;
-  while (off < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (n <= 0) {
-      ::close(fd);
-      return Status::io("write " + path.string() + ": " + std::strerror(errno));
-    }
-    off += size_t(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    return Status::io("fsync " + path.string() + ": " + std::strerror(errno));
-  }
-  ::close(fd);
-  return Status::ok();
-}
-
-Status fsync_dir(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::io("open " + dir.string() + ": " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return Status::io("fsync " + dir.string() + ": " + std::strerror(errno));
-  return Status::ok();
 }
 
 // A relative path from a manifest: no absolute paths, no "..", no empty parts.
@@ -263,10 +235,10 @@ Result<SnapshotManifest> make_snapshot(EventLog& log, const BlobStore& blobs,
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
   std::string envelope = dsse_sign(kSnapshotPayloadType, snapshot_manifest_json(m), signer);
-  AURA_RETURN_IF_ERROR(write_file_durably(out_dir / kSnapshotManifestFile, envelope, 0644));
-  AURA_RETURN_IF_ERROR(write_file_durably(out_dir / kPublicKeyFile,
-                                          format_verifier_key(signer.verifier()) + "\n", 0644));
-  AURA_RETURN_IF_ERROR(fsync_dir(out_dir));
+  AURA_RETURN_IF_ERROR(
+      file_io::create_file_durably(out_dir, out_dir / kSnapshotManifestFile, envelope, 0644));
+  AURA_RETURN_IF_ERROR(file_io::create_file_durably(
+      out_dir, out_dir / kPublicKeyFile, format_verifier_key(signer.verifier()) + "\n", 0644));
   return m;
 }
 
@@ -322,9 +294,9 @@ Result<SnapshotManifest> restore_snapshot(const fs::path& snapshot_dir, const fs
         copy_file_durably(snapshot_dir / f.path, data_dir / f.path).with_context("restore"));
   }
   for (const char* sub : {"log", "blobs"}) {
-    if (fs::exists(data_dir / sub)) AURA_RETURN_IF_ERROR(fsync_dir(data_dir / sub));
+    if (fs::exists(data_dir / sub)) AURA_RETURN_IF_ERROR(file_io::fsync_dir(data_dir / sub));
   }
-  AURA_RETURN_IF_ERROR(fsync_dir(data_dir));
+  AURA_RETURN_IF_ERROR(file_io::fsync_dir(data_dir));
   EventLog::Options ro;
   ro.read_only = true;
   auto log = EventLog::open(data_dir / "log", ro);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <system_error>
 
+#include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
-#include "engine/package/file_io.h"
 #include "engine/package/package_format.h"
 #include "engine/sign/dsse.h"
 
@@ -290,14 +290,14 @@ Result<CheckedTree> check_tree(const fs::path& dir, std::string_view sums_bytes,
   for (PackageFile& f : *listed) {
     const fs::path p = dir / f.path;
     const std::string name = shown(f.path);
-    package_io::FileDigest d;
+    file_io::FileDigest d;
     if (f.path == pf::kManifestFile) {
-      auto bytes = package_io::read_regular_file(p, name, pf::kMaxManifestBytes);
+      auto bytes = file_io::read_regular_file(p, name, pf::kMaxManifestBytes);
       if (!bytes.ok()) return bytes.status();
       d = {sha256(*bytes), bytes->size()};
       out.manifest_bytes = std::move(*bytes);
     } else {
-      auto h = package_io::hash_regular_file(p, name, budget);
+      auto h = file_io::hash_regular_file(p, name, budget);
       if (!h.ok()) return h.status();
       d = *h;
     }
@@ -319,8 +319,8 @@ Result<CheckedTree> check_tree(const fs::path& dir, std::string_view sums_bytes,
 Result<LoadedPackage> load_package_unprefixed(const fs::path& dir, const TrustStore& trust) {
   AURA_RETURN_IF_ERROR(check_is_dir(dir));
   // 1. The signature, before anything else is read.
-  auto envelope = package_io::read_regular_file(dir / pf::kSignatureFile, pf::kSignatureFile,
-                                                pf::kMaxSignatureBytes);
+  auto envelope = file_io::read_regular_file(dir / pf::kSignatureFile, pf::kSignatureFile,
+                                             pf::kMaxSignatureBytes);
   if (!envelope.ok()) {
     if (envelope.status().code() == ErrorCode::kNotFound) {
       return Status::not_found(std::string(pf::kSignatureFile) +
@@ -334,7 +334,7 @@ Result<LoadedPackage> load_package_unprefixed(const fs::path& dir, const TrustSt
   if (!payload.ok()) return payload.status();
 
   // 2. SHA256SUMS must be the bytes the payload names.
-  auto sums = package_io::read_regular_file(dir / pf::kSumsFile, pf::kSumsFile, pf::kMaxSumsBytes);
+  auto sums = file_io::read_regular_file(dir / pf::kSumsFile, pf::kSumsFile, pf::kMaxSumsBytes);
   if (!sums.ok()) return sums.status();
   const Digest sums_digest = sha256(*sums);
   if (sums_digest != payload->sums_sha256) {
@@ -384,8 +384,8 @@ Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSig
                    [](const TreeFile& f) { return f.path == pf::kManifestFile; })) {
     return Status::invalid("manifest.json is missing");
   }
-  auto manifest = package_io::read_regular_file(dir / pf::kManifestFile, pf::kManifestFile,
-                                                pf::kMaxManifestBytes);
+  auto manifest =
+      file_io::read_regular_file(dir / pf::kManifestFile, pf::kManifestFile, pf::kMaxManifestBytes);
   if (!manifest.ok()) return manifest.status();
   auto header = parse_manifest_header(*manifest);
   if (!header.ok()) return header.status();
@@ -396,12 +396,12 @@ Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSig
   out.manifest_sha256 = sha256(*manifest);
   uint64_t budget = pf::kMaxTotalBytes;
   for (const TreeFile& t : *tree) {
-    package_io::FileDigest d;
+    file_io::FileDigest d;
     if (t.path == pf::kManifestFile) {
       // The bytes just validated, not a second read that could differ.
       d = {out.manifest_sha256, manifest->size()};
     } else {
-      auto h = package_io::hash_regular_file(dir / t.path, shown(t.path), budget);
+      auto h = file_io::hash_regular_file(dir / t.path, shown(t.path), budget);
       if (!h.ok()) return h.status();
       d = *h;
     }
@@ -422,9 +422,9 @@ Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSig
 
   // SHA256SUMS first: a crash before the signature is renamed leaves a package that fails
   // to load (the old signature names other sums), never one that loads wrongly.
-  AURA_RETURN_IF_ERROR(package_io::replace_file_durably(dir, dir / pf::kSumsFile, sums, 0644));
+  AURA_RETURN_IF_ERROR(file_io::replace_file_durably(dir, dir / pf::kSumsFile, sums, 0644));
   AURA_RETURN_IF_ERROR(
-      package_io::replace_file_durably(dir, dir / pf::kSignatureFile, envelope, 0644));
+      file_io::replace_file_durably(dir, dir / pf::kSignatureFile, envelope, 0644));
   return out;
 }
 

@@ -9,9 +9,9 @@
 #include <array>
 #include <cstdio>
 
+#include "engine/common/file_io.h"
 #include "engine/crypto/ed25519.h"
 #include "engine/crypto/sha256.h"
-#include "engine/package/file_io.h"
 
 namespace aura {
 namespace fs = std::filesystem;
@@ -32,10 +32,10 @@ std::string mode_text(mode_t mode) {
 // holds another key.
 Result<fs::path> ensure_public(const fs::path& keys_dir, const NoteVerifierKey& key) {
   const fs::path dir = keys_dir / kPublishersDir;
-  AURA_RETURN_IF_ERROR(package_io::ensure_dir(dir, kDirMode));
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(dir, kDirMode));
   const fs::path pub = dir / publisher_pub_file_name(key.name);
   const std::string text = format_verifier_key(key) + "\n";
-  auto existing = package_io::read_regular_file(pub, pub.string(), kMaxKeyFileBytes);
+  auto existing = file_io::read_regular_file(pub, pub.string(), kMaxKeyFileBytes);
   if (existing.ok()) {
     auto parsed = parse_verifier_key(*existing);
     if (parsed.ok() && *parsed == key) return pub;
@@ -45,7 +45,7 @@ Result<fs::path> ensure_public(const fs::path& keys_dir, const NoteVerifierKey& 
   if (existing.status().code() != ErrorCode::kNotFound) return existing.status();
   // The temporary file goes in KEYS, not in the trust store, so a crash leaves no stray
   // file there for TrustStore::load to refuse.
-  Status s = package_io::create_file_durably(keys_dir, pub, text, kPublicMode);
+  Status s = file_io::create_file_durably(keys_dir, pub, text, kPublicMode);
   if (s.code() == ErrorCode::kFailedPrecondition) {
     // A concurrent call won the race; accept its file if it holds our key.
     return ensure_public(keys_dir, key);
@@ -71,7 +71,7 @@ Result<NoteSigner> load_publisher_key(const fs::path& key_file) {
     const int err = errno;
     if (err == ENOENT) return Status::not_found(where + " not found");
     if (err == ELOOP) return Status::failed_precondition(where + " is a symlink; refusing it");
-    return Status::io(where + ": open: " + package_io::errno_text(err));
+    return Status::io(where + ": open: " + file_io::errno_text(err));
   }
   struct Closer {
     int fd;
@@ -80,7 +80,7 @@ Result<NoteSigner> load_publisher_key(const fs::path& key_file) {
   // The checks and the read use one descriptor, so the file checked is the file read.
   struct stat st;
   if (::fstat(raw, &st) != 0) {
-    return Status::io(where + ": fstat: " + package_io::errno_text(errno));
+    return Status::io(where + ": fstat: " + file_io::errno_text(errno));
   }
   if (!S_ISREG(st.st_mode)) return Status::failed_precondition(where + " is not a regular file");
   if (st.st_uid != ::geteuid()) {
@@ -101,7 +101,7 @@ Result<NoteSigner> load_publisher_key(const fs::path& key_file) {
     if (n < 0) {
       const int err = errno;
       explicit_bzero(text.data(), text.size());
-      return Status::io(where + ": read: " + package_io::errno_text(err));
+      return Status::io(where + ": read: " + file_io::errno_text(err));
     }
     if (n == 0) break;
     if (text.size() + static_cast<size_t>(n) > kMaxKeyFileBytes) {
@@ -125,15 +125,15 @@ Result<PublisherKey> ensure_publisher_key(const fs::path& keys_dir) {
   struct stat st;
   if (::lstat(key_file.c_str(), &st) != 0) {
     if (errno != ENOENT) {
-      return Status::io("stat " + key_file.string() + ": " + package_io::errno_text(errno));
+      return Status::io("stat " + key_file.string() + ": " + file_io::errno_text(errno));
     }
-    AURA_RETURN_IF_ERROR(package_io::ensure_dir(keys_dir, kDirMode));
+    AURA_RETURN_IF_ERROR(file_io::ensure_dir(keys_dir, kDirMode));
     std::array<uint8_t, 8> rnd;
     random_bytes(rnd);
     NoteSigner fresh(std::string(kPublisherKeyNamePrefix) + to_hex(rnd),
                      Ed25519KeyPair::generate());
     std::string secret = format_signer_key(fresh) + "\n";
-    Status s = package_io::create_file_durably(keys_dir, key_file, secret, kPrivateMode);
+    Status s = file_io::create_file_durably(keys_dir, key_file, secret, kPrivateMode);
     explicit_bzero(secret.data(), secret.size());
     // kFailedPrecondition: a concurrent call created the key first; load and use theirs.
     if (!s.is_ok() && s.code() != ErrorCode::kFailedPrecondition) return s;

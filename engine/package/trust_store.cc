@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <system_error>
 
-#include "engine/package/file_io.h"
+#include "engine/common/file_io.h"
 
 namespace aura {
 namespace fs = std::filesystem;
@@ -44,7 +44,7 @@ Result<TrustStore> TrustStore::load(const fs::path& dir) {
       return Status::invalid(where + ": unexpected entry " + name +
                              " (only <name>.pub publisher keys belong here)");
     }
-    auto text = package_io::read_regular_file(p, where + ": " + name, kMaxPubFileBytes);
+    auto text = file_io::read_regular_file(p, where + ": " + name, kMaxPubFileBytes);
     if (!text.ok()) return text.status();
     auto key = parse_verifier_key(*text);
     if (!key.ok()) {

@@ -1,4 +1,4 @@
-#include "engine/package/file_io.h"
+#include "engine/common/file_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include "engine/crypto/ed25519.h"
 #include "engine/crypto/sha256.h"
 
-namespace aura::package_io {
+namespace aura::file_io {
 namespace fs = std::filesystem;
 namespace {
 
@@ -217,4 +217,4 @@ Status fsync_dir(const fs::path& dir) {
   return Status::ok();
 }
 
-}  // namespace aura::package_io
+}  // namespace aura::file_io

@@ -1,6 +1,6 @@
-// Small file helpers for packages and publisher keys: bounded reads that refuse symlinks
-// and special files, and durable atomic writes (temporary file, fsync, rename or link,
-// fsync of the folder), the same rules engine/keys/key_store.cc follows for lab.key.
+// Small file helpers: bounded reads that refuse symlinks and special files, and durable
+// atomic writes (temporary file, fsync, rename or link, fsync of the folder), the rules
+// engine/keys/key_store.cc follows for lab.key.
 #pragma once
 
 #include <sys/types.h>
@@ -12,7 +12,7 @@
 #include "engine/common/status.h"
 #include "engine/crypto/sha256.h"
 
-namespace aura::package_io {
+namespace aura::file_io {
 
 // Reads `path`, which must be a regular file (not a symlink, FIFO or device) of at most
 // `limit` bytes. `name` names the file in errors. kNotFound when missing, kInvalidArgument
@@ -51,4 +51,4 @@ Status fsync_dir(const std::filesystem::path& dir);
 
 std::string errno_text(int err);
 
-}  // namespace aura::package_io
+}  // namespace aura::file_io
