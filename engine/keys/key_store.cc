@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/common/file_io.h"
 #include "engine/crypto/ed25519.h"
 #include "engine/crypto/sha256.h"
 
@@ -22,7 +23,7 @@ constexpr mode_t kPrivateMode = 0600;
 constexpr mode_t kPublicMode = 0644;
 constexpr mode_t kDirMode = 0700;
 
-std::string errno_text(int err) { return std::string(strerror(err)); }
+using file_io::errno_text;
 
 std::string mode_text(mode_t mode) {
   char buf[8];
@@ -51,44 +52,6 @@ class Fd {
   int fd_;
 };
 
-Status fsync_dir(const fs::path& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return Status::io("open " + dir.string() + ": " + errno_text(errno));
-  if (::fsync(fd.get()) != 0) return Status::io("fsync " + dir.string() + ": " + errno_text(errno));
-  return Status::ok();
-}
-
-// Writes `contents` durably to a new temporary file in `dir` with exactly `mode`; returns its
-// path. The caller links or renames it into place and removes it on failure.
-Result<fs::path> write_temp(const fs::path& dir, std::string_view final_name,
-                            std::string_view contents, mode_t mode) {
-  std::array<uint8_t, 8> rnd;
-  random_bytes(rnd);
-  const fs::path tmp = dir / ("." + std::string(final_name) + ".tmp." + std::to_string(::getpid()) +
-                              "." + to_hex(rnd));
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
-  if (fd.get() < 0) return Status::io("create " + tmp.string() + ": " + errno_text(errno));
-  const auto fail = [&](std::string what) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return Status::io(what + " " + tmp.string() + ": " + errno_text(err));
-  };
-  if (::fchmod(fd.get(), mode) != 0) return fail("chmod");  // the umask may have narrowed it
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd.get(), contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("write");
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd.get()) != 0) return fail("fsync");
-  if (const int err = fd.close_now(); err != 0) {
-    errno = err;
-    return fail("close");
-  }
-  return tmp;
-}
-
 // Reads a small regular file opened as `fd`; `what` names it in errors.
 Result<std::string> read_small(int fd, const std::string& what) {
   std::string out;
@@ -113,27 +76,6 @@ Result<std::string> read_small(int fd, const std::string& what) {
   return out;
 }
 
-// Makes `dir` if missing (mode 0700, parents with default modes); refuses a non-directory.
-Status ensure_dir(const fs::path& dir) {
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return Status::ok();
-    return Status::failed_precondition(dir.string() + " is not a directory");
-  }
-  if (errno != ENOENT) return Status::io("stat " + dir.string() + ": " + errno_text(errno));
-  const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) return Status::io("create " + parent.string() + ": " + ec.message());
-  if (::mkdir(dir.c_str(), kDirMode) != 0) {
-    return Status::io("mkdir " + dir.string() + ": " + errno_text(errno));
-  }
-  if (::chmod(dir.c_str(), kDirMode) != 0) {
-    return Status::io("chmod " + dir.string() + ": " + errno_text(errno));
-  }
-  return fsync_dir(parent);
-}
-
 }  // namespace
 
 Result<KeyStore> KeyStore::init(const fs::path& dir) {
@@ -143,42 +85,26 @@ Result<KeyStore> KeyStore::init(const fs::path& dir) {
     return Status::failed_precondition("keys init: " + key_path.string() +
                                        " already exists; refusing to replace the lab key");
   }
-  AURA_RETURN_IF_ERROR(ensure_dir(dir).with_context("keys init"));
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(dir, kDirMode).with_context("keys init"));
 
   std::array<uint8_t, 8> rnd;
   random_bytes(rnd);
   NoteSigner signer(std::string(kKeyNamePrefix) + to_hex(rnd), Ed25519KeyPair::generate());
 
+  // create_file_durably links, never replaces: of two racing inits exactly one claims
+  // lab.key. A crash can leave lab.key without lab.pub, never a partial file.
   std::string secret = format_signer_key(signer) + "\n";
-  auto key_tmp = write_temp(dir, kPrivateKeyFile, secret, kPrivateMode);
+  Status s = file_io::create_file_durably(dir, key_path, secret, kPrivateMode);
   explicit_bzero(secret.data(), secret.size());
-  if (!key_tmp.ok()) return key_tmp.status().with_context("keys init");
-  auto pub_tmp =
-      write_temp(dir, kPublicKeyFile, format_verifier_key(signer.verifier()) + "\n", kPublicMode);
-  if (!pub_tmp.ok()) {
-    ::unlink(key_tmp->c_str());
-    return pub_tmp.status().with_context("keys init");
+  if (s.code() == ErrorCode::kFailedPrecondition) {
+    return Status::failed_precondition("keys init: " + key_path.string() +
+                                       " already exists; refusing to replace the lab key");
   }
-
-  // link() never replaces: of two racing inits exactly one claims lab.key.
-  if (::link(key_tmp->c_str(), key_path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(key_tmp->c_str());
-    ::unlink(pub_tmp->c_str());
-    if (err == EEXIST) {
-      return Status::failed_precondition("keys init: " + key_path.string() +
-                                         " already exists; refusing to replace the lab key");
-    }
-    return Status::io("keys init: link " + key_path.string() + ": " + errno_text(err));
-  }
-  ::unlink(key_tmp->c_str());
-  const fs::path pub_path = dir / kPublicKeyFile;
-  if (::rename(pub_tmp->c_str(), pub_path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(pub_tmp->c_str());
-    return Status::io("keys init: rename " + pub_path.string() + ": " + errno_text(err));
-  }
-  AURA_RETURN_IF_ERROR(fsync_dir(dir).with_context("keys init"));
+  AURA_RETURN_IF_ERROR(s.with_context("keys init"));
+  AURA_RETURN_IF_ERROR(file_io::replace_file_durably(dir, dir / kPublicKeyFile,
+                                                     format_verifier_key(signer.verifier()) + "\n",
+                                                     kPublicMode)
+                           .with_context("keys init"));
   return KeyStore(dir, std::move(signer));
 }
 
