@@ -15,27 +15,6 @@ namespace aura::file_io {
 namespace fs = std::filesystem;
 namespace {
 
-// Closes a file descriptor on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void release() { fd_ = -1; }
-  int close_now() {
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
-
 // Writes `bytes` durably to a fresh temporary file in `dir`; returns its path.
 Result<fs::path> write_temp(const fs::path& dir, const std::string& final_name,
                             std::string_view bytes, mode_t mode) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -48,6 +49,27 @@ Status create_file_durably(const std::filesystem::path& tmp_dir,
 Status ensure_dir(const std::filesystem::path& dir, mode_t mode);
 
 Status fsync_dir(const std::filesystem::path& dir);
+
+// Closes a file descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void release() { fd_ = -1; }
+  int close_now() {
+    const int rc = ::close(fd_);
+    fd_ = -1;
+    return rc == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
 
 std::string errno_text(int err);
 

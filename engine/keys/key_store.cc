@@ -31,26 +31,7 @@ std::string mode_text(mode_t mode) {
   return buf;
 }
 
-// Closes a file descriptor on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // Closes now and reports the error close() saw.
-  int close_now() {
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
+using file_io::Fd;
 
 // Reads a small regular file opened as `fd`; `what` names it in errors.
 Result<std::string> read_small(int fd, const std::string& what) {
