@@ -69,6 +69,10 @@ class Registry {
 void register_log_commands(Registry& r);
 void register_bench_commands(Registry& r);
 void register_scenario_commands(Registry& r);
+void register_attempt_commands(Registry& r);
+void register_receipt_commands(Registry& r);
+void register_projection_commands(Registry& r);
+void register_bench_replay_commands(Registry& r);
 
 // A non-negative decimal integer, nothing else.
 std::optional<uint64_t> parse_u64(std::string_view s);

@@ -7,5 +7,9 @@ int main(int argc, char** argv) {
   aura::cli::register_log_commands(registry);
   aura::cli::register_bench_commands(registry);
   aura::cli::register_scenario_commands(registry);
+  aura::cli::register_attempt_commands(registry);
+  aura::cli::register_receipt_commands(registry);
+  aura::cli::register_projection_commands(registry);
+  aura::cli::register_bench_replay_commands(registry);
   return registry.main(argc, argv);
 }

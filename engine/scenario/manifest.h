@@ -1,0 +1,145 @@
+// The scenario manifest (manifest.json of a signed package), parsed and validated in full:
+// what a learner is shown, the worlds, the probe/action/check catalogs with their parameter
+// schemas, the target vocabulary and the judge-mode interventions. A Manifest only exists if
+// every field validated; the attempt engine, IR validator and grader read nothing else.
+// Schema: docs/SCENARIOS.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/common/status.h"
+
+namespace aura::scenario {
+
+// How one parameter of a call is checked (docs/SCENARIOS.md, "Parameter schemas").
+enum class ParamType {
+  kString,   // UTF-8, min_bytes..max_bytes, no control characters; enum_values if non-empty
+  kInteger,  // int64 in [min, max]
+  kBoolean,
+  kPath,    // absolute, normalised ('/'-separated, no "." / ".." / empty component, no NUL),
+            // at most max_bytes, and under one of path_prefixes (component-wise)
+  kMode,    // a string of 3 or 4 octal digits ("0640"); bits outside mode_mask refused
+  kTarget,  // {"role":N} | {"selector":N} | {"literal":S}: see TargetTerm
+};
+
+struct ParamSchema {
+  std::string name;  // [a-z][a-z0-9_]{0,31}
+  ParamType type = ParamType::kString;
+  bool required = true;
+  std::string description;
+  // kString, kPath: byte bounds. kString: the value is one of enum_values when non-empty.
+  uint32_t min_bytes = 1;
+  uint32_t max_bytes = 256;
+  std::vector<std::string> enum_values;
+  // kPath: absolute prefixes ending in '/' (or exactly "/"); at least one.
+  std::vector<std::string> path_prefixes;
+  // kInteger
+  int64_t min = 0;
+  int64_t max = 0;
+  // kMode
+  uint32_t mode_mask = 07777;
+  // kTarget: the vocabulary kind the target must have ("node", "service", "path" ...), and
+  // whether a literal (a name in one world, which may not transfer) is accepted.
+  std::string target_kind;
+  bool allow_literal = true;
+  uint32_t max_literal_bytes = 128;
+};
+
+// A probe, action or check call the scenario offers. `name` is a call the world driver
+// implements (e.g. "file.read"); the schema narrows its parameters for this scenario.
+struct CallSpec {
+  std::string name;  // [a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+, at most 64 bytes
+  std::string summary;
+  std::vector<ParamSchema> params;    // unique names, declaration order kept
+  uint32_t cost = 1;                  // probes: budget units spent per run (1..100)
+  uint64_t max_output_bytes = 65536;  // probes: output beyond this is cut and marked truncated
+};
+
+// A name learners can target: a role ("web": every web node) or a selector ("the web nodes
+// whose effective app_root differs from the group default"), resolved in each world by the
+// world driver. kind is the vocabulary kind ("node", "service", "path" ...).
+struct TargetTerm {
+  std::string name;  // [a-z][a-z0-9_-]{0,63}
+  std::string kind;  // [a-z][a-z0-9_-]{0,31}
+  std::string description;
+  bool selector = false;
+  uint32_t max_matches = 1;  // resolving to 0 or more than this is an error (evidence)
+};
+
+enum class WorldRole { kPrimary, kTwin, kControl };
+std::string_view world_role_name(WorldRole role);  // "primary" | "twin" | "control"
+
+struct WorldSpec {
+  std::string id;  // [a-z][a-z0-9_-]{0,63}, unique
+  WorldRole role = WorldRole::kPrimary;
+  std::string description;
+  // The driver-specific recipe, kept as the exact JSON text of the manifest's "build" object
+  // (the driver validates it when the package loads; see WorldDriver::check_manifest).
+  std::string build_json;
+};
+
+enum class CheckKind { kPostcondition, kInvariant };
+std::string_view check_kind_name(CheckKind kind);  // "postcondition" | "invariant"
+
+// A check the supervisor runs on a world (after freezing the learner's processes) that turns
+// raw facts into ok / not ok. Postconditions say "recovered"; invariants say "nothing harmed".
+struct CheckSpec {
+  std::string id;  // [a-z][a-z0-9_.-]{0,63}, unique
+  CheckKind kind = CheckKind::kPostcondition;
+  std::string description;
+  std::string call;              // a check call the world driver implements ("http.content" ...)
+  std::string params_json;       // exact JSON text of the check's "params" object
+  std::vector<WorldRole> roles;  // worlds it applies to; all three when the manifest omits it
+};
+
+struct Hypothesis {
+  std::string id;  // [a-z][a-z0-9_-]{0,31}, unique
+  std::string text;
+};
+
+// A judge-mode intervention: probes run first (their evidence gets ids ev-1, ev-2 ... in
+// order), then the IR (exact JSON text) is submitted, applied and gated.
+struct JudgeCase {
+  std::string name;            // "gold" | "bad" (both required)
+  std::string expect_verdict;  // "VERIFIED" for gold; "RECOVERED_UNPROVEN" or "NOT_RECOVERED"
+  std::vector<std::string> probe_calls_json;  // each the exact JSON text of a call object
+  std::string ir_json;                        // exact JSON text of an InterventionIR
+};
+
+struct Manifest {
+  int schema = 1;  // "schema": 1, the first member
+  std::string id, version, family, title;
+  std::string briefing;                // what the person on call sees; 1..8192 bytes
+  std::string driver;                  // world driver name ("filetree", ...)
+  std::vector<Hypothesis> hypotheses;  // 2..16, exactly one is the cause (not marked here)
+  uint32_t probe_budget = 10;          // total probe cost an attempt may spend (1..1000)
+  bool allow_scripts = false;          // whether the gray path (script action) is offered
+  std::vector<TargetTerm> targets;     // roles and selectors
+  std::vector<WorldSpec> worlds;       // exactly one primary, >= 1 twin, exactly one control
+  std::vector<CallSpec> probes;
+  std::vector<CallSpec> actions;
+  std::vector<CheckSpec> checks;  // >= 1 postcondition
+  std::vector<JudgeCase> judge;   // gold and bad
+
+  const CallSpec* find_probe(std::string_view name) const;
+  const CallSpec* find_action(std::string_view name) const;
+  const CheckSpec* find_check(std::string_view id) const;
+  const TargetTerm* find_target(std::string_view name) const;
+  const WorldSpec* primary() const;
+  const WorldSpec* control() const;
+  std::vector<const WorldSpec*> twins() const;
+  const JudgeCase* find_judge(std::string_view name) const;
+};
+
+// Parses and validates manifest.json's bytes in full. Unknown or duplicate members anywhere,
+// wrong types, bounds, cross-references (a target kind no term has, a duplicate id, a check
+// whose roles name nothing ...) are refused with kInvalidArgument naming the JSON path:
+// "manifest.json: probes[2].params.path.prefixes[0]: must be absolute and end in '/'".
+// Does not validate driver-specific parts (build, check params): see WorldDriver.
+Result<Manifest> parse_manifest(std::string_view manifest_bytes);
+
+}  // namespace aura::scenario

@@ -1,0 +1,82 @@
+// The interface between the attempt engine and whatever builds worlds: create a fresh world of a
+// scenario, run probes, actions and checks in it, fingerprint it, destroy it. Drivers are named
+// by the manifest's "driver" field. The engine never trusts a driver's output as a verdict: it
+// records what the driver returns as evidence and facts, and the grader decides.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/common/status.h"
+#include "engine/scenario/call.h"
+#include "engine/scenario/manifest.h"
+
+namespace aura::world {
+
+// What a probe or action returned. `output` is capped by the caller's max_output_bytes;
+// `truncated` says bytes were cut (recorded, never hidden).
+struct CallOutput {
+  int exit_code = 0;   // 0: the call did what it was asked
+  std::string output;  // evidence bytes (stored as a blob)
+  bool truncated = false;
+  std::string error;                  // why the call could not run (a selector matched nothing ...)
+  std::vector<std::string> resolved;  // what the target resolved to in this world, if any
+};
+
+// The result of one check: ok or not, and a bounded human-readable observation.
+struct CheckOutput {
+  bool ok = false;
+  std::string observed;  // at most 1024 bytes
+};
+
+class World {
+ public:
+  virtual ~World() = default;
+  virtual const std::string& id() const = 0;  // the manifest world id it was built from
+
+  // A probe from the catalog (already validated against its CallSpec). Read-only.
+  virtual Result<CallOutput> probe(const scenario::Call& call, uint64_t max_output_bytes) = 0;
+  // An action (already validated). Targets are resolved here, in this world.
+  virtual Result<CallOutput> act(const scenario::Call& call) = 0;
+  // A gray-path script, only ever called after its digest was authorised.
+  virtual Result<CallOutput> run_script(const scenario::Target& target,
+                                        std::string_view script) = 0;
+  // A check of the manifest. Runs with the lab's own code, after the learner's work stopped.
+  virtual Result<CheckOutput> check(const scenario::CheckSpec& check) = 0;
+  // A digest of everything the fix may change (files, modes, owners, service config ...):
+  // equal fingerprints mean equal observable state for the scenario.
+  virtual Result<std::string> fingerprint() = 0;  // 64 lowercase hex
+};
+
+class WorldDriver {
+ public:
+  virtual ~WorldDriver() = default;
+  virtual std::string_view name() const = 0;
+  // Validates the driver-specific parts of a manifest (each world's build, each check's
+  // params, every probe/action call name is one this driver implements). Called at load.
+  virtual Status check_manifest(const scenario::Manifest& manifest) const = 0;
+  // Builds a fresh world `world_id` from the verified package in `package_dir` for `seed` under
+  // `work_dir` (which must not exist; the driver owns it until destroy). Deterministic for a
+  // given (package, world, seed).
+  virtual Result<std::unique_ptr<World>> create(const std::filesystem::path& package_dir,
+                                                const scenario::Manifest& manifest,
+                                                std::string_view world_id, uint64_t seed,
+                                                const std::filesystem::path& work_dir) = 0;
+  // Re-attaches to a world an earlier create() built in `work_dir` (the learner's live world
+  // persists across commands).
+  virtual Result<std::unique_ptr<World>> open(const scenario::Manifest& manifest,
+                                              std::string_view world_id,
+                                              const std::filesystem::path& work_dir) = 0;
+  // Removes everything the world made. Idempotent.
+  virtual Status destroy(std::unique_ptr<World> world) = 0;
+  // Digest of the isolation profile the driver runs calls under, and a JSON object describing
+  // the capabilities it really has (both bound into receipts).
+  virtual std::string profile_digest() const = 0;
+  virtual std::string capabilities_json() const = 0;
+};
+
+}  // namespace aura::world
