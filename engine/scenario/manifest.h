@@ -79,7 +79,7 @@ struct WorldSpec {
   std::string description;
   // The driver-specific recipe, kept as the exact JSON text of the manifest's "build" object
   // (the driver validates it when the package loads; see WorldDriver::check_manifest).
-  std::string build_json;
+  std::string build_json;  // minified (simdjson::minify) JSON text
 };
 
 enum class CheckKind { kPostcondition, kInvariant };
@@ -106,8 +106,8 @@ struct Hypothesis {
 struct JudgeCase {
   std::string name;            // "gold" | "bad" (both required)
   std::string expect_verdict;  // "VERIFIED" for gold; "RECOVERED_UNPROVEN" or "NOT_RECOVERED"
-  std::vector<std::string> probe_calls_json;  // each the exact JSON text of a call object
-  std::string ir_json;                        // exact JSON text of an InterventionIR
+  std::vector<std::string> probe_calls_json;  // each the minified JSON text of a call object
+  std::string ir_json;                        // minified JSON text of an InterventionIR
 };
 
 struct Manifest {
