@@ -1,0 +1,138 @@
+#include "engine/receipt/raw_json.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace aura::receipt {
+namespace {
+
+constexpr size_t kNpos = std::string_view::npos;
+
+// One past the string that starts with the quote at s[i], or kNpos.
+size_t skip_string(std::string_view s, size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') {
+      ++i;
+    } else if (s[i] == '"') {
+      return i + 1;
+    }
+  }
+  return kNpos;
+}
+
+// One past the compact JSON value that starts at s[i], or kNpos.
+size_t skip_value(std::string_view s, size_t i) {
+  if (i >= s.size()) return kNpos;
+  if (s[i] == '"') return skip_string(s, i);
+  if (s[i] == '{' || s[i] == '[') {
+    size_t depth = 0;
+    while (i < s.size()) {
+      const char c = s[i];
+      if (c == '"') {
+        i = skip_string(s, i);
+        if (i == kNpos) return kNpos;
+        continue;
+      }
+      if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+      ++i;
+    }
+    return kNpos;
+  }
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']') ++i;
+  return i;
+}
+
+}  // namespace
+
+Result<std::string> minify_json(std::string_view text, size_t max_bytes, std::string_view what) {
+  const std::string w(what);
+  if (text.size() > max_bytes) {
+    return Status::invalid(w + ": " + std::to_string(text.size()) + " bytes, over the limit of " +
+                           std::to_string(max_bytes));
+  }
+  thread_local std::unique_ptr<simdjson::dom::parser> parser;
+  if (!parser) parser = std::make_unique<simdjson::dom::parser>();
+  const simdjson::padded_string padded(text);
+  simdjson::dom::element root;
+  if (auto err = parser->parse(padded).get(root); err) {
+    return Status::invalid(w + ": not JSON: " + simdjson::error_message(err));
+  }
+  std::string out(text.size(), '\0');
+  size_t out_len = 0;
+  if (auto err = simdjson::minify(text.data(), text.size(), out.data(), out_len); err) {
+    return Status::invalid(w + ": " + simdjson::error_message(err));
+  }
+  out.resize(out_len);
+  return out;
+}
+
+Result<std::vector<RawMember>> raw_members(std::string_view s, std::string_view what) {
+  const std::string w(what);
+  const auto malformed = [&](size_t at) {
+    return Status::invalid(w + ": malformed compact JSON object at byte " + std::to_string(at));
+  };
+  if (s.size() < 2 || s.front() != '{' || s.back() != '}') {
+    return Status::invalid(w + ": not a JSON object");
+  }
+  std::vector<RawMember> out;
+  size_t i = 1;
+  if (s[i] == '}') {
+    if (i + 1 != s.size()) return malformed(i);
+    return out;
+  }
+  while (true) {
+    if (s[i] != '"') return malformed(i);
+    const size_t key_end = skip_string(s, i);
+    if (key_end == kNpos || key_end >= s.size() || s[key_end] != ':') return malformed(i);
+    const std::string_view key = s.substr(i + 1, key_end - i - 2);
+    if (key.find('\\') != kNpos) return Status::invalid(w + ": a member name holds an escape");
+    for (const auto& m : out) {
+      if (m.key == key)
+        return Status::invalid(w + ": duplicate member \"" + std::string(key) + "\"");
+    }
+    const size_t value_start = key_end + 1;
+    const size_t value_end = skip_value(s, value_start);
+    if (value_end == kNpos || value_end >= s.size() || value_end == value_start) {
+      return malformed(value_start);
+    }
+    out.push_back({key, s.substr(value_start, value_end - value_start)});
+    if (s[value_end] == '}') {
+      if (value_end + 1 != s.size()) return malformed(value_end);
+      return out;
+    }
+    if (s[value_end] != ',') return malformed(value_end);
+    i = value_end + 1;
+  }
+}
+
+Result<std::string_view> raw_member(const std::vector<RawMember>& members, std::string_view key,
+                                    std::string_view what) {
+  for (const auto& m : members) {
+    if (m.key == key) return m.value;
+  }
+  return Status::invalid(std::string(what) + ": no member \"" + std::string(key) + "\"");
+}
+
+Status check_unique_members(simdjson::dom::object object, std::string_view what) {
+  std::vector<std::string_view> seen;
+  for (auto field : object) {
+    if (std::find(seen.begin(), seen.end(), field.key) != seen.end()) {
+      return Status::invalid(std::string(what) + ": duplicate member \"" + std::string(field.key) +
+                             "\"");
+    }
+    seen.push_back(field.key);
+  }
+  return Status::ok();
+}
+
+bool is_lower_hex64(std::string_view s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+}  // namespace aura::receipt

@@ -1,0 +1,598 @@
+#include "engine/receipt/receipt.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/common/json_writer.h"
+#include "engine/crypto/ed25519.h"
+#include "engine/receipt/raw_json.h"
+#include "engine/receipt/receipt_format.h"
+#include "engine/sign/dsse.h"
+#include "tests/cli/cli_util.h"
+#include "tests/cli/storage_edit.h"
+#include "tests/log/log_test_util.h"
+#include "tests/receipt/attempt_fixture.h"
+#include "tests/support/temp_dir.h"
+
+using namespace aura;
+using namespace aura::receipt;
+using aura::testing::append_attempt;
+using aura::testing::AttemptFixture;
+using aura::testing::AttemptOptions;
+using aura::testing::replace_once;
+using aura::testing::test_signer;
+
+namespace {
+
+namespace rf = receipt_format;
+
+// A log and blob store in a temporary folder, signed by the test lab key.
+struct TestLab {
+  aura::testing::TempDir dir;
+  std::optional<BlobStore> blobs;
+  std::unique_ptr<EventLog> log;
+
+  explicit TestLab(uint64_t checkpoint_every = 16) {
+    auto b = BlobStore::open(dir / "blobs");
+    REQUIRE(b.ok());
+    blobs.emplace(std::move(b).value());
+    log = aura::testing::open_log(dir / "log", checkpoint_every, false, nullptr, &*blobs);
+  }
+  void close() { log.reset(); }
+  void reopen_read_only() {
+    log.reset();
+    log = aura::testing::open_log(dir / "log", 16, true, nullptr, &*blobs);
+  }
+  ReplayContext replay() const { return {log.get(), &*blobs}; }
+};
+
+const NoteVerifierKey& pinned() {
+  static const NoteVerifierKey k = test_signer().verifier();
+  return k;
+}
+
+const NoteSigner& other_signer() {
+  static const NoteSigner s("aura.lab/someone-else", Ed25519KeyPair::from_seed(Ed25519Seed{9}));
+  return s;
+}
+
+IssuedReceipt issue(TestLab& lab, const AttemptFixture& fx) {
+  auto r = issue_receipt(*lab.log, fx.attempt_id, test_signer(), *lab.blobs);
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  return std::move(r).value();
+}
+
+std::string describe(const ReceiptReport& r) {
+  std::string s = "failures:";
+  for (const auto& f : r.failures) s += "\n  " + f.field + ": " + f.what;
+  return s;
+}
+
+bool fails_at(const ReceiptReport& r, const std::string& field) {
+  for (const auto& f : r.failures)
+    if (f.field == field) return true;
+  return false;
+}
+
+std::vector<std::string> failed_fields(const ReceiptReport& r) {
+  std::vector<std::string> out;
+  for (const auto& f : r.failures) out.push_back(f.field);
+  return out;
+}
+
+std::string sign_doc(const std::string& doc, const NoteSigner& signer = test_signer()) {
+  return dsse_sign(rf::kPayloadType, doc, signer);
+}
+
+// The document with its hashes member recomputed from its sections (as a forger holding the
+// signing key would).
+std::string rehash(const std::string& doc) {
+  auto members = raw_members(doc, "doc");
+  REQUIRE(members.ok());
+  auto intervention = raw_members(*raw_member(*members, "intervention", "doc"), "intervention");
+  REQUIRE(intervention.ok());
+  std::string hashes = "{";
+  for (std::string_view name : rf::kHashedSections) {
+    const std::string_view bytes = name == "actions" ? *raw_member(*intervention, "actions", "i")
+                                                     : *raw_member(*members, name, "doc");
+    if (hashes.size() > 1) hashes += ",";
+    hashes += "\"" + std::string(name) + "\":\"" + to_hex(sha256(bytes)) + "\"";
+  }
+  hashes += "}";
+  const size_t at = doc.rfind(",\"hashes\":");
+  REQUIRE(at != std::string::npos);
+  return doc.substr(0, at) + ",\"hashes\":" + hashes + "}";
+}
+
+// The original envelope with its payload replaced but its signature kept.
+std::string swap_payload(const std::string& envelope, const std::string& old_doc,
+                         const std::string& new_doc) {
+  return replace_once(envelope, base64_encode(old_doc), base64_encode(new_doc));
+}
+
+uint64_t first_seq_of_type(const EventLog& log, const std::string& stream,
+                           const std::string& type) {
+  uint64_t found = 0;
+  REQUIRE(log.read_stream(stream, 1,
+                          [&](const EventView& v) {
+                            if (v.type != type) return true;
+                            found = v.seq;
+                            return false;
+                          })
+              .is_ok());
+  REQUIRE(found != 0);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("receipt: a VERIFIED attempt's receipt verifies offline and by replay") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  REQUIRE(fx.recorded.verdict == gate::Verdict::kVerified);
+  const IssuedReceipt r = issue(lab, fx);
+
+  CHECK(r.envelope_sha256 == sha256(r.envelope));
+  CHECK(r.first_seq == fx.started_seq);
+  CHECK(r.last_seq == fx.verdict_seq);
+  CHECK(r.checkpoint_size == lab.log->head().seq);
+  auto opened = dsse_open(r.envelope, rf::kPayloadType, std::span(&pinned(), 1));
+  REQUIRE(opened.ok());
+  CHECK(*opened == r.document);
+
+  const ReceiptReport offline = verify_receipt(r.envelope, pinned());
+  CHECK_MESSAGE(offline.ok(), describe(offline));
+  CHECK_FALSE(offline.replayed);
+  CHECK(offline.attempt == fx.attempt_id);
+  CHECK(offline.scenario_id == "t0-config-drift");
+  CHECK(offline.verdict == "VERIFIED");
+  CHECK(offline.first_seq == fx.started_seq);
+  CHECK(offline.last_seq == fx.verdict_seq);
+  for (const char* c : {"signature", "document", "hashes.scenario", "hashes.actions",
+                        "hashes.events", "gate", "events", "checkpoint", "inclusion_proofs"}) {
+    CAPTURE(c);
+    CHECK(std::find(offline.passed.begin(), offline.passed.end(), c) != offline.passed.end());
+  }
+
+  const ReceiptReport replayed = verify_receipt(r.envelope, pinned(), lab.replay());
+  CHECK_MESSAGE(replayed.ok(), describe(replayed));
+  CHECK(replayed.replayed);
+  for (const char* c :
+       {"log", "checkpoint in log", "events in log", "rebuilt facts", "rebuilt gate"}) {
+    CAPTURE(c);
+    CHECK(std::find(replayed.passed.begin(), replayed.passed.end(), c) != replayed.passed.end());
+  }
+}
+
+TEST_CASE("receipt: the document binds the attempt's events, facts, gate and intervention") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs, {.coach_calls = 2});
+  const IssuedReceipt r = issue(lab, fx);
+  const std::string& doc = r.document;
+
+  auto members = raw_members(doc, "doc");
+  REQUIRE(members.ok());
+  REQUIRE(members->size() == rf::kMembers.size());
+  for (size_t i = 0; i < rf::kMembers.size(); ++i) CHECK((*members)[i].key == rf::kMembers[i]);
+  CHECK(doc.rfind(R"({"v":1,"attempt":"0123456789abcdef",)", 0) == 0);
+
+  // Exactly the attempt's events from attempt.started through the verdict, none of the
+  // interleaved streams', none after the verdict.
+  std::string leaves;
+  for (uint64_t seq : fx.stream_seqs) {
+    auto ev = lab.log->get(seq);
+    REQUIRE(ev.ok());
+    leaves += std::string(leaves.empty() ? "" : ",") + R"({"seq":)" + std::to_string(seq) +
+              R"(,"hash":")" + to_hex(ev->hash) + "\"}";
+  }
+  CHECK(std::string(*raw_member(*members, "events", "doc")) ==
+        R"({"stream":"attempt/0123456789abcdef","first_seq":)" + std::to_string(fx.started_seq) +
+            R"(,"last_seq":)" + std::to_string(fx.verdict_seq) + R"(,"count":)" +
+            std::to_string(fx.stream_seqs.size()) + R"(,"leaves":[)" + leaves + "]}");
+
+  // The gate section is byte for byte the recorded result.
+  CHECK(std::string(*raw_member(*members, "gate", "doc")) == gate::result_json(fx.recorded));
+  // The IR's actions and rollback, minified from the learner's bytes.
+  CHECK(std::string(*raw_member(*members, "intervention", "doc")) ==
+        R"({"revision":1,"ir_sha256":")" + to_hex(sha256(fx.ir_json)) +
+            R"(","actions":[{"call":"vars.unset","params":{"node":{"selector":"stale-app-root"},)"
+            R"("key":"app_root"}}]})");
+  const std::string rollback(*raw_member(*members, "rollback", "doc"));
+  CHECK(rollback.rfind(R"({"actions":[{"call":"journal.undo","params":{}}],"facts":[)", 0) == 0);
+  // Facts: the supervisor's only (the learner's forged gate.fact is not among them), split at
+  // stage before.
+  const std::string facts(*raw_member(*members, "facts", "doc"));
+  CHECK(facts.find("forged") == std::string::npos);
+  size_t listed = 0;
+  for (uint64_t seq : fx.fact_seqs) {
+    CAPTURE(seq);
+    CHECK(facts.find(R"({"seq":)" + std::to_string(seq) + ",") != std::string::npos);
+    ++listed;
+  }
+  CHECK(listed == 19);
+  CHECK(facts.rfind(R"({"before":[{"seq":)", 0) == 0);
+  CHECK(facts.find(R"("stage":"before","check":"world.fingerprint","ok":true,"value":")") <
+        facts.find(R"("after":[)"));
+  // Model assistance disclosed.
+  CHECK(std::string(*raw_member(*members, "model_assistance", "doc")) ==
+        R"({"used":true,"calls":[{"call":1,"request_sha256":")" + std::string(64, 'd') +
+            R"(","response_sha256":")" + std::string(64, 'e') +
+            R"(","model":"coach-small"},{"call":2,"request_sha256":")" + std::string(64, 'd') +
+            R"(","response_sha256":")" + std::string(64, 'e') + R"(","model":"coach-small"}]})");
+  // Every hash is recomputable from the document itself.
+  CHECK(rehash(doc) == doc);
+  // The checkpoint note is the log's, signed at the head.
+  auto latest = lab.log->latest_checkpoint();
+  REQUIRE(latest.ok());
+  REQUIRE(latest->has_value());
+  std::string note_json;
+  json_append_string(note_json, (*latest)->signed_note);
+  CHECK(std::string(*raw_member(*members, "checkpoint", "doc")) ==
+        R"({"size":)" + std::to_string((*latest)->size) + R"(,"note":)" + note_json + "}");
+
+  const ReceiptReport report = verify_receipt(r.envelope, pinned(), lab.replay());
+  CHECK_MESSAGE(report.ok(), describe(report));
+}
+
+TEST_CASE("receipt: issuing is refused unless the attempt's verdict is VERIFIED") {
+  TestLab lab;
+  const AttemptFixture unproven = append_attempt(*lab.log, *lab.blobs, {.fail_twin = true});
+  REQUIRE(unproven.recorded.verdict == gate::Verdict::kRecoveredUnproven);
+  auto r = issue_receipt(*lab.log, unproven.attempt_id, test_signer(), *lab.blobs);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == ErrorCode::kFailedPrecondition);
+  CHECK(r.status().message().find("RECOVERED_UNPROVEN") != std::string::npos);
+
+  const AttemptFixture no_gate = append_attempt(
+      *lab.log, *lab.blobs, {.attempt_id = "00000000000000aa", .stop_before_gate = true});
+  r = issue_receipt(*lab.log, no_gate.attempt_id, test_signer(), *lab.blobs);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == ErrorCode::kFailedPrecondition);
+  CHECK(r.status().message().find("no gate verdict") != std::string::npos);
+
+  r = issue_receipt(*lab.log, "00000000000000bb", test_signer(), *lab.blobs);
+  CHECK(r.status().code() == ErrorCode::kNotFound);
+  r = issue_receipt(*lab.log, "0123456789ABCDEF", test_signer(), *lab.blobs);
+  CHECK(r.status().code() == ErrorCode::kInvalidArgument);
+  r = issue_receipt(*lab.log, "../../etc", test_signer(), *lab.blobs);
+  CHECK(r.status().code() == ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("receipt: issuing fails when the IR blob is gone") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  std::filesystem::remove(lab.blobs->path_of(sha256(fx.ir_json)));
+  auto r = issue_receipt(*lab.log, fx.attempt_id, test_signer(), *lab.blobs);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("IR blob ir-1") != std::string::npos);
+}
+
+TEST_CASE("receipt: the signature is checked against the pinned key only") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+
+  SUBCASE("the same document signed by another key") {
+    const ReceiptReport rep = verify_receipt(sign_doc(r.document, other_signer()), pinned());
+    CHECK(failed_fields(rep) == std::vector<std::string>{"signature"});
+    CHECK(rep.passed.empty());
+  }
+  SUBCASE("a genuine receipt checked against another pinned key") {
+    const ReceiptReport rep = verify_receipt(r.envelope, other_signer().verifier());
+    CHECK(failed_fields(rep) == std::vector<std::string>{"signature"});
+  }
+  SUBCASE("a signature byte changed") {
+    const size_t at = r.envelope.find("\"sig\":\"") + 7;
+    std::string bad = r.envelope;
+    bad[at] = bad[at] == 'A' ? 'B' : 'A';
+    const ReceiptReport rep = verify_receipt(bad, pinned());
+    CHECK(failed_fields(rep) == std::vector<std::string>{"signature"});
+  }
+  SUBCASE("another payload type") {
+    const std::string bad = dsse_sign(dsse_format::kPayloadTypeSnapshot, r.document, test_signer());
+    const ReceiptReport rep = verify_receipt(bad, pinned());
+    CHECK(failed_fields(rep) == std::vector<std::string>{"envelope"});
+  }
+  SUBCASE("not an envelope") {
+    CHECK(failed_fields(verify_receipt(r.document, pinned())) ==
+          std::vector<std::string>{"envelope"});
+    CHECK(failed_fields(verify_receipt("", pinned())) == std::vector<std::string>{"envelope"});
+  }
+}
+
+TEST_CASE("receipt: every bound field, edited, is caught and named") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  const std::string& doc = r.document;
+
+  auto members = raw_members(doc, "doc");
+  REQUIRE(members.ok());
+  const std::string events(*raw_member(*members, "events", "doc"));
+  const std::string proofs(*raw_member(*members, "inclusion_proofs", "doc"));
+  const std::string first_leaf_hash = events.substr(events.find(R"("hash":")") + 8, 64);
+  const std::string first_proof_hash = proofs.substr(proofs.find(R"("hashes":[")") + 11, 64);
+  const auto flip = [](std::string hex) { return aura::testing::flip_hex_digit(std::move(hex)); };
+
+  struct Case {
+    std::string name;
+    std::function<std::string(const std::string&)> edit;
+    std::vector<std::string> fields;  // each must be named
+  };
+  const std::string ck_size = std::to_string(r.checkpoint_size);
+  const std::vector<Case> cases = {
+      {"scenario id",
+       [](const std::string& d) {
+         return replace_once(d, R"("id":"t0-config-drift")", R"("id":"t0-config-drifT")");
+       },
+       {"hashes.scenario"}},
+      {"environment",
+       [](const std::string& d) { return replace_once(d, "6.8.0-test", "6.8.1-test"); },
+       {"hashes.environment"}},
+      {"intervention revision",
+       [](const std::string& d) {
+         return replace_once(d, R"("intervention":{"revision":1,)",
+                             R"("intervention":{"revision":2,)");
+       },
+       {"hashes.intervention"}},
+      {"an action",
+       [](const std::string& d) {
+         return replace_once(d, R"("key":"app_root"}}])", R"("key":"port"}}])");
+       },
+       {"hashes.actions", "hashes.intervention"}},
+      {"a fact",
+       [](const std::string& d) {
+         return replace_once(d, R"("check":"control-calm","ok":true)",
+                             R"("check":"control-calm","ok":false)");
+       },
+       {"hashes.facts"}},
+      {"a property result",
+       [](const std::string& d) {
+         return replace_once(d, R"({"property":"twin","status":"pass","reason":"")",
+                             R"({"property":"twin","status":"pass","reason":"x")");
+       },
+       {"hashes.gate"}},
+      {"the rollback",
+       [](const std::string& d) { return replace_once(d, "journal.undo", "journal.redo"); },
+       {"hashes.rollback"}},
+      {"model assistance",
+       [](const std::string& d) {
+         return replace_once(d, R"("model_assistance":{"used":false,"calls":[]})",
+                             R"("model_assistance":{"used":true,"calls":[{"call":1,)"
+                             R"("request_sha256":")" +
+                                 std::string(64, '0') + R"(","response_sha256":")" +
+                                 std::string(64, '0') + R"(","model":"m"}]})");
+       },
+       {"hashes.model_assistance"}},
+      {"a leaf hash",
+       [&](const std::string& d) {
+         return replace_once(d, first_leaf_hash, flip(first_leaf_hash));
+       },
+       {"hashes.events", "inclusion_proofs[0]"}},
+      {"a section hash",
+       [&](const std::string& d) {
+         const size_t at = d.find(R"("facts":")", d.rfind(R"("hashes":)")) + 9;
+         std::string e = d;
+         e.replace(at, 64, flip(d.substr(at, 64)));
+         return e;
+       },
+       {"hashes.facts"}},
+      {"a proof hash",
+       [&](const std::string& d) {
+         return replace_once(d, first_proof_hash, flip(first_proof_hash));
+       },
+       {"inclusion_proofs[0]"}},
+      {"the checkpoint note's root",
+       [&](const std::string& d) {
+         // The note's third line is the base64 root.
+         const size_t note = d.find(R"("note":")") + 8;
+         size_t line3 = d.find("\\n", d.find("\\n", note) + 2) + 2;
+         std::string e = d;
+         e[line3] = e[line3] == 'A' ? 'B' : 'A';
+         return e;
+       },
+       {"checkpoint.note", "inclusion_proofs"}},
+      {"the checkpoint size",
+       [&](const std::string& d) {
+         return replace_once(d, R"("checkpoint":{"size":)" + ck_size,
+                             R"("checkpoint":{"size":)" + std::to_string(r.checkpoint_size + 1));
+       },
+       {"checkpoint.size"}},
+  };
+
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const std::string edited = c.edit(doc);
+    REQUIRE(edited != doc);
+    // Signed by another key, or carried under the original signature: the signature fails.
+    CHECK(failed_fields(verify_receipt(sign_doc(edited, other_signer()), pinned())) ==
+          std::vector<std::string>{"signature"});
+    CHECK(failed_fields(verify_receipt(swap_payload(r.envelope, doc, edited), pinned())) ==
+          std::vector<std::string>{"signature"});
+    // Signed with the pinned key itself: only the hash or proof checks can catch it.
+    const ReceiptReport rep = verify_receipt(sign_doc(edited), pinned());
+    CHECK_FALSE(rep.ok());
+    CHECK(std::find(rep.passed.begin(), rep.passed.end(), "signature") != rep.passed.end());
+    for (const auto& f : c.fields) {
+      CAPTURE(f);
+      CHECK_MESSAGE(fails_at(rep, f), describe(rep));
+    }
+  }
+}
+
+TEST_CASE("receipt: claims edited with their hashes recomputed fail their own checks") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  const std::string& doc = r.document;
+  const std::string first = std::to_string(fx.started_seq);
+  const std::string last = std::to_string(fx.verdict_seq);
+  const std::string count = std::to_string(fx.stream_seqs.size());
+
+  struct Case {
+    std::string name;
+    std::string from, to;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"verdict", R"("verdict":"VERIFIED")", R"("verdict":"RECOVERED_UNPROVEN")", "gate.verdict"},
+      {"recovered", R"({"recovered":true,)", R"({"recovered":false,)", "gate.recovered"},
+      {"a property status", R"({"property":"control","status":"pass")",
+       R"({"property":"control","status":"fail")", "gate.properties[2].status"},
+      {"count", R"("count":)" + count, R"("count":)" + std::to_string(fx.stream_seqs.size() + 1),
+       "events.count"},
+      {"first_seq", R"("first_seq":)" + first + ",", R"("first_seq":)" + last + ",",
+       "events.first_seq"},
+      {"stream", R"("stream":"attempt/0123456789abcdef")", R"("stream":"attempt/0123456789abcdee")",
+       "events.stream"},
+      {"a fact seq not among the events",
+       R"({"seq":)" + std::to_string(fx.fact_seqs[3]) + R"(,"property")",
+       R"({"seq":)" + std::to_string(fx.fact_seqs[3] + 1) + R"(,"property")", "facts"},
+      {"version", R"({"v":1,)", R"({"v":2,)", "v"},
+      {"attempt id", R"("attempt":"0123456789abcdef")", R"("attempt":"0123456789ABCDEF")",
+       "attempt"},
+      {"an unknown member", R"("rollback":{)", R"("extra":1,"rollback":{)", "document"},
+      {"model assistance used without calls", R"("used":false)", R"("used":true)",
+       "model_assistance.used"},
+      {"a fact at before listed after", R"("stage":"after_rollback")", R"("stage":"before")",
+       "facts.after[17].stage"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const std::string edited = rehash(replace_once(doc, c.from, c.to));
+    const ReceiptReport rep = verify_receipt(sign_doc(edited), pinned());
+    CHECK_MESSAGE(fails_at(rep, c.field), describe(rep));
+    CHECK_FALSE(rep.ok());
+  }
+
+  SUBCASE("a leaf dropped, count and hashes recomputed: the proofs no longer line up") {
+    const std::string leaf_prefix =
+        R"({"seq":)" + std::to_string(fx.stream_seqs[1]) + R"(,"hash":")";
+    const size_t at = doc.find(leaf_prefix);
+    REQUIRE(at != std::string::npos);
+    std::string edited = doc;
+    edited.erase(at, leaf_prefix.size() + 64 + 3);  // the leaf, its closing brace and comma
+    edited = replace_once(edited, R"("count":)" + count,
+                          R"("count":)" + std::to_string(fx.stream_seqs.size() - 1));
+    const ReceiptReport rep = verify_receipt(sign_doc(rehash(edited)), pinned());
+    CHECK_MESSAGE(fails_at(rep, "inclusion_proofs"), describe(rep));
+  }
+  SUBCASE("a leaf hash and its events hash both forged: the proof catches it, and replay") {
+    auto members = raw_members(doc, "doc");
+    const std::string events(*raw_member(*members, "events", "doc"));
+    const std::string h = events.substr(events.find(R"("hash":")") + 8, 64);
+    const std::string edited = rehash(replace_once(doc, h, aura::testing::flip_hex_digit(h)));
+    const ReceiptReport offline = verify_receipt(sign_doc(edited), pinned());
+    CHECK(failed_fields(offline) == std::vector<std::string>{"inclusion_proofs[0]"});
+    const ReceiptReport replayed = verify_receipt(sign_doc(edited), pinned(), lab.replay());
+    CHECK(fails_at(replayed, "events.leaves[0].hash"));
+    CHECK(fails_at(replayed, "events"));
+  }
+  SUBCASE("a checkpoint note signed by another key") {
+    auto latest = lab.log->latest_checkpoint();
+    REQUIRE(latest.ok());
+    auto ck = open_checkpoint((*latest)->signed_note, std::span(&pinned(), 1));
+    REQUIRE(ck.ok());
+    auto other_note = sign_checkpoint(*ck, other_signer());
+    REQUIRE(other_note.ok());
+    std::string from, to;
+    json_append_string(from, (*latest)->signed_note);
+    json_append_string(to, *other_note);
+    const ReceiptReport rep = verify_receipt(sign_doc(replace_once(doc, from, to)), pinned());
+    CHECK(fails_at(rep, "checkpoint.note"));
+    CHECK(fails_at(rep, "inclusion_proofs"));
+  }
+  SUBCASE("not compact") {
+    const ReceiptReport rep =
+        verify_receipt(sign_doc(replace_once(doc, R"({"v":1,)", R"({"v": 1,)")), pinned());
+    CHECK(failed_fields(rep) == std::vector<std::string>{"document"});
+  }
+}
+
+TEST_CASE("receipt: sections edited consistently pass offline, and replay names them") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  struct Case {
+    std::string from, to, section;
+  };
+  const std::vector<Case> cases = {
+      {R"("id":"t0-config-drift")", R"("id":"t0-config-drifT")", "scenario"},
+      {"6.8.0-test", "6.8.1-test", "environment"},
+      {R"("key":"app_root"}}])", R"("key":"port"}}])", "actions"},
+      {R"("check":"control-calm","ok":true)", R"("check":"control-calm","ok":false)", "facts"},
+      {"journal.undo", "journal.redo", "rollback"},
+      {R"({"property":"twin","status":"pass","reason":"")",
+       R"({"property":"twin","status":"pass","reason":"x")", "gate"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.section);
+    const std::string envelope = sign_doc(rehash(replace_once(r.document, c.from, c.to)));
+    const ReceiptReport offline = verify_receipt(envelope, pinned());
+    CHECK_MESSAGE(offline.ok(), describe(offline));
+    const ReceiptReport replayed = verify_receipt(envelope, pinned(), lab.replay());
+    CHECK_MESSAGE(fails_at(replayed, c.section), describe(replayed));
+  }
+}
+
+TEST_CASE("receipt: replay names an event edited in the RocksDB log") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  const uint64_t predicted = first_seq_of_type(*lab.log, fx.stream, "attempt.predicted");
+  lab.close();
+  aura::testing::flip_stored_value_byte(lab.dir / "log", fx.predicted_text, 3);
+  lab.reopen_read_only();
+
+  // Offline, the receipt still holds: it is the log that changed.
+  CHECK(verify_receipt(r.envelope, pinned()).ok());
+  const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay());
+  CHECK_FALSE(rep.ok());
+  bool named = false;
+  for (const auto& f : rep.failures) {
+    if (f.field == "log" && f.what.rfind("seq " + std::to_string(predicted) + ":", 0) == 0)
+      named = true;
+  }
+  CHECK_MESSAGE(named, describe(rep));
+}
+
+TEST_CASE("receipt: replay fails when the IR blob was replaced") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  const auto path = lab.blobs->path_of(sha256(fx.ir_json));
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
+  aura::testing::write_file(path, std::string(fx.ir_json.size(), ' '));
+  const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay());
+  CHECK(fails_at(rep, "log"));
+  CHECK(fails_at(rep, "replay"));
+}
+
+TEST_CASE("receipt: replay against a log that does not hold the attempt fails") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  TestLab other;
+  const AttemptFixture again = append_attempt(*other.log, *other.blobs);
+  REQUIRE(other.log->checkpoint().ok());
+  const ReceiptReport rep = verify_receipt(r.envelope, pinned(), other.replay());
+  CHECK_FALSE(rep.ok());
+  CHECK(fails_at(rep, "events.leaves[0].hash"));
+  CHECK(fails_at(rep, "checkpoint"));
+  CHECK_FALSE(verify_receipt(r.envelope, pinned(), ReplayContext{}).ok());
+}
+
+TEST_CASE("receipt: a receipt still replays after the log has grown") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  append_attempt(*lab.log, *lab.blobs, {.attempt_id = "1111111111111111"});
+  REQUIRE(lab.log->checkpoint().ok());
+  const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay());
+  CHECK_MESSAGE(rep.ok(), describe(rep));
+}
