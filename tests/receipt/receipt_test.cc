@@ -596,3 +596,22 @@ TEST_CASE("receipt: a receipt still replays after the log has grown") {
   const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay());
   CHECK_MESSAGE(rep.ok(), describe(rep));
 }
+
+TEST_CASE("receipt: the test vector of docs/formats/receipt.md") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  auto members = raw_members(r.document, "doc");
+  REQUIRE(members.ok());
+  CHECK(
+      std::string(*raw_member(*members, "scenario", "doc")) ==
+      R"({"id":"t0-config-drift","version":"1.0.0","package_digest":")" + std::string(64, 'c') +
+          R"(","manifest_sha256":"391df687f66c886c2b255c229b167a4923f718005ae1267d4c948a3a444373bc"})");
+  CHECK(
+      r.document.find(
+          R"("hashes":{"scenario":"4112838eb451ab495879d899035f22944ccc65c9a2339242e621951f6853eff6",)") !=
+      std::string::npos);
+  CHECK(r.document.find(
+            R"("actions":"c15301f322032abf405f6d818df1ca21ff220696e0b187e418b24e4f0f3fb0be")") !=
+        std::string::npos);
+}
