@@ -1,0 +1,42 @@
+// The "filetree" world driver: a world is a real folder tree on the host, built from the
+// package's layer folders, read and changed only by the driver's own typed calls, confined to
+// the world root with openat2(RESOLVE_IN_ROOT). It runs no process (run_script is refused), so
+// it stands in for the namespace sandbox until that exists. Layout and calls: docs/WORLDS.md.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/common/status.h"
+#include "engine/world/world_driver.h"
+
+namespace aura::workers::filetree {
+
+inline constexpr std::string_view kDriverName = "filetree";
+inline constexpr size_t kMaxLayers = 16;
+
+// The layers of a world's "build" object ({"layers":["worlds/common","worlds/primary"]}):
+// 1..kMaxLayers distinct safe relative package paths. `path` prefixes errors.
+Result<std::vector<std::string>> parse_build(std::string_view build_json, std::string_view path);
+
+class FiletreeDriver final : public world::WorldDriver {
+ public:
+  std::string_view name() const override { return kDriverName; }
+  Status check_manifest(const scenario::Manifest& manifest) const override;
+  // `seed` is recorded in the world's state file and otherwise ignored: a filetree world is
+  // exactly its layers (docs/WORLDS.md, "Seed").
+  Result<std::unique_ptr<world::World>> create(const std::filesystem::path& package_dir,
+                                               const scenario::Manifest& manifest,
+                                               std::string_view world_id, uint64_t seed,
+                                               const std::filesystem::path& work_dir) override;
+  Result<std::unique_ptr<world::World>> open(const scenario::Manifest& manifest,
+                                             std::string_view world_id,
+                                             const std::filesystem::path& work_dir) override;
+  Status destroy(std::unique_ptr<world::World> world) override;
+  std::string profile_digest() const override;
+  std::string capabilities_json() const override;
+};
+
+}  // namespace aura::workers::filetree

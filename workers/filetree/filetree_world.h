@@ -1,0 +1,102 @@
+// One world of the filetree driver: a host folder tree (<work_dir>/root) built from package
+// layers, read by probes and checks and changed by actions only through code in the driver,
+// confined to the root by WorldFs; every change is journalled (<work_dir>/journal) so
+// journal.undo can restore it. No process ever runs in a filetree world. Calls, targets and
+// checks: docs/WORLDS.md.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/common/status.h"
+#include "engine/scenario/call.h"
+#include "engine/scenario/manifest.h"
+#include "engine/world/world_driver.h"
+#include "workers/filetree/fleet.h"
+#include "workers/filetree/journal.h"
+#include "workers/filetree/world_fs.h"
+
+namespace aura::workers::filetree {
+
+// The parameters a call of this driver takes: a catalog entry must declare exactly these,
+// all required (targets of kind "node"), so that a Call validated against it is one the driver
+// can run.
+struct ParamShape {
+  std::string_view name;
+  scenario::ParamType type;
+};
+struct CallShape {
+  std::string_view name;
+  std::vector<ParamShape> params;
+};
+const std::vector<CallShape>& probe_shapes();
+const std::vector<CallShape>& action_shapes();
+const std::vector<std::string_view>& check_calls();     // "fleet.healthy" ...
+const std::vector<std::string_view>& selector_names();  // "stale-app-root"
+
+// Validates a check's params JSON for `call` (one of check_calls()); `path` prefixes errors.
+Status check_params(std::string_view call, std::string_view params_json, std::string_view path);
+
+inline constexpr size_t kMaxActionOutputBytes = 64 << 10;
+inline constexpr size_t kMaxObservedBytes = 1024;
+inline constexpr std::string_view kScriptsUnavailable =
+    "scripts need the namespace sandbox, not available in the filetree driver";
+
+class FiletreeWorld final : public world::World {
+ public:
+  // Attaches to the world folder `work_dir` (root/ and journal/ inside). `targets` are the
+  // manifest's target terms (roles and selectors are resolved against them).
+  static Result<std::unique_ptr<FiletreeWorld>> attach(std::string id,
+                                                       std::vector<scenario::TargetTerm> targets,
+                                                       const std::filesystem::path& work_dir);
+
+  const std::string& id() const override { return id_; }
+  Result<world::CallOutput> probe(const scenario::Call& call, uint64_t max_output_bytes) override;
+  Result<world::CallOutput> act(const scenario::Call& call) override;
+  // Always kUnavailable (kScriptsUnavailable): there is no sandbox to run a script in.
+  Result<world::CallOutput> run_script(const scenario::Target& target,
+                                       std::string_view script) override;
+  Result<world::CheckOutput> check(const scenario::CheckSpec& check) override;
+  Result<std::string> fingerprint() override;
+
+  const std::filesystem::path& work_dir() const { return work_dir_; }
+
+ private:
+  FiletreeWorld() = default;
+
+  Result<std::vector<std::string>> resolve(const scenario::Target& target, const Fleet& fleet,
+                                           std::vector<std::string>& resolved) const;
+  // The fleet and the nodes the call's "node" target resolves to. When the world refuses (a
+  // fleet file that does not load, a target that resolves to nothing ...), `failure` holds the
+  // call's result.
+  struct Targeted {
+    std::optional<Fleet> fleet;
+    std::vector<std::string> nodes;
+    std::vector<std::string> resolved;
+    std::optional<world::CallOutput> failure;
+  };
+  Result<Targeted> targeted(const scenario::Call& call) const;
+  Result<world::CallOutput> file_read(const scenario::Call& call, uint64_t max_output_bytes);
+  Result<world::CallOutput> dir_list(const scenario::Call& call, uint64_t max_output_bytes);
+  Result<world::CallOutput> fleet_effective(const scenario::Call& call, uint64_t max_output_bytes);
+  Result<world::CallOutput> fleet_diff(uint64_t max_output_bytes);
+  Result<world::CallOutput> vars_change(const scenario::Call& call, bool set);
+  Result<world::CallOutput> file_write(const scenario::Call& call);
+  Result<world::CallOutput> file_chmod(const scenario::Call& call);
+  Result<world::CallOutput> fleet_converge(const scenario::Call& call);
+  Result<world::CallOutput> journal_undo();
+  // Journals `path`, then writes it (keeping its mode, 0644 when new).
+  Status change_file(std::string_view path, std::string_view bytes);
+
+  std::string id_;
+  std::vector<scenario::TargetTerm> targets_;
+  std::filesystem::path work_dir_;
+  std::unique_ptr<WorldFs> fs_;
+  std::unique_ptr<Journal> journal_;
+};
+
+}  // namespace aura::workers::filetree
