@@ -8,6 +8,7 @@
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/package/package_format.h"
+#include "engine/scenario/manifest.h"
 #include "engine/sign/dsse.h"
 
 namespace aura {
@@ -316,6 +317,15 @@ Result<CheckedTree> check_tree(const fs::path& dir, std::string_view sums_bytes,
   return out;
 }
 
+// The package layer's fields (with their own messages), then the full schema
+// (docs/SCENARIOS.md): a package whose manifest the attempt engine could not use never loads.
+Result<ManifestHeader> validate_manifest(std::string_view bytes) {
+  auto header = parse_manifest_header(bytes);
+  if (!header.ok()) return header.status();
+  if (auto full = scenario::parse_manifest(bytes); !full.ok()) return full.status();
+  return header;
+}
+
 Result<LoadedPackage> load_package_unprefixed(const fs::path& dir, const TrustStore& trust) {
   AURA_RETURN_IF_ERROR(check_is_dir(dir));
   // 1. The signature, before anything else is read.
@@ -349,8 +359,8 @@ Result<LoadedPackage> load_package_unprefixed(const fs::path& dir, const TrustSt
   auto tree = check_tree(dir, *sums, *payload);
   if (!tree.ok()) return tree.status();
 
-  // 4. Only now parse the manifest: the verified bytes, and nothing else.
-  auto header = parse_manifest_header(tree->manifest_bytes);
+  // 4. Only now parse and validate the manifest: the verified bytes, and nothing else.
+  auto header = validate_manifest(tree->manifest_bytes);
   if (!header.ok()) return header.status();
   if (header->id != payload->id) {
     return Status::corruption(std::string(pf::kSignatureFile) + ": the signed payload names id " +
@@ -387,7 +397,7 @@ Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSig
   auto manifest =
       file_io::read_regular_file(dir / pf::kManifestFile, pf::kManifestFile, pf::kMaxManifestBytes);
   if (!manifest.ok()) return manifest.status();
-  auto header = parse_manifest_header(*manifest);
+  auto header = validate_manifest(*manifest);
   if (!header.ok()) return header.status();
 
   SignedPackage out;

@@ -64,29 +64,30 @@ TEST_CASE("package: the documented test vector signs to the documented bytes and
         "aura.publisher/example+02e60056+AQOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4");
   auto s = sign_package(dir, signer);
   REQUIRE_MESSAGE(s.ok(), s.status().message());
+  CHECK(kVectorManifest.size() == 819);
   CHECK(read_file(dir / "SHA256SUMS") ==
         "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03  files/hello.txt\n"
-        "b51a82806039e8cddb951a97b75d9aedc754596798f51bce58dc49690b5e8fb5  manifest.json\n");
+        "1ced3c7cdd6eed325713f4c6d8b579916b59be5b0419404ec526a02c42db82e0  manifest.json\n");
   CHECK(to_hex(s->manifest_sha256) ==
-        "b51a82806039e8cddb951a97b75d9aedc754596798f51bce58dc49690b5e8fb5");
+        "1ced3c7cdd6eed325713f4c6d8b579916b59be5b0419404ec526a02c42db82e0");
   CHECK(to_hex(s->package_digest) ==
-        "67d26048254219a841972960ecde15a3472bda2b06fc16b66b577106f87a4b3f");
+        "d2fa4f70794fad43438a7719221063384722a7491bb4e6b3d15fbbeca5d3396e");
   CHECK(package_payload_json("example.hello", "1.0.0", s->manifest_sha256, s->package_digest) ==
         R"({"version":1,"id":"example.hello","package_version":"1.0.0",)"
-        R"("manifest_sha256":"b51a82806039e8cddb951a97b75d9aedc754596798f51bce58dc49690b5e8fb5",)"
-        R"("sums_sha256":"67d26048254219a841972960ecde15a3472bda2b06fc16b66b577106f87a4b3f"})");
+        R"("manifest_sha256":"1ced3c7cdd6eed325713f4c6d8b579916b59be5b0419404ec526a02c42db82e0",)"
+        R"("sums_sha256":"d2fa4f70794fad43438a7719221063384722a7491bb4e6b3d15fbbeca5d3396e"})");
   CHECK(read_file(dir / "package.sig.json") ==
-        R"({"payloadType":"application/vnd.aura.package+json","payload":"eyJ2ZXJzaW9uIjoxLCJpZC)"
-        R"(I6ImV4YW1wbGUuaGVsbG8iLCJwYWNrYWdlX3ZlcnNpb24iOiIxLjAuMCIsIm1hbmlmZXN0X3NoYTI1NiI6Im)"
-        R"(I1MWE4MjgwNjAzOWU4Y2RkYjk1MWE5N2I3NWQ5YWVkYzc1NDU5Njc5OGY1MWJjZTU4ZGM0OTY5MGI1ZThmYj)"
-        R"(UiLCJzdW1zX3NoYTI1NiI6IjY3ZDI2MDQ4MjU0MjE5YTg0MTk3Mjk2MGVjZGUxNWEzNDcyYmRhMmIwNmZjMT)"
-        R"(ZiNjZiNTc3MTA2Zjg3YTRiM2YifQ==","signatures":[{"keyid":"aura.publisher/example+02e600)"
-        R"(56","sig":"0P7G3JQdI/Y6IkX3by8XdvHPESSMQNi8JnOfVLGRc9gP411l6gPriOTRbdg/BEU81ZLuOl/JGaj)"
-        R"(uWYQz0cT6Ag=="}]})");
+        R"({"payloadType":"application/vnd.aura.package+json","payload":"eyJ2ZXJzaW9uIjoxLCJpZCI6)"
+        R"(ImV4YW1wbGUuaGVsbG8iLCJwYWNrYWdlX3ZlcnNpb24iOiIxLjAuMCIsIm1hbmlmZXN0X3NoYTI1NiI6IjFjZW)"
+        R"(QzYzdjZGQ2ZWVkMzI1NzEzZjRjNmQ4YjU3OTkxNmI1OWJlNWIwNDE5NDA0ZWM1MjZhMDJjNDJkYjgyZTAiLCJz)"
+        R"(dW1zX3NoYTI1NiI6ImQyZmE0ZjcwNzk0ZmFkNDM0MzhhNzcxOTIyMTA2MzM4NDcyMmE3NDkxYmI0ZTZiM2QxNW)"
+        R"(ZiYmVjYTVkMzM5NmUifQ==","signatures":[{"keyid":"aura.publisher/example+02e60056","sig")"
+        R"(:"VXY3/2TN39IM/8wyqCjKf4pY7FKoKfoR4xhHxwwaPbI3DDmtZTiNNIqcbxsn7hLT0QPXpc4/VC6GDwoNkbM1)"
+        R"(DQ=="}]})");
   auto loaded = load_package(dir, trust_of({signer.verifier()}));
   REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
   CHECK(to_hex(loaded->package_digest) ==
-        "67d26048254219a841972960ecde15a3472bda2b06fc16b66b577106f87a4b3f");
+        "d2fa4f70794fad43438a7719221063384722a7491bb4e6b3d15fbbeca5d3396e");
 }
 
 TEST_CASE("package load: a changed shipped file is refused, naming the file") {
@@ -333,7 +334,44 @@ TEST_CASE("package load: a signed manifest that is invalid is refused, naming th
   }
 }
 
-TEST_CASE("package manifest: unknown top-level fields are allowed for now") {
+TEST_CASE("package load: a signed manifest outside the full schema is refused, naming its path") {
+  struct Case {
+    std::string from, to, reason;
+  };
+  const std::string valid = sample_manifest("a", "1");
+  for (const Case& c : {
+           Case{R"("schema": 1,)", R"("schema": 1, "colour": "red",)",
+                "manifest.json: colour: unknown member"},
+           Case{R"("cost": 1,)", R"("cost": 1, "timeout_ms": 5,)",
+                "manifest.json: probes[0].timeout_ms: unknown member"},
+           Case{R"("role": "control")", R"("role": "twin")",
+                "manifest.json: worlds: needs exactly one world with role \"control\""},
+           Case{R"("prefixes": ["/srv/"])", R"("prefixes": ["srv/"])",
+                "manifest.json: actions[1].params.path.prefixes[0]: \"srv/\" must be absolute"},
+       }) {
+    CAPTURE(c.to);
+    TempDir tmp;
+    const fs::path dir = tmp.path() / "pkg";
+    write_file(dir / "manifest.json", replace_one(valid, c.from, c.to));
+    const NoteSigner signer = fresh_signer("aura.publisher/test");
+    forge(dir, {"manifest.json"}, signer, "a", "1");
+    const std::string m = load_error(dir, trust_of({signer.verifier()}));
+    CHECK_MESSAGE(contains(m, "package " + dir.string() + ": " + c.reason), m);
+    auto s = sign_package(dir, signer);
+    REQUIRE_FALSE(s.ok());
+    CHECK_MESSAGE(contains(s.status().message(), c.reason), s.status().message());
+  }
+  // The unchanged manifest signs and loads.
+  TempDir tmp;
+  write_file(tmp.path() / "manifest.json", valid);
+  const NoteSigner signer = fresh_signer("aura.publisher/test");
+  REQUIRE(sign_package(tmp.path(), signer).ok());
+  auto loaded = load_package(tmp.path(), trust_of({signer.verifier()}));
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().message());
+  CHECK(loaded->manifest_bytes == valid);
+}
+
+TEST_CASE("package manifest header: reads id, version, family and title, whatever else is there") {
   auto h = parse_manifest_header(
       R"({"briefing":"x","id":"a.b-c_d","version":"1.0+build.5","family":"f","title":"T",)"
       R"("worlds":[1,{"x":null}]})");

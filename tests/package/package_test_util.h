@@ -18,13 +18,28 @@
 #include "engine/package/trust_store.h"
 #include "engine/sign/dsse.h"
 #include "engine/sign/signed_note.h"
+#include "tests/scenario/sample_manifest.h"
 
 namespace aura::testing {
 
-// The documented test vector (docs/formats/package.md).
+// The documented test vector (docs/formats/package.md): a complete manifest (819 bytes).
 inline constexpr std::string_view kVectorManifest =
-    "{\"id\":\"example.hello\",\"version\":\"1.0.0\",\"family\":\"example\",\"title\":\"Hello "
-    "package\"}\n";
+    R"({"schema":1,"id":"example.hello","version":"1.0.0","family":"example","title":"Hello package",)"
+    "\n"
+    R"("briefing":"Read files/hello.txt.","driver":"filetree",)"
+    "\n"
+    R"("hypotheses":[{"id":"hello","text":"it says hello"},{"id":"bye","text":"it says bye"}],)"
+    "\n"
+    R"("worlds":[{"id":"primary","role":"primary","build":{"layers":["files"]}},{"id":"twin","role":"twin","build":{"layers":["files"]}},{"id":"control","role":"control","build":{"layers":["files"]}}],)"
+    "\n"
+    R"("probes":[{"call":"file.read","summary":"read a file","params":{"path":{"type":"path","prefixes":["/"]}}}],)"
+    "\n"
+    R"("actions":[{"call":"journal.undo","summary":"undo the last change"}],)"
+    "\n"
+    R"("checks":[{"id":"healthy","kind":"postcondition","call":"fleet.healthy","params":{"expect_text":"hello"}}],)"
+    "\n"
+    R"("judge":{"gold":{"expect":"VERIFIED","ir":{"v":1}},"bad":{"expect":"NOT_RECOVERED","ir":{"v":1}}}})"
+    "\n";
 inline constexpr std::string_view kVectorHello = "hello\n";
 
 inline void write_file(const std::filesystem::path& p, std::string_view bytes) {
@@ -47,11 +62,10 @@ inline void write_vector_tree(const std::filesystem::path& dir) {
   write_file(dir / "files" / "hello.txt", kVectorHello);
 }
 
-// A package with a few more files, a subfolder and an unknown top-level manifest field.
+// A package with a few more files, a subfolder and a complete manifest.
 inline void write_sample_tree(const std::filesystem::path& dir) {
-  write_file(dir / "manifest.json",
-             R"({"id":"net.dns-outage","version":"2.1.0-rc.1","family":"network",)"
-             R"("title":"DNS outage on the primary","worlds":{"primary":{}}})");
+  write_file(dir / "manifest.json", sample_manifest("net.dns-outage", "2.1.0-rc.1", "network",
+                                                    "DNS outage on the primary"));
   write_file(dir / "files" / "hello.txt", kVectorHello);
   write_file(dir / "files" / "deep" / "probe.sh", "#!/bin/sh\necho probe\n");
   write_file(dir / "README.md", "# DNS outage\n");

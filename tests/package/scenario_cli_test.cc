@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/cli/cli_util.h"
+#include "tests/scenario/sample_manifest.h"
 
 using aura::testing::CliResult;
 using aura::testing::Json;
@@ -14,8 +15,7 @@ namespace {
 
 void write_package(const fs::path& dir) {
   fs::create_directories(dir / "files");
-  write_file(dir / "manifest.json",
-             R"({"id":"example.hello","version":"1.0.0","family":"example","title":"Hello"})");
+  write_file(dir / "manifest.json", aura::testing::sample_manifest("example.hello"));
   write_file(dir / "files" / "hello.txt", "hello\n");
 }
 
