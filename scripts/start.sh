@@ -9,4 +9,5 @@ cd "$(dirname "$0")/.."
 build=${AURA_BUILD_DIR:-build}
 [ -f "$build/build.ninja" ] || meson setup "$build"
 ninja -C "$build"
+"$build/aura" setup --data var/aura --keys var/keys
 exec "$build/aura" demo --data var/aura --keys var/keys "$@"

@@ -1,13 +1,23 @@
-// `aura scenario sign`, `aura scenario verify` and `aura keys init-publisher`: signed
-// scenario packages and the operator's publisher key (engine/package/).
+// `aura scenario sign|verify|load`, `aura keys init-publisher` and `aura setup`: signed
+// scenario packages, the operator's publisher key (engine/package/), and the scenario registry
+// events (stream lab/scenarios, docs/ATTEMPTS.md).
+#include <simdjson.h>
+
+#include <algorithm>
+#include <functional>
 #include <iostream>
 
+#include "engine/blob/evidence_ref.h"
 #include "engine/cli/cli.h"
+#include "engine/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "engine/log/data_dir.h"
 #include "engine/package/package.h"
+#include "engine/package/package_format.h"
 #include "engine/package/publisher_key.h"
 #include "engine/package/trust_store.h"
+#include "engine/scenario/manifest.h"
+#include "workers/drivers.h"
 
 namespace aura::cli {
 namespace fs = std::filesystem;
@@ -131,6 +141,285 @@ int scenario_verify(Invocation& inv) {
   return 0;
 }
 
+// ---- The scenario registry: `aura scenario load` and `aura setup` ----
+
+constexpr std::string_view kRegistryStream = "lab/scenarios";
+constexpr std::string_view kManifestRefId = "manifest";
+constexpr std::string_view kManifestRefKind = "scenario.manifest";
+constexpr size_t kMaxPackagesPerRun = 256;  // folders one load or setup may record
+constexpr size_t kMaxReasonBytes = 2048;    // a rejection reason, cut beyond this
+
+// Text safe to put in an event: valid UTF-8 (other bytes become '?'), at most `max_bytes`,
+// never cut inside a character.
+std::string event_text(std::string_view s, size_t max_bytes) {
+  std::string out(s);
+  if (!simdjson::validate_utf8(out.data(), out.size())) {
+    for (char& c : out) {
+      if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+    }
+  }
+  if (out.size() > max_bytes) {
+    size_t cut = max_bytes - 3;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+    out.resize(cut);
+    out += "...";
+  }
+  return out;
+}
+
+// How a folder is named in events: absolute and normalised, so loading the same folder again
+// (from anywhere) names it the same way.
+std::string registry_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  if (ec) p = dir;
+  p = p.lexically_normal();
+  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+  return event_text(p.string(), 4096);
+}
+
+// What happened to one package folder.
+struct Outcome {
+  fs::path dir;
+  bool loaded = false;
+  std::string reason;  // when rejected
+  LoadedPackage pkg;   // when loaded
+  uint64_t seq = 0;    // of its registry event
+};
+
+Outcome rejected(const fs::path& dir, std::string reason) {
+  Outcome o;
+  o.dir = dir;
+  o.reason = std::move(reason);
+  return o;
+}
+
+// load_package, then the world driver's own checks of the manifest.
+Outcome load_one(const fs::path& dir, const TrustStore& trust) {
+  // Never trust a key found next to what it verifies.
+  if (path_is_within(trust.dir(), dir)) {
+    return rejected(dir, "the trust store " + trust.dir().string() + " lies inside the package");
+  }
+  auto pkg = load_package(dir, trust);
+  if (!pkg.ok()) return rejected(dir, pkg.status().message());
+  auto manifest = scenario::parse_manifest(pkg->manifest_bytes);
+  if (!manifest.ok()) return rejected(dir, manifest.status().message());
+  auto driver = workers::make_driver(manifest->driver);
+  if (driver == nullptr) {
+    std::string name;
+    json_append_string(name, manifest->driver);
+    return rejected(dir, "unknown world driver " + name);
+  }
+  if (Status s = driver->check_manifest(*manifest); !s.is_ok()) {
+    return rejected(dir, "world driver " + manifest->driver + ": " + s.message());
+  }
+  Outcome o;
+  o.dir = dir;
+  o.loaded = true;
+  o.pkg = std::move(pkg).value();
+  return o;
+}
+
+// The package folders: the positionals, else every subfolder of --scenarios (default
+// ./scenarios) that holds a manifest.json, sorted by name.
+Result<std::vector<fs::path>> package_dirs(const Invocation& inv) {
+  std::vector<fs::path> dirs;
+  for (const std::string& p : inv.positional) dirs.emplace_back(p);
+  if (dirs.empty()) {
+    const fs::path root = inv.get("scenarios", "scenarios");
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) {
+      return Status::not_found("scenarios folder " + root.string() + " not found");
+    }
+    for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+      // Real folders only: a symlink could make one package appear under two names.
+      if (it->symlink_status(ec).type() != fs::file_type::directory) continue;
+      if (fs::exists(it->path() / std::string(package_format::kManifestFile), ec)) {
+        dirs.push_back(it->path());
+      }
+    }
+    if (ec) return Status::io("list " + root.string() + ": " + ec.message());
+    std::sort(dirs.begin(), dirs.end());
+  }
+  if (dirs.size() > kMaxPackagesPerRun) {
+    return Status::invalid(std::to_string(dirs.size()) + " package folders; at most " +
+                           std::to_string(kMaxPackagesPerRun) + " per run");
+  }
+  return dirs;
+}
+
+std::string loaded_payload(const Outcome& o, const EvidenceRef& manifest_ref) {
+  const LoadedPackage& p = o.pkg;
+  return JsonWriter()
+      .num("v", 1)
+      .str("dir", registry_dir(o.dir))
+      .str("id", p.id)
+      .str("version", p.version)
+      .str("family", p.family)
+      .str("title", p.title)
+      .str("package_digest", to_hex(p.package_digest))
+      .str("manifest_sha256", to_hex(manifest_ref.sha256))
+      .str("publisher", p.publisher)
+      .raw("refs", JsonArray().raw(evidence_ref_json(manifest_ref)).done())
+      .done();
+}
+
+std::string rejected_payload(const Outcome& o) {
+  return JsonWriter()
+      .num("v", 1)
+      .str("dir", registry_dir(o.dir))
+      .str("reason", event_text(o.reason, kMaxReasonBytes))
+      .done();
+}
+
+// Stores each loaded manifest as a blob, then appends every outcome's registry event in one
+// atomic append; fills in each outcome's seq.
+Status record(Writer& w, std::vector<Outcome>& outcomes) {
+  std::vector<EventDraft> drafts;
+  for (const Outcome& o : outcomes) {
+    EventDraft d{std::string(kRegistryStream), "", "engine", ""};
+    if (o.loaded) {
+      auto blob = w.blobs->put(as_bytes(o.pkg.manifest_bytes));
+      if (!blob.ok()) return blob.status().with_context("store the manifest of " + o.dir.string());
+      const EvidenceRef ref{std::string(kManifestRefId), blob->sha256,
+                            std::string(kManifestRefKind), blob->bytes};
+      d.type = "scenario.loaded";
+      d.payload = loaded_payload(o, ref);
+    } else {
+      d.type = "scenario.rejected";
+      d.payload = rejected_payload(o);
+    }
+    drafts.push_back(std::move(d));
+  }
+  if (drafts.empty()) return Status::ok();
+  auto appended = w.log->append_all(drafts);
+  if (!appended.ok()) return appended.status();
+  for (size_t i = 0; i < outcomes.size(); ++i) outcomes[i].seq = (*appended)[i].seq;
+  return Status::ok();
+}
+
+// One line per package, a summary, and with --json one object; exit 0 only if all loaded.
+int report(const Invocation& inv, const std::vector<Outcome>& outcomes,
+           const std::function<void(JsonWriter&)>& more_json = {}) {
+  JsonArray packages;
+  size_t loaded = 0;
+  for (const Outcome& o : outcomes) {
+    JsonWriter p;
+    p.str("dir", registry_dir(o.dir)).str("status", o.loaded ? "loaded" : "rejected");
+    if (o.loaded) {
+      ++loaded;
+      std::cout << "loaded   " << o.pkg.id << " " << o.pkg.version << " (" << o.dir.string()
+                << ") sha256:" << to_hex(o.pkg.package_digest) << " publisher " << o.pkg.publisher
+                << "\n";
+      p.str("id", o.pkg.id)
+          .str("version", o.pkg.version)
+          .str("package_digest", to_hex(o.pkg.package_digest))
+          .str("publisher", o.pkg.publisher);
+    } else {
+      std::cout << "rejected " << o.dir.string() << ": " << o.reason << "\n";
+      p.str("reason", event_text(o.reason, kMaxReasonBytes));
+    }
+    packages.raw(p.num("seq", o.seq).done());
+  }
+  const size_t refused = outcomes.size() - loaded;
+  std::cout << loaded << " loaded, " << refused << " rejected";
+  if (!outcomes.empty()) {
+    std::cout << "; recorded in " << kRegistryStream << " at seq " << outcomes.front().seq << ".."
+              << outcomes.back().seq;
+  }
+  std::cout << "\n";
+  JsonWriter json;
+  json.boolean("ok", refused == 0)
+      .num("loaded", uint64_t(loaded))
+      .num("rejected", uint64_t(refused))
+      .raw("packages", packages.done());
+  if (more_json) more_json(json);
+  inv.emit_json(json.done());
+  return refused == 0 ? 0 : 1;
+}
+
+Result<TrustStore> publisher_trust(const Invocation& inv) {
+  const fs::path dir = inv.keys_dir / std::string(kPublishersDir);
+  auto trust = TrustStore::load(dir);
+  if (!trust.ok()) {
+    return trust.status().with_context("publisher trust store " + dir.string() +
+                                       " (create it with 'aura setup' or 'aura keys "
+                                       "init-publisher')");
+  }
+  return trust;
+}
+
+int scenario_load(Invocation& inv) {
+  if (empty_path_flag(inv, "scenarios")) return 2;
+  auto dirs = package_dirs(inv);
+  if (!dirs.ok()) return inv.fail(dirs.status());
+  auto trust = publisher_trust(inv);
+  if (!trust.ok()) return inv.fail(trust.status());
+  auto w = open_writer(inv);
+  if (!w.ok()) return inv.fail(w.status());
+  std::vector<Outcome> outcomes;
+  for (const fs::path& dir : *dirs) outcomes.push_back(load_one(dir, *trust));
+  if (Status s = record(*w, outcomes); !s.is_ok()) return inv.fail(s);
+  return report(inv, outcomes);
+}
+
+int setup(Invocation& inv) {
+  if (empty_path_flag(inv, "scenarios")) return 2;
+  if (Status s = check_folders(inv); !s.is_ok()) return inv.fail(s);
+  auto dirs = package_dirs(inv);
+  if (!dirs.ok()) return inv.fail(dirs.status());
+
+  // 1. The lab key, as `aura keys init` makes it; an existing one is kept.
+  bool lab_created = false;
+  auto lab = KeyStore::open(inv.keys_dir);
+  if (!lab.ok() && lab.status().code() == ErrorCode::kNotFound) {
+    lab = KeyStore::init(inv.keys_dir);
+    lab_created = lab.ok();
+  }
+  if (!lab.ok()) return inv.fail(lab.status().with_context("lab key"));
+  std::cout << (lab_created ? "created" : "kept the existing") << " lab signing key "
+            << lab->lab_signer().name() << " in " << inv.keys_dir.string() << "\n";
+
+  // 2. The operator's publisher key, trusted in KEYS/publishers.
+  auto publisher = ensure_publisher_key(inv.keys_dir);
+  if (!publisher.ok()) return inv.fail(publisher.status().with_context("publisher key"));
+  std::cout << (publisher->created ? "created" : "kept the existing") << " publisher key "
+            << publisher->signer.name() << "\n";
+  auto trust = publisher_trust(inv);
+  if (!trust.ok()) return inv.fail(trust.status());
+
+  // 3. Sign each bundled package with it (deterministic: an unchanged package gets the same
+  //    files), then load it as `aura scenario load` does. A package that cannot be signed is
+  //    recorded as rejected with the reason.
+  auto w = open_writer(inv);
+  if (!w.ok()) return inv.fail(w.status());
+  std::vector<Outcome> outcomes;
+  size_t signed_count = 0;
+  for (const fs::path& dir : *dirs) {
+    if (path_is_within(publisher->key_file, dir)) {
+      outcomes.push_back(rejected(dir, "the publisher key " + publisher->key_file.string() +
+                                           " lies inside the package; keep keys outside"));
+      continue;
+    }
+    auto s = sign_package(dir, publisher->signer);
+    if (!s.ok()) {
+      outcomes.push_back(rejected(dir, s.status().message()));
+      continue;
+    }
+    ++signed_count;
+    std::cout << "signed   " << s->id << " " << s->version << " (" << dir.string() << ")\n";
+    outcomes.push_back(load_one(dir, *trust));
+  }
+  if (Status s = record(*w, outcomes); !s.is_ok()) return inv.fail(s);
+  return report(inv, outcomes, [&](JsonWriter& json) {
+    json.boolean("lab_key_created", lab_created)
+        .str("lab_key", lab->lab_signer().name())
+        .boolean("publisher_key_created", publisher->created)
+        .str("publisher", publisher->signer.name())
+        .num("signed", uint64_t(signed_count));
+  });
+}
+
 }  // namespace
 
 void register_scenario_commands(Registry& r) {
@@ -163,6 +452,31 @@ void register_scenario_commands(Registry& r) {
          1,
          1,
          scenario_verify});
+  r.add(
+      {"scenario load",
+       "[DIR ...]",
+       "load scenario packages and record each as scenario.loaded or scenario.rejected",
+       "Loads each DIR (default: every subfolder of --scenarios holding a manifest.json) against\n"
+       "the trust store KEYS/publishers, then has its world driver check the manifest. Every\n"
+       "folder tried is recorded in the stream lab/scenarios of the log in --data; a loaded\n"
+       "package's manifest.json is stored as a blob. Exit status 0 only if every package "
+       "loaded.\nSee docs/SCENARIOS.md.",
+       {{"scenarios", "DIR", "folder of package folders (default ./scenarios)"}},
+       0,
+       kMaxPackagesPerRun,
+       scenario_load});
+  r.add({"setup",
+         "",
+         "set up this machine: lab key, publisher key, then sign and load the bundled scenarios",
+         "Creates KEYS/lab.key (as 'aura keys init') and KEYS/publisher.key (as 'aura keys\n"
+         "init-publisher') unless they exist, signs every package under --scenarios with the\n"
+         "publisher key (SHA256SUMS and package.sig.json; re-signing an unchanged package writes\n"
+         "the same bytes), then loads them as 'aura scenario load' does. Safe to run again.\n"
+         "Exit status 0 only if every package loaded.",
+         {{"scenarios", "DIR", "folder of bundled package folders (default ./scenarios)"}},
+         0,
+         0,
+         setup});
 }
 
 }  // namespace aura::cli

@@ -1,0 +1,253 @@
+// `aura setup` and `aura scenario load`, black-box: what they sign, what they record in the
+// stream lab/scenarios (read back with `aura log dump`), and the exit status.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/crypto/sha256.h"
+#include "tests/cli/cli_util.h"
+#include "tests/scenario/sample_manifest.h"
+
+using aura::testing::CliOptions;
+using aura::testing::CliResult;
+using aura::testing::Json;
+using aura::testing::Lab;
+using aura::testing::read_file;
+using aura::testing::replace_one;
+using aura::testing::run_aura;
+using aura::testing::sample_manifest;
+using aura::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A package folder NAME under ROOT/scenarios with the sample manifest (id = NAME) and a file.
+fs::path write_package(const Lab& lab, const std::string& name, const std::string& manifest = "") {
+  const fs::path dir = lab / "scenarios" / name;
+  fs::create_directories(dir / "worlds" / "common" / "fleet");
+  write_file(dir / "manifest.json", manifest.empty() ? sample_manifest(name) : manifest);
+  write_file(dir / "worlds" / "common" / "fleet" / "inventory.conf", "web1 web\n");
+  return dir;
+}
+
+// One registry event as `aura log dump` prints it.
+struct RegistryEvent {
+  std::string type, actor, dir, id, reason, manifest_sha256, ref_sha256, ref_id, ref_kind;
+  std::string first_member;
+  uint64_t ref_bytes = 0;
+};
+
+std::string member(simdjson::dom::object e, const char* key) {
+  std::string_view s;
+  return e[key].get(s) ? std::string() : std::string(s);
+}
+
+// Every event of the stream lab/scenarios, in log order.
+std::vector<RegistryEvent> registry(const Lab& lab) {
+  CliResult r = run_aura({"log", "dump", "--data", lab.data().string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  std::vector<RegistryEvent> out;
+  for (const std::string& line : r.lines()) {
+    Json j(line);
+    if (!j.ok() || j.str("stream") != "lab/scenarios") continue;
+    simdjson::dom::object payload;
+    REQUIRE(j.root()["payload"].get(payload) == simdjson::SUCCESS);
+    RegistryEvent e;
+    e.type = *j.str("type");
+    e.actor = *j.str("actor");
+    e.first_member = std::string((*payload.begin()).key);
+    e.dir = member(payload, "dir");
+    e.id = member(payload, "id");
+    e.reason = member(payload, "reason");
+    e.manifest_sha256 = member(payload, "manifest_sha256");
+    simdjson::dom::array refs;
+    if (payload["refs"].get(refs) == simdjson::SUCCESS) {
+      REQUIRE(refs.size() == 1);
+      simdjson::dom::object ref;
+      REQUIRE(refs.at(0).get(ref) == simdjson::SUCCESS);
+      e.ref_id = member(ref, "id");
+      e.ref_kind = member(ref, "kind");
+      e.ref_sha256 = member(ref, "sha256");
+      REQUIRE(ref["bytes"].get(e.ref_bytes) == simdjson::SUCCESS);
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+std::string abs_dir(const fs::path& p) { return fs::absolute(p).lexically_normal().string(); }
+
+}  // namespace
+
+TEST_CASE("setup: creates the keys, signs and loads a bundled package, and is idempotent") {
+  Lab lab(Lab::Keys::kNone);
+  const fs::path pkg = write_package(lab, "t1-sample");
+  const std::string scenarios = (lab / "scenarios").string();
+
+  CliResult r = lab.aura({"setup", "--scenarios", scenarios, "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  Json first(r.last_line());
+  CHECK(first.boolean("ok") == true);
+  CHECK(first.boolean("lab_key_created") == true);
+  CHECK(first.boolean("publisher_key_created") == true);
+  CHECK(first.u64("signed") == 1);
+  CHECK(first.u64("loaded") == 1);
+  CHECK(fs::exists(lab.keys() / "lab.key"));
+  CHECK(fs::exists(lab.keys() / "publisher.key"));
+  CHECK_MESSAGE(contains(r.out, "loaded   t1-sample 1.0.0"), r.describe());
+  const std::string sums = read_file(pkg / "SHA256SUMS");
+  const std::string sig = read_file(pkg / "package.sig.json");
+
+  // The package verifies on its own with the operator's trust store.
+  CHECK(lab.aura({"scenario", "verify", pkg.string()}).exit_code == 0);
+
+  std::vector<RegistryEvent> events = registry(lab);
+  REQUIRE(events.size() == 1);
+  const RegistryEvent& e = events[0];
+  CHECK(e.type == "scenario.loaded");
+  CHECK(e.actor == "engine");
+  CHECK(e.first_member == "v");
+  CHECK(e.dir == abs_dir(pkg));
+  CHECK(e.id == "t1-sample");
+  const std::string manifest = read_file(pkg / "manifest.json");
+  CHECK(e.manifest_sha256 == aura::to_hex(aura::sha256(manifest)));
+  CHECK(e.ref_id == "manifest");
+  CHECK(e.ref_kind == "scenario.manifest");
+  CHECK(e.ref_sha256 == e.manifest_sha256);
+  CHECK(e.ref_bytes == manifest.size());
+  // The manifest blob is stored: verify checks every referenced blob.
+  r = run_aura({"log", "verify", "--data", lab.data().string(), "--keys", lab.keys().string()});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+
+  // Again: the keys are kept, the package re-signed to the same bytes, and loaded again.
+  r = lab.aura({"setup", "--scenarios", scenarios, "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  Json second(r.last_line());
+  CHECK(second.boolean("lab_key_created") == false);
+  CHECK(second.boolean("publisher_key_created") == false);
+  CHECK(second.str("publisher") == first.str("publisher"));
+  CHECK(read_file(pkg / "SHA256SUMS") == sums);
+  CHECK(read_file(pkg / "package.sig.json") == sig);
+  events = registry(lab);
+  REQUIRE(events.size() == 2);
+  CHECK(events[1].type == "scenario.loaded");
+  CHECK(events[1].ref_sha256 == events[0].ref_sha256);
+}
+
+TEST_CASE("setup: the default scenarios folder is ./scenarios; --help describes the command") {
+  Lab lab(Lab::Keys::kNone);
+  write_package(lab, "t1-sample");
+  CliOptions in_root;
+  in_root.cwd = lab.root();
+  CliResult r =
+      run_aura({"setup", "--data", lab.data().string(), "--keys", lab.keys().string()}, in_root);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  REQUIRE(registry(lab).size() == 1);
+  CHECK(registry(lab)[0].dir == abs_dir(lab / "scenarios" / "t1-sample"));
+
+  r = run_aura({"setup", "--help"});
+  CHECK(r.exit_code == 0);
+  CHECK_MESSAGE(contains(r.out + r.err, "--scenarios"), r.describe());
+  CHECK_MESSAGE(contains(r.out + r.err, "publisher"), r.describe());
+}
+
+TEST_CASE("scenario load: a file changed after signing is recorded as rejected, naming it") {
+  Lab lab(Lab::Keys::kNone);
+  const fs::path pkg = write_package(lab, "t1-sample");
+  REQUIRE(lab.aura({"setup", "--scenarios", (lab / "scenarios").string()}).exit_code == 0);
+  write_file(pkg / "worlds" / "common" / "fleet" / "inventory.conf", "web1 web\nweb9 web\n");
+
+  CliResult r =
+      lab.aura({"scenario", "load", "--scenarios", (lab / "scenarios").string(), "--json"});
+  CHECK(r.exit_code == 1);
+  Json j(r.last_line());
+  CHECK(j.boolean("ok") == false);
+  CHECK(j.u64("rejected") == 1);
+  const auto events = registry(lab);
+  REQUIRE(events.size() == 2);
+  CHECK(events[1].type == "scenario.rejected");
+  CHECK(events[1].first_member == "v");
+  CHECK(events[1].dir == abs_dir(pkg));
+  CHECK_MESSAGE(contains(events[1].reason, "changed file \"worlds/common/fleet/inventory.conf\""),
+                events[1].reason);
+  CHECK(events[1].ref_id.empty());  // nothing referenced
+}
+
+TEST_CASE("scenario load: a package signed by a key outside the trust store is rejected") {
+  Lab lab(Lab::Keys::kNone);
+  const fs::path pkg = write_package(lab, "t1-sample");
+  REQUIRE(lab.aura({"setup", "--scenarios", (lab / "scenarios").string()}).exit_code == 0);
+  // Another publisher, whose key this lab never trusted, re-signs the package.
+  const fs::path other = lab / "other-keys";
+  REQUIRE(run_aura({"keys", "init-publisher", "--keys", other.string()}).exit_code == 0);
+  REQUIRE(run_aura({"scenario", "sign", pkg.string(), "--keys", other.string()}).exit_code == 0);
+
+  CliResult r = lab.aura({"scenario", "load", pkg.string()});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(contains(r.out, "rejected"), r.describe());
+  const auto events = registry(lab);
+  REQUIRE(events.size() == 2);
+  CHECK(events[1].type == "scenario.rejected");
+  CHECK_MESSAGE(contains(events[1].reason, "unknown key: signed by \"aura.publisher/"),
+                events[1].reason);
+  CHECK_MESSAGE(contains(events[1].reason, "which is not in the trust store"), events[1].reason);
+}
+
+TEST_CASE(
+    "scenario load: every folder is recorded; an unknown driver or bad manifest rejects one") {
+  Lab lab(Lab::Keys::kNone);
+  const fs::path good = write_package(lab, "a-good");
+  const fs::path nodriver =
+      write_package(lab, "b-nodriver",
+                    replace_one(sample_manifest("b-nodriver"), R"("driver": "filetree")",
+                                R"("driver": "nosuch")"));
+  const fs::path invalid = write_package(
+      lab, "c-invalid",
+      replace_one(sample_manifest("c-invalid"), R"("role": "control")", R"("role": "twin")"));
+  fs::create_directories(lab / "scenarios" / "not-a-package");  // no manifest.json: skipped
+
+  CliResult r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string(), "--json"});
+  CHECK(r.exit_code == 1);
+  Json j(r.last_line());
+  CHECK(j.u64("loaded") == 1);
+  CHECK(j.u64("rejected") == 2);
+  CHECK(j.u64("signed") == 2);  // the invalid manifest is not signed
+  auto events = registry(lab);
+  REQUIRE(events.size() == 3);
+  CHECK(events[0].type == "scenario.loaded");
+  CHECK(events[0].dir == abs_dir(good));
+  CHECK(events[1].type == "scenario.rejected");
+  CHECK(events[1].dir == abs_dir(nodriver));
+  CHECK(events[1].reason == "unknown world driver \"nosuch\"");
+  CHECK(events[2].type == "scenario.rejected");
+  CHECK(events[2].dir == abs_dir(invalid));
+  CHECK_MESSAGE(contains(events[2].reason,
+                         "manifest.json: worlds: needs exactly one world with role \"control\""),
+                events[2].reason);
+  CHECK_FALSE(fs::exists(invalid / "package.sig.json"));
+
+  // Loading the good one alone records it alone, and succeeds.
+  r = lab.aura({"scenario", "load", good.string()});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  events = registry(lab);
+  REQUIRE(events.size() == 4);
+  CHECK(events[3].type == "scenario.loaded");
+}
+
+TEST_CASE("scenario load: without a trust store nothing is recorded") {
+  Lab lab;  // lab key only, no publisher key
+  const fs::path pkg = write_package(lab, "t1-sample");
+  CliResult r = lab.aura({"scenario", "load", pkg.string()});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(contains(r.err, "publisher trust store"), r.describe());
+  CHECK_MESSAGE(contains(r.err, "aura setup"), r.describe());
+  r = lab.aura({"scenario", "load", "--scenarios", (lab / "missing").string()});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(contains(r.err, "not found"), r.describe());
+  CHECK_FALSE(fs::exists(lab.data()));
+}
