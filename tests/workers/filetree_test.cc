@@ -1,0 +1,680 @@
+// The filetree driver on the real t0-config-drift package: world lifecycle, every probe and
+// action, target resolution, the judge's gold and bad fixes and more wrong fixes with the check
+// results the grader would see, repeat and reversal fingerprints.
+#include <doctest/doctest.h>
+#include <simdjson.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/common/file_io.h"
+#include "engine/intervention/intervention_ir.h"
+#include "engine/scenario/call.h"
+#include "tests/support/temp_dir.h"
+#include "tests/workers/t0_package.h"
+#include "workers/drivers.h"
+#include "workers/filetree/filetree_driver.h"
+
+namespace fs = std::filesystem;
+using aura::ErrorCode;
+using aura::scenario::Call;
+using aura::scenario::Manifest;
+using aura::workers::filetree::FiletreeDriver;
+using aura::world::CallOutput;
+using aura::world::World;
+
+namespace {
+
+using aura::testing::slurp;
+
+using Checks = std::map<std::string, bool>;
+
+// The calls of a judge case's IR member ("actions" or "rollback"), as minified JSON.
+std::vector<std::string> ir_calls(const std::string& ir_json, const char* member) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.parse(ir_json);
+  std::vector<std::string> out;
+  for (simdjson::dom::element a : root[member].get_array()) out.push_back(simdjson::minify(a));
+  return out;
+}
+
+struct Env {
+  Manifest m;
+  FiletreeDriver driver;
+  aura::testing::TempDir tmp;
+  int made = 0;
+
+  Env() {
+    auto r = aura::testing::load_t0_manifest();
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    m = std::move(*r);
+  }
+
+  fs::path fresh_dir(const std::string& id) { return tmp / (id + "-" + std::to_string(made++)); }
+
+  std::unique_ptr<World> world(const std::string& id, fs::path* dir_out = nullptr) {
+    const fs::path dir = fresh_dir(id);
+    auto w = driver.create(aura::testing::t0_package_dir(), m, id, 7, dir);
+    REQUIRE_MESSAGE(w.ok(), w.status().message());
+    if (dir_out != nullptr) *dir_out = dir;
+    return std::move(*w);
+  }
+
+  Call call(const std::string& json, bool probe) {
+    auto c = aura::scenario::parse_call(json, probe ? m.probes : m.actions, m, "test");
+    REQUIRE_MESSAGE(c.ok(), c.status().message());
+    return *c;
+  }
+
+  CallOutput probe(World& w, const std::string& json, uint64_t max_output_bytes = 65536) {
+    auto r = w.probe(call(json, true), max_output_bytes);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    return *r;
+  }
+
+  CallOutput act(World& w, const std::string& json) {
+    auto r = w.act(call(json, false));
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    return *r;
+  }
+
+  void act_all(World& w, const std::vector<std::string>& calls) {
+    for (const std::string& c : calls) (void)act(w, c);
+  }
+
+  // Every manifest check that applies to world `id`'s role, as the supervisor would run them.
+  Checks checks(World& w) {
+    aura::scenario::WorldRole role{};
+    for (const auto& spec : m.worlds) {
+      if (spec.id == w.id()) role = spec.role;
+    }
+    Checks out;
+    for (const auto& c : m.checks) {
+      if (std::find(c.roles.begin(), c.roles.end(), role) == c.roles.end()) continue;
+      auto r = w.check(c);
+      REQUIRE_MESSAGE(r.ok(), r.status().message());
+      CHECK(r->observed.size() <= 1024);
+      out[c.id] = r->ok;
+    }
+    return out;
+  }
+
+  std::string fingerprint(World& w) {
+    auto f = w.fingerprint();
+    REQUIRE_MESSAGE(f.ok(), f.status().message());
+    REQUIRE(f->size() == 64);
+    return *f;
+  }
+
+  std::vector<std::string> gold() { return ir_calls(judge("gold").ir_json, "actions"); }
+  std::vector<std::string> gold_rollback() { return ir_calls(judge("gold").ir_json, "rollback"); }
+  std::vector<std::string> bad() { return ir_calls(judge("bad").ir_json, "actions"); }
+
+  const aura::scenario::JudgeCase& judge(const std::string& name) {
+    for (const auto& j : m.judge) {
+      if (j.name == name) return j;
+    }
+    FAIL("no judge case " << name);
+    return m.judge.front();
+  }
+};
+
+const Checks kAllOkPrimary = {{"fleet-healthy", true}, {"fleet-converged", true}};
+const Checks kAllOkControl = {{"fleet-healthy", true},
+                              {"fleet-converged", true},
+                              {"legit-port-kept", true},
+                              {"canary-kept", true}};
+
+}  // namespace
+
+TEST_CASE("filetree: the registry makes the filetree driver by name") {
+  auto d = aura::workers::make_driver("filetree");
+  REQUIRE(d != nullptr);
+  CHECK(d->name() == "filetree");
+  CHECK(aura::workers::make_driver("sandbox") == nullptr);
+  CHECK(aura::workers::driver_names() == std::vector<std::string>{"filetree"});
+  CHECK(d->profile_digest().size() == 64);
+  CHECK(d->capabilities_json().find("\"scripts\":false") != std::string::npos);
+}
+
+TEST_CASE("filetree check_manifest: accepts the t0 package and names what it refuses") {
+  Env env;
+  REQUIRE_MESSAGE(env.driver.check_manifest(env.m).is_ok(),
+                  env.driver.check_manifest(env.m).message());
+
+  const auto refused = [&](Manifest m, const std::string& needle) {
+    const aura::Status s = env.driver.check_manifest(m);
+    CHECK_FALSE(s.is_ok());
+    CHECK_MESSAGE(s.message().find(needle) != std::string::npos, s.message());
+  };
+  {
+    Manifest m = env.m;
+    m.worlds[1].build_json = R"({"layers":["worlds/common","../outside"]})";
+    refused(m, "worlds[1].build.layers[1]");
+  }
+  {
+    Manifest m = env.m;
+    m.worlds[0].build_json = R"({"layers":["worlds/common"],"seed_vars":{}})";
+    refused(m, "unknown member");
+  }
+  {
+    Manifest m = env.m;
+    m.worlds[0].build_json = R"({"layers":[]})";
+    refused(m, "at least one layer");
+  }
+  {
+    Manifest m = env.m;
+    m.worlds[0].build_json = R"({"layers":["/abs/path"]})";
+    refused(m, "not a safe relative package path");
+  }
+  {
+    Manifest m = env.m;
+    m.probes[0].name = "http.get";
+    refused(m, "probes[0] (http.get)");
+  }
+  {
+    Manifest m = env.m;
+    m.actions.push_back(m.probes[0]);  // file.read is a probe, not an action
+    refused(m, "not one of the filetree driver's actions");
+  }
+  {
+    Manifest m = env.m;
+    for (auto& a : m.actions) {
+      if (a.name != "file.write") continue;
+      for (auto& p : a.params) {
+        if (p.name == "content") p.type = aura::scenario::ParamType::kPath;
+      }
+    }
+    refused(m, "must be of type string");
+  }
+  {
+    Manifest m = env.m;
+    m.checks[0].params_json = R"({"expect":"x"})";
+    refused(m, "checks[0].params.expect: unknown member");
+  }
+  {
+    Manifest m = env.m;
+    m.checks[2].params_json = R"({"node":"web1","key":"port"})";
+    refused(m, "checks[2].params.value: required");
+  }
+  {
+    Manifest m = env.m;
+    m.checks[0].call = "http.content";
+    refused(m, "not a check the filetree driver implements");
+  }
+  {
+    Manifest m = env.m;
+    m.targets[1].name = "drifted";
+    refused(m, "not a selector the filetree driver implements");
+  }
+  {
+    Manifest m = env.m;
+    m.targets[0].kind = "service";
+    refused(m, "the filetree driver targets nodes");
+  }
+}
+
+TEST_CASE("t0 package: the judge's probes and IRs validate against the manifest") {
+  Env env;
+  for (const char* name : {"gold", "bad"}) {
+    CAPTURE(name);
+    const auto& j = env.judge(name);
+    REQUIRE(j.probe_calls_json.size() == 1);
+    (void)env.call(j.probe_calls_json[0], true);
+    aura::intervention::IrContext context{&env.m, {"ev-1"}};
+    auto ir = aura::intervention::parse_intervention(j.ir_json, context);
+    CHECK_MESSAGE(ir.ok(), ir.status().message());
+  }
+  CHECK(env.judge("gold").expect_verdict == "VERIFIED");
+  CHECK(env.judge("bad").expect_verdict == "RECOVERED_UNPROVEN");
+  // Exactly one world of each of primary and control, and a twin.
+  CHECK(env.m.primary() != nullptr);
+  CHECK(env.m.control() != nullptr);
+  CHECK(env.m.twins().size() == 1);
+}
+
+TEST_CASE("filetree: create builds from the layers, open re-attaches, destroy removes the folder") {
+  Env env;
+  fs::path dir;
+  auto w = env.world("primary", &dir);
+  CHECK(w->id() == "primary");
+  CHECK(fs::is_directory(dir / "root" / "fleet" / "host_vars"));
+  CHECK(fs::is_directory(dir / "journal"));
+  // The primary overlay replaced common's web2 host vars.
+  CHECK(slurp(dir / "root/fleet/host_vars/web2.conf").find("app_root=/srv/www/release-1") !=
+        std::string::npos);
+  CHECK((fs::status(dir / "root").permissions() & fs::perms::all) == fs::perms(0755));
+  CHECK((fs::status(dir / "root/fleet/group_vars.conf").permissions() & fs::perms::all) ==
+        fs::perms(0644));
+  const std::string fp = env.fingerprint(*w);
+
+  // create() refuses a folder that exists.
+  auto again = env.driver.create(aura::testing::t0_package_dir(), env.m, "primary", 7, dir);
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.status().code() == ErrorCode::kFailedPrecondition);
+
+  // open() sees the same world; it refuses another world id or an unknown one.
+  auto reopened = env.driver.open(env.m, "primary", dir);
+  REQUIRE_MESSAGE(reopened.ok(), reopened.status().message());
+  CHECK(env.fingerprint(**reopened) == fp);
+  CHECK_FALSE(env.driver.open(env.m, "twin-1", dir).ok());
+  CHECK_FALSE(env.driver.open(env.m, "nope", dir).ok());
+  CHECK_FALSE(env.driver.open(env.m, "primary", env.tmp / "missing").ok());
+
+  // The same package, world and seed build the same world.
+  auto twin_of_primary = env.world("primary");
+  CHECK(env.fingerprint(*twin_of_primary) == fp);
+  CHECK(env.fingerprint(*env.world("twin-1")) != fp);
+
+  REQUIRE(env.driver.destroy(std::move(w)).is_ok());
+  CHECK_FALSE(fs::exists(dir));
+  // Idempotent: a second handle on the removed world destroys nothing and succeeds.
+  CHECK(env.driver.destroy(std::move(*reopened)).is_ok());
+  CHECK_FALSE(env.driver.destroy(nullptr).is_ok());
+}
+
+TEST_CASE(
+    "filetree: create fails closed on a missing layer or an unknown world, leaving no folder") {
+  Env env;
+  Manifest m = env.m;
+  m.worlds[0].build_json = R"({"layers":["worlds/common","worlds/no-such-layer"]})";
+  const fs::path dir = env.fresh_dir("broken");
+  auto w = env.driver.create(aura::testing::t0_package_dir(), m, "primary", 1, dir);
+  REQUIRE_FALSE(w.ok());
+  CHECK(w.status().message().find("worlds/no-such-layer") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir));
+
+  auto unknown = env.driver.create(aura::testing::t0_package_dir(), env.m, "twin-9", 1, dir);
+  CHECK(unknown.status().code() == ErrorCode::kNotFound);
+  CHECK_FALSE(fs::exists(dir));
+
+  // A layer that is not a fleet on its own (no inventory) is refused at create.
+  Manifest partial = env.m;
+  partial.worlds[0].build_json = R"({"layers":["worlds/primary"]})";
+  auto not_fleet = env.driver.create(aura::testing::t0_package_dir(), partial, "primary", 1, dir);
+  REQUIRE_FALSE(not_fleet.ok());
+  CHECK(not_fleet.status().message().find("inventory.conf") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir));
+}
+
+TEST_CASE("filetree: the worlds as built are converged; only the control is healthy") {
+  Env env;
+  auto primary = env.world("primary");
+  auto twin = env.world("twin-1");
+  auto control = env.world("control");
+  CHECK(env.checks(*primary) == Checks{{"fleet-healthy", false}, {"fleet-converged", true}});
+  CHECK(env.checks(*twin) == Checks{{"fleet-healthy", false}, {"fleet-converged", true}});
+  CHECK(env.checks(*control) == kAllOkControl);
+
+  auto healthy = primary->check(env.m.checks[0]);
+  REQUIRE(healthy.ok());
+  CHECK(healthy->observed.find("web2: /srv/www/release-1/index.html: not found") !=
+        std::string::npos);
+  CHECK(healthy->observed.find("web1 ok") != std::string::npos);
+  auto twin_healthy = twin->check(env.m.checks[0]);
+  REQUIRE(twin_healthy.ok());
+  CHECK(twin_healthy->observed.find("web3: /srv/www/hotfix-7/index.html: not found") !=
+        std::string::npos);
+}
+
+TEST_CASE("filetree probes: file.read, dir.list, fleet.effective and fleet.diff") {
+  Env env;
+  auto w = env.world("primary");
+
+  CallOutput r =
+      env.probe(*w, R"({"call":"file.read","params":{"path":"/fleet/host_vars/web2.conf"}})");
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("app_root=/srv/www/release-1\n") != std::string::npos);
+  CHECK_FALSE(r.truncated);
+
+  CallOutput cut =
+      env.probe(*w, R"({"call":"file.read","params":{"path":"/fleet/group_vars.conf"}})", 10);
+  CHECK(cut.truncated);
+  CHECK(cut.output.size() == 10);
+  CHECK(
+      cut.output ==
+      slurp(aura::testing::t0_package_dir() / "worlds/common/fleet/group_vars.conf").substr(0, 10));
+
+  CallOutput missing =
+      env.probe(*w, R"({"call":"file.read","params":{"path":"/srv/www/release-1/index.html"}})");
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.error.find("not found") != std::string::npos);
+  CallOutput folder = env.probe(*w, R"({"call":"file.read","params":{"path":"/srv/www"}})");
+  CHECK(folder.exit_code != 0);
+  CHECK(folder.error.find("not a regular file") != std::string::npos);
+
+  CallOutput list = env.probe(*w, R"({"call":"dir.list","params":{"path":"/srv/www/release-1"}})");
+  CHECK(list.exit_code == 0);
+  CHECK(list.output.starts_with("file 0644 "));
+  CHECK(list.output.find("index.html") == std::string::npos);
+  CallOutput www = env.probe(*w, R"({"call":"dir.list","params":{"path":"/srv/www"}})");
+  CHECK(www.output == "dir 0755 - current\ndir 0755 - release-1\ndir 0755 - release-42\n");
+
+  CallOutput eff =
+      env.probe(*w, R"({"call":"fleet.effective","params":{"node":{"literal":"web2"}}})");
+  CHECK(eff.exit_code == 0);
+  CHECK(eff.resolved == std::vector<std::string>{"web2"});
+  CHECK(eff.output.find("app_root=/srv/www/release-1  from /fleet/host_vars/web2.conf (group "
+                        "default /srv/www/current)") != std::string::npos);
+  CHECK(eff.output.find("port=8080  from /fleet/group_vars.conf") != std::string::npos);
+  CallOutput eff_all =
+      env.probe(*w, R"({"call":"fleet.effective","params":{"node":{"role":"web"}}})", 100);
+  CHECK(eff_all.truncated);
+  CHECK(eff_all.output.size() == 100);
+  CHECK(eff_all.resolved == std::vector<std::string>{"web1", "web2", "web3"});
+
+  // The stale override is rendered faithfully: the diff shows nothing to re-render.
+  CallOutput diff = env.probe(*w, R"({"call":"fleet.diff"})");
+  CHECK(diff.exit_code == 0);
+  CHECK(diff.output.find("web2: /nodes/web2/app.conf matches the source of truth") !=
+        std::string::npos);
+  CHECK(diff.output.find("differs") == std::string::npos);
+  // After a hand edit it does.
+  env.act_all(*w, env.bad());
+  diff = env.probe(*w, R"({"call":"fleet.diff"})");
+  CHECK(diff.output.find("web2: /nodes/web2/app.conf differs from the source of truth") !=
+        std::string::npos);
+  CHECK(diff.output.find("app_root: rendered /srv/www/current, source /srv/www/release-1") !=
+        std::string::npos);
+  CHECK(diff.output.find("port: rendered (unset), source 8080") != std::string::npos);
+}
+
+TEST_CASE("filetree probes never change the world") {
+  Env env;
+  auto w = env.world("primary");
+  const std::string before = env.fingerprint(*w);
+  (void)env.probe(*w, R"({"call":"file.read","params":{"path":"/nodes/web2/app.conf"}})");
+  (void)env.probe(*w, R"({"call":"dir.list","params":{"path":"/fleet"}})");
+  (void)env.probe(*w, R"({"call":"fleet.effective","params":{"node":{"role":"web"}}})");
+  (void)env.probe(*w, R"({"call":"fleet.diff"})");
+  CHECK(env.fingerprint(*w) == before);
+  // A probe name is refused as an action and the reverse.
+  CHECK_FALSE(w->act(env.call(R"({"call":"fleet.diff"})", true)).ok());
+  CHECK_FALSE(w->probe(env.call(R"({"call":"journal.undo"})", false), 100).ok());
+}
+
+TEST_CASE("filetree targets: the selector finds the cause in each world; nothing is an error") {
+  Env env;
+  const std::string eff_stale =
+      R"({"call":"fleet.effective","params":{"node":{"selector":"stale-app-root"}}})";
+  auto primary = env.world("primary");
+  auto twin = env.world("twin-1");
+  auto control = env.world("control");
+  CHECK(env.probe(*primary, eff_stale).resolved == std::vector<std::string>{"web2"});
+  CHECK(env.probe(*twin, eff_stale).resolved == std::vector<std::string>{"web3"});
+  // In the control web3's app_root override is legitimate (its folder serves a page).
+  CallOutput none = env.probe(*control, eff_stale);
+  CHECK(none.exit_code != 0);
+  CHECK(none.error == "selector stale-app-root resolved to no node in this world");
+  CHECK(none.resolved.empty());
+  const std::string before = env.fingerprint(*control);
+  CallOutput unset = env.act(
+      *control,
+      R"({"call":"vars.unset","params":{"node":{"selector":"stale-app-root"},"key":"app_root"}})");
+  CHECK(unset.exit_code != 0);
+  CHECK(env.fingerprint(*control) == before);
+
+  CallOutput unknown =
+      env.probe(*primary, R"({"call":"fleet.effective","params":{"node":{"literal":"web9"}}})");
+  CHECK(unknown.exit_code != 0);
+  CHECK(unknown.error.find("no node of that name") != std::string::npos);
+
+  // More matches than max_matches is an error too, naming what matched.
+  Manifest narrow = env.m;
+  narrow.targets[0].max_matches = 2;
+  auto w = env.driver.create(aura::testing::t0_package_dir(), narrow, "primary", 1,
+                             env.fresh_dir("narrow"));
+  REQUIRE(w.ok());
+  auto many = (*w)->probe(
+      env.call(R"({"call":"fleet.effective","params":{"node":{"role":"web"}}})", true), 4096);
+  REQUIRE(many.ok());
+  CHECK(many->exit_code != 0);
+  CHECK(many->error ==
+        "role web resolved to 3 nodes (web1, web2, web3), more than its max_matches 2");
+  CHECK(many->output.empty());
+}
+
+TEST_CASE("filetree actions: vars.set, vars.unset, file.write, file.chmod, fleet.converge") {
+  Env env;
+  fs::path dir;
+  auto w = env.world("primary", &dir);
+  const fs::path root = dir / "root";
+
+  CallOutput set = env.act(
+      *w,
+      R"({"call":"vars.set","params":{"node":{"literal":"web1"},"key":"workers","value":"8"}})");
+  CHECK(set.exit_code == 0);
+  CHECK(set.resolved == std::vector<std::string>{"web1"});
+  CHECK(slurp(root / "fleet/host_vars/web1.conf") ==
+        "# Overrides for web1 (key=value): only what really differs from group_vars.conf.\n"
+        "workers=8\n");
+  // Setting the same value again changes nothing.
+  const std::string fp = env.fingerprint(*w);
+  CHECK(
+      env.act(
+             *w,
+             R"({"call":"vars.set","params":{"node":{"literal":"web1"},"key":"workers","value":"8"}})")
+          .output.find("unchanged") != std::string::npos);
+  CHECK(env.fingerprint(*w) == fp);
+
+  CallOutput unset =
+      env.act(*w, R"({"call":"vars.unset","params":{"node":{"role":"web"},"key":"workers"}})");
+  CHECK(unset.exit_code == 0);
+  CHECK(unset.output.find("web1: workers unset in /fleet/host_vars/web1.conf (was 8)") !=
+        std::string::npos);
+  CHECK(unset.output.find("web2: workers not set in /fleet/host_vars/web2.conf; unchanged") !=
+        std::string::npos);
+  CHECK(slurp(root / "fleet/host_vars/web1.conf").find("workers") == std::string::npos);
+
+  CallOutput converge =
+      env.act(*w, R"({"call":"fleet.converge","params":{"node":{"literal":"web1"}}})");
+  CHECK(converge.exit_code == 0);
+  CHECK(converge.output.find("unchanged") != std::string::npos);
+
+  CallOutput write = env.act(
+      *w,
+      R"({"call":"file.write","params":{"path":"/srv/www/release-1/index.html","content":"<h1>Acme Shop release 43</h1>"}})");
+  CHECK(write.exit_code == 0);
+  CHECK(slurp(root / "srv/www/release-1/index.html") == "<h1>Acme Shop release 43</h1>");
+  CHECK((fs::status(root / "srv/www/release-1/index.html").permissions() & fs::perms::all) ==
+        fs::perms(0644));
+  CallOutput no_folder = env.act(
+      *w,
+      R"({"call":"file.write","params":{"path":"/srv/www/hotfix-7/index.html","content":"x"}})");
+  CHECK(no_folder.exit_code != 0);
+  CHECK(no_folder.error.find("its folder does not exist") != std::string::npos);
+  CallOutput onto_dir =
+      env.act(*w, R"({"call":"file.write","params":{"path":"/srv/www/current","content":"x"}})");
+  CHECK(onto_dir.exit_code != 0);
+  CHECK(fs::is_directory(root / "srv/www/current"));
+
+  CallOutput chmod =
+      env.act(*w, R"({"call":"file.chmod","params":{"path":"/srv/www/release-1","mode":"0750"}})");
+  CHECK(chmod.exit_code == 0);
+  CHECK((fs::status(root / "srv/www/release-1").permissions() & fs::perms::all) == fs::perms(0750));
+  CallOutput lockout = env.act(
+      *w, R"({"call":"file.chmod","params":{"path":"/fleet/inventory.conf","mode":"0000"}})");
+  CHECK(lockout.exit_code != 0);
+  CHECK(lockout.error.find("refused") != std::string::npos);
+  // Bits outside 0777 never reach the world, even past the catalog's mask.
+  Call suid;
+  suid.name = "file.chmod";
+  suid.params = {{"mode", std::string("4755")}, {"path", std::string("/srv/www/current")}};
+  auto r = w->act(suid);
+  REQUIRE(r.ok());
+  CHECK(r->exit_code != 0);
+  CHECK((fs::status(root / "srv/www/current").permissions() & fs::perms::all) == fs::perms(0755));
+
+  // Undo restores every change above, newest first.
+  CallOutput undo = env.act(*w, R"({"call":"journal.undo"})");
+  CHECK(undo.exit_code == 0);
+  CHECK(undo.output.find("/srv/www/release-1: restored\n") == 0);
+  CHECK_FALSE(fs::exists(root / "srv/www/release-1/index.html"));
+  CHECK((fs::status(root / "srv/www/release-1").permissions() & fs::perms::all) == fs::perms(0755));
+  CHECK(slurp(root / "fleet/host_vars/web1.conf") ==
+        slurp(aura::testing::t0_package_dir() / "worlds/common/fleet/host_vars/web1.conf"));
+  CHECK(env.act(*w, R"({"call":"journal.undo"})").output ==
+        "the journal is empty; nothing to undo\n");
+}
+
+TEST_CASE("filetree: run_script fails closed") {
+  Env env;
+  auto w = env.world("primary");
+  const std::string before = env.fingerprint(*w);
+  auto r = w->run_script({aura::scenario::Target::Kind::kRole, "web"}, "rm -rf /fleet\n");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == ErrorCode::kUnavailable);
+  CHECK(r.status().message() ==
+        "scripts need the namespace sandbox, not available in the filetree driver");
+  CHECK(env.fingerprint(*w) == before);
+}
+
+TEST_CASE("filetree judge gold: every world passes its checks; repeat and undo keep fingerprints") {
+  Env env;
+  for (const char* id : {"primary", "twin-1"}) {
+    CAPTURE(id);
+    auto w = env.world(id);
+    env.act_all(*w, env.gold());
+    CHECK(env.checks(*w) == kAllOkPrimary);
+  }
+  auto control = env.world("control");
+  env.act_all(*control, env.gold());
+  CHECK(env.checks(*control) == kAllOkControl);
+
+  // Repeat: the second apply changes nothing and everything still holds.
+  auto repeat = env.world("primary");
+  env.act_all(*repeat, env.gold());
+  const std::string after_apply = env.fingerprint(*repeat);
+  env.act_all(*repeat, env.gold());
+  CHECK(env.fingerprint(*repeat) == after_apply);
+  CHECK(env.checks(*repeat) == kAllOkPrimary);
+
+  // Reversal: the IR's rollback restores the exact pre-apply fingerprint.
+  auto reversal = env.world("primary");
+  const std::string before = env.fingerprint(*reversal);
+  env.act_all(*reversal, env.gold());
+  CHECK(env.fingerprint(*reversal) != before);
+  env.act_all(*reversal, env.gold_rollback());
+  CHECK(env.fingerprint(*reversal) == before);
+  CHECK(env.checks(*reversal) == Checks{{"fleet-healthy", false}, {"fleet-converged", true}});
+}
+
+TEST_CASE("filetree: the journal survives re-opening the world") {
+  Env env;
+  fs::path dir;
+  auto w = env.world("primary", &dir);
+  const std::string before = env.fingerprint(*w);
+  env.act_all(*w, env.gold());
+  w.reset();
+  auto reopened = env.driver.open(env.m, "primary", dir);
+  REQUIRE(reopened.ok());
+  env.act_all(**reopened, env.gold_rollback());
+  CHECK(env.fingerprint(**reopened) == before);
+}
+
+TEST_CASE("filetree judge bad: the hand edit recovers the primary only (RECOVERED_UNPROVEN)") {
+  Env env;
+  auto primary = env.world("primary");
+  auto twin = env.world("twin-1");
+  auto control = env.world("control");
+  for (World* w : {primary.get(), twin.get(), control.get()}) env.act_all(*w, env.bad());
+  CHECK(env.checks(*primary) == Checks{{"fleet-healthy", true}, {"fleet-converged", false}});
+  CHECK(env.checks(*twin) == Checks{{"fleet-healthy", false}, {"fleet-converged", false}});
+  CHECK(env.checks(*control) == Checks{{"fleet-healthy", true},
+                                       {"fleet-converged", false},
+                                       {"legit-port-kept", true},
+                                       {"canary-kept", true}});
+  // It is reversible (the journal covers file.write), so only the properties above fail.
+  auto reversal = env.world("primary");
+  const std::string before = env.fingerprint(*reversal);
+  env.act_all(*reversal, env.bad());
+  env.act_all(*reversal, ir_calls(env.judge("bad").ir_json, "rollback"));
+  CHECK(env.fingerprint(*reversal) == before);
+}
+
+// Wrong fixes of the families in SCENARIO-GUIDE.md, each with the property that refuses it.
+TEST_CASE("filetree wrong fix, symptom patch: a literal web2 unset leaves the twin broken") {
+  Env env;
+  const std::vector<std::string> fix = {
+      R"({"call":"vars.unset","params":{"node":{"literal":"web2"},"key":"app_root"}})",
+      R"({"call":"fleet.converge","params":{"node":{"literal":"web2"}}})"};
+  auto primary = env.world("primary");
+  auto twin = env.world("twin-1");
+  env.act_all(*primary, fix);
+  env.act_all(*twin, fix);
+  CHECK(env.checks(*primary) == kAllOkPrimary);
+  CHECK(env.checks(*twin) == Checks{{"fleet-healthy", false}, {"fleet-converged", true}});
+}
+
+TEST_CASE("filetree wrong fix, overbroad: resetting every override breaks the control") {
+  Env env;
+  const std::vector<std::string> fix = {
+      R"({"call":"vars.unset","params":{"node":{"role":"web"},"key":"app_root"}})",
+      R"({"call":"vars.unset","params":{"node":{"role":"web"},"key":"port"}})",
+      R"({"call":"fleet.converge","params":{"node":{"role":"web"}}})"};
+  auto primary = env.world("primary");
+  auto twin = env.world("twin-1");
+  auto control = env.world("control");
+  for (World* w : {primary.get(), twin.get(), control.get()}) env.act_all(*w, fix);
+  CHECK(env.checks(*primary) == kAllOkPrimary);
+  CHECK(env.checks(*twin) == kAllOkPrimary);
+  CHECK(env.checks(*control) == Checks{{"fleet-healthy", true},
+                                       {"fleet-converged", true},
+                                       {"legit-port-kept", false},
+                                       {"canary-kept", false}});
+}
+
+TEST_CASE("filetree wrong fix, overbroad: pinning app_root on every node kills the canary") {
+  Env env;
+  const std::vector<std::string> fix = {
+      R"({"call":"vars.set","params":{"node":{"role":"web"},"key":"app_root","value":"/srv/www/current"}})",
+      R"({"call":"fleet.converge","params":{"node":{"role":"web"}}})"};
+  auto twin = env.world("twin-1");
+  auto control = env.world("control");
+  env.act_all(*twin, fix);
+  env.act_all(*control, fix);
+  CHECK(env.checks(*twin) == kAllOkPrimary);
+  CHECK(env.checks(*control) == Checks{{"fleet-healthy", true},
+                                       {"fleet-converged", true},
+                                       {"legit-port-kept", true},
+                                       {"canary-kept", false}});
+}
+
+TEST_CASE(
+    "filetree wrong fix, restart only: re-rendering without fixing the source recovers nothing") {
+  Env env;
+  auto primary = env.world("primary");
+  const std::string before = env.fingerprint(*primary);
+  CallOutput out =
+      env.act(*primary, R"({"call":"fleet.converge","params":{"node":{"role":"web"}}})");
+  CHECK(out.exit_code == 0);
+  CHECK(env.fingerprint(*primary) == before);
+  CHECK(env.checks(*primary) == Checks{{"fleet-healthy", false}, {"fleet-converged", true}});
+}
+
+TEST_CASE(
+    "filetree wrong fix, privilege shortcut: opening up the release folder changes nothing "
+    "served") {
+  Env env;
+  auto primary = env.world("primary");
+  (void)env.act(*primary,
+                R"({"call":"file.chmod","params":{"path":"/srv/www/release-1","mode":"0777"}})");
+  CHECK(env.checks(*primary) == Checks{{"fleet-healthy", false}, {"fleet-converged", true}});
+}
+
+TEST_CASE(
+    "filetree wrong fix, irreversible: a hand-written rollback does not restore the fingerprint") {
+  Env env;
+  auto w = env.world("primary");
+  const std::string before = env.fingerprint(*w);
+  env.act_all(*w, env.gold());
+  // Puts the override back but leaves web2's re-rendered app.conf: not the pre-apply world.
+  (void)env.act(
+      *w,
+      R"({"call":"vars.set","params":{"node":{"literal":"web2"},"key":"app_root","value":"/srv/www/release-1"}})");
+  CHECK(env.fingerprint(*w) != before);
+  CHECK(env.checks(*w) == Checks{{"fleet-healthy", true}, {"fleet-converged", false}});
+}
