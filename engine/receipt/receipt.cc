@@ -6,11 +6,15 @@
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/json_writer.h"
+#include "engine/gate/grader.h"
+#include "engine/intervention/intervention_ir.h"
 #include "engine/log/log_verifier.h"
 #include "engine/merkle/merkle.h"
+#include "engine/package/package_format.h"
 #include "engine/receipt/receipt_builder.h"
 #include "engine/receipt/receipt_document.h"
 #include "engine/receipt/receipt_format.h"
+#include "engine/scenario/manifest.h"
 #include "engine/sign/dsse.h"
 
 namespace aura::receipt {
@@ -168,6 +172,50 @@ std::optional<Checkpoint> check_checkpoint_and_proofs(const ReceiptDocument& d,
   return std::move(ck).value();
 }
 
+// Re-runs the grader on the recorded facts, reading the manifest and IR as the gate did.
+void regrade(const ReceiptDocument& d, const ReceiptSections& s, const BlobStore& blobs,
+             Recorder& rec) {
+  if (s.manifest_ref.bytes > package_format::kMaxManifestBytes) {
+    rec.fail("regraded", "the manifest blob is over the manifest size limit");
+    return;
+  }
+  auto bytes = blobs.get(s.manifest_ref.sha256);
+  if (!bytes.ok()) {
+    rec.fail("regraded", "manifest blob: " + bytes.status().message());
+    return;
+  }
+  auto manifest = scenario::parse_manifest(*bytes);
+  if (!manifest.ok()) {
+    rec.fail("regraded", "manifest blob: " + manifest.status().message());
+    return;
+  }
+  intervention::IrContext context;
+  context.manifest = &*manifest;
+  context.unlocked_evidence = s.unlocked_evidence;
+  auto ir = intervention::parse_intervention(s.ir_json, context);
+  if (!ir.ok()) {
+    rec.fail("regraded", "IR blob: " + ir.status().message());
+    return;
+  }
+  std::vector<std::string> promised = ir->postconditions;
+  promised.insert(promised.end(), ir->invariants.begin(), ir->invariants.end());
+  const gate::GateResult result =
+      gate::grade(gate::GateSpec::from(*manifest, promised), s.grader_facts, s.not_run);
+  const std::string graded = gate::result_json(result);
+  const size_t before = rec.failures();
+  if (graded != s.verdict_result) {
+    rec.fail("gate", "re-grading the recorded facts gives " +
+                         std::string(gate::verdict_name(result.verdict)) + " " + graded +
+                         "; the gate.verdict event records " + s.verdict_result);
+  }
+  if (graded != d.section("gate")) {
+    rec.fail("gate", "re-grading the recorded facts gives " +
+                         std::string(gate::verdict_name(result.verdict)) +
+                         ", not the receipt's gate section");
+  }
+  if (rec.failures() == before) rec.pass("regraded");
+}
+
 void replay(const ReceiptDocument& d, const std::optional<Checkpoint>& ck,
             const NoteVerifierKey& pinned, const ReplayContext& ctx, Recorder& rec) {
   rec.report.replayed = true;
@@ -261,6 +309,7 @@ void replay(const ReceiptDocument& d, const std::optional<Checkpoint>& ck,
     rec.fail(std::string(name),
              "differs from the section rebuilt from the log at byte " + std::to_string(at));
   }
+  regrade(d, *rebuilt, *ctx.blobs, rec);
 }
 
 }  // namespace

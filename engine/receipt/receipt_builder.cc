@@ -391,6 +391,10 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   RECEIPT_LET_OR_RETURN(scenario, scenario_section(sp));
   s.scenario = std::move(scenario);
   RECEIPT_LET_OR_RETURN(manifest_ref, find_ref(started, sp, "manifest", "scenario.manifest"));
+  if (s.scenario.find("\"manifest_sha256\":\"" + to_hex(manifest_ref.sha256) + "\"") ==
+      std::string::npos) {
+    return sp.error("ref manifest is not the scenario's manifest_sha256");
+  }
   s.manifest_ref = manifest_ref;
 
   // The intervention the gate ran.

@@ -162,7 +162,7 @@ TEST_CASE("receipt: a VERIFIED attempt's receipt verifies offline and by replay"
   CHECK_MESSAGE(replayed.ok(), describe(replayed));
   CHECK(replayed.replayed);
   for (const char* c :
-       {"log", "checkpoint in log", "events in log", "rebuilt facts", "rebuilt gate"}) {
+       {"log", "checkpoint in log", "events in log", "rebuilt facts", "rebuilt gate", "regraded"}) {
     CAPTURE(c);
     CHECK(std::find(replayed.passed.begin(), replayed.passed.end(), c) != replayed.passed.end());
   }
@@ -614,4 +614,33 @@ TEST_CASE("receipt: the test vector of docs/formats/receipt.md") {
   CHECK(r.document.find(
             R"("actions":"c15301f322032abf405f6d818df1ca21ff220696e0b187e418b24e4f0f3fb0be")") !=
         std::string::npos);
+}
+
+TEST_CASE("receipt: replay re-grades the facts and catches a verdict the facts do not support") {
+  TestLab lab;
+  // The log records web-content failing on the primary, yet a VERIFIED verdict.
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs, {.forge_verdict = true});
+  const IssuedReceipt r = issue(lab, fx);
+  // The lab signed it, so offline it holds; only replay can tell.
+  CHECK(verify_receipt(r.envelope, pinned()).ok());
+  const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay());
+  CHECK_FALSE(rep.ok());
+  CHECK_MESSAGE(fails_at(rep, "gate"), describe(rep));
+  bool says = false;
+  for (const auto& f : rep.failures) {
+    if (f.field == "gate" && f.what.find("re-grading the recorded facts gives NOT_RECOVERED") == 0)
+      says = true;
+  }
+  CHECK_MESSAGE(says, describe(rep));
+  CHECK(std::find(rep.passed.begin(), rep.passed.end(), "regraded") == rep.passed.end());
+}
+
+TEST_CASE("receipt: replay fails when the manifest blob no longer parses") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  std::filesystem::remove(lab.blobs->path_of(sha256(fx.manifest_json)));
+  const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay());
+  CHECK(fails_at(rep, "log"));
+  CHECK_MESSAGE(fails_at(rep, "regraded"), describe(rep));
 }
