@@ -248,6 +248,95 @@ Result<uint64_t> Projector::rebuild(size_t max_events_per_txn) {
   return catch_up(max_events_per_txn);
 }
 
+Result<std::vector<uint64_t>> Projector::catch_up_together(std::span<Projector* const> group,
+                                                           size_t max_events_per_txn) {
+  if (max_events_per_txn == 0) {
+    return Status::invalid("catch_up_together: max_events_per_txn must be > 0");
+  }
+  if (group.empty()) return std::vector<uint64_t>();
+  const EventLog& log = group[0]->log_;
+  SqliteDb& db = group[0]->db_;
+  std::vector<ProjectionPosition> pos;
+  for (Projector* p : group) {
+    if (&p->log_ != &log || &p->db_ != &db) {
+      return Status::invalid("catch_up_together: the projectors must share one log and database");
+    }
+    auto prepared = p->prepare();
+    if (!prepared.ok()) return prepared.status();
+    AURA_RETURN_IF_ERROR(p->check_against_log(*prepared));
+    pos.push_back(*prepared);
+  }
+
+  const uint64_t head = log.head().seq;
+  std::vector<uint64_t> applied(group.size(), 0);
+  for (;;) {
+    uint64_t low = head;
+    for (const ProjectionPosition& p : pos) low = std::min(low, p.last_seq);
+    if (low >= head) break;
+    const uint64_t from = low + 1;
+    const uint64_t to = std::min<uint64_t>(head, low + max_events_per_txn);
+    Transaction txn(db);
+    AURA_RETURN_IF_ERROR(txn.begin());
+    for (size_t i = 0; i < group.size(); ++i) {
+      auto now = group[i]->position();
+      if (!now.ok()) return now.status();
+      if (!now->has_value() || (*now)->last_seq != pos[i].last_seq ||
+          (*now)->last_hash != pos[i].last_hash ||
+          (*now)->schema_version != group[i]->projection_.schema_version()) {
+        return Status::busy("projection " + std::string(group[i]->projection_.name()) +
+                            ": position moved under this projector");
+      }
+    }
+    std::vector<ProjectionPosition> next = pos;
+    Status apply_status;
+    AURA_RETURN_IF_ERROR(log.read_range(from, to, [&](const EventView& e) {
+      for (size_t i = 0; i < group.size(); ++i) {
+        if (e.seq <= next[i].last_seq) continue;
+        const std::string_view name = group[i]->projection_.name();
+        if (e.seq != next[i].last_seq + 1 || e.prev_hash != next[i].last_hash) {
+          apply_status = Status::corruption(
+              "projection " + std::string(name) + ": event at seq " + std::to_string(e.seq) +
+              " does not chain onto the applied position " + std::to_string(next[i].last_seq));
+          return false;
+        }
+        apply_status = group[i]->projection_.apply(db, e);
+        if (!apply_status.is_ok()) {
+          apply_status = apply_status.with_context("projection " + std::string(name) +
+                                                   ": applying seq " + std::to_string(e.seq));
+          return false;
+        }
+        next[i].last_seq = e.seq;
+        next[i].last_hash = e.hash;
+      }
+      return true;
+    }));
+    AURA_RETURN_IF_ERROR(apply_status);
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (next[i].last_seq == pos[i].last_seq) continue;
+      if (next[i].last_seq != to) {
+        return Status::corruption("projection " + std::string(group[i]->projection_.name()) +
+                                  ": the log returned events up to seq " +
+                                  std::to_string(next[i].last_seq) + ", expected " +
+                                  std::to_string(to));
+      }
+      AURA_RETURN_IF_ERROR(group[i]->write_position(next[i]));
+    }
+    AURA_RETURN_IF_ERROR(txn.commit());
+    for (size_t i = 0; i < group.size(); ++i) applied[i] += next[i].last_seq - pos[i].last_seq;
+    pos = std::move(next);
+  }
+  return applied;
+}
+
+Result<std::vector<uint64_t>> Projector::rebuild_together(std::span<Projector* const> group,
+                                                          size_t max_events_per_txn) {
+  if (max_events_per_txn == 0) {
+    return Status::invalid("rebuild_together: max_events_per_txn must be > 0");
+  }
+  for (Projector* p : group) AURA_RETURN_IF_ERROR(p->reset());
+  return catch_up_together(group, max_events_per_txn);
+}
+
 Result<bool> Projector::apply_event(const EventView& event) {
   const std::string name(projection_.name());
   auto prepared = prepare();

@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "engine/common/status.h"
 #include "engine/log/event_log.h"
@@ -40,6 +42,16 @@ class Projector {
 
   // Drops the projection's tables and replays the log from seq 1. Returns events applied.
   Result<uint64_t> rebuild(size_t max_events_per_txn = kDefaultBatch);
+
+  // catch_up for several projectors over the same log and database in one pass: each batch of
+  // events is read once and applied to every projector behind it, in one transaction that also
+  // writes each moved position. Same guarantees as catch_up for each projector; a failure rolls
+  // back the whole batch for all of them. Returns events applied per projector, in order.
+  static Result<std::vector<uint64_t>> catch_up_together(std::span<Projector* const> group,
+                                                         size_t max_events_per_txn = kDefaultBatch);
+  // rebuild for several projectors: each is reset, then they catch up together from seq 1.
+  static Result<std::vector<uint64_t>> rebuild_together(std::span<Projector* const> group,
+                                                        size_t max_events_per_txn = kDefaultBatch);
 
   // Applies one event if it is the next one (seq = last_seq + 1), in its own transaction.
   // An event at or below the position is already applied: returns false and changes nothing

@@ -1,0 +1,101 @@
+#include "projections/lab/evidence_projection.h"
+
+#include "projections/lab/sql.h"
+
+namespace aura::lab {
+
+namespace {
+
+// Evidence rows are written once: an id seen again (or a re-applied event) keeps the first.
+constexpr std::string_view kInsertActionOutput =
+    "INSERT INTO evidence(attempt, evidence_id, sha256, kind, bytes, probe, action_index, call, "
+    "script_sha256, truncated, exit_code, error, seq) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, NULL, ?9, ?10, ?11) "
+    "ON CONFLICT(attempt, evidence_id) DO NOTHING";
+// A probe's output takes its call from the probe's request.
+constexpr std::string_view kInsertProbeOutput =
+    "INSERT INTO evidence(attempt, evidence_id, sha256, kind, bytes, probe, action_index, call, "
+    "script_sha256, truncated, exit_code, error, seq) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, NULL, "
+    "(SELECT call FROM probes WHERE attempt = ?1 AND probe = ?6), NULL, ?7, ?8, ?9, ?10) "
+    "ON CONFLICT(attempt, evidence_id) DO NOTHING";
+
+}  // namespace
+
+Status EvidenceProjection::create_schema(SqliteDb& db) {
+  return db.exec(
+      "CREATE TABLE probes ("
+      "attempt TEXT NOT NULL, probe INTEGER NOT NULL, call TEXT NOT NULL, cost INTEGER NOT NULL, "
+      "spent INTEGER NOT NULL, requested_seq INTEGER NOT NULL, "
+      "PRIMARY KEY(attempt, probe)) WITHOUT ROWID;"
+      "CREATE TABLE evidence ("
+      "attempt TEXT NOT NULL, evidence_id TEXT NOT NULL, sha256 TEXT NOT NULL, "
+      "kind TEXT NOT NULL, bytes INTEGER NOT NULL, probe INTEGER, action_index INTEGER, "
+      "call TEXT, script_sha256 TEXT, truncated INTEGER, exit_code INTEGER, error TEXT, "
+      "seq INTEGER NOT NULL, PRIMARY KEY(attempt, evidence_id)) WITHOUT ROWID");
+}
+
+Status EvidenceProjection::probe_completed(SqliteDb& db, const EventView& event,
+                                           std::string_view id) {
+  const Members& m = payload_.members();
+  LAB_TRY(probe, m.count("probe"));
+  LAB_TRY(evidence_id, m.str("evidence"));
+  LAB_TRY(exit_code, m.i64("exit_code"));
+  LAB_TRY(truncated, m.boolean("truncated"));
+  LAB_TRY(error, m.str_or_null("error"));
+  const auto seq = static_cast<int64_t>(event.seq);
+  // A probe that produced no output lists no ref for its evidence id: no evidence row.
+  LAB_TRY(ref, payload_.ref(evidence_id));
+  if (!ref) return Status::ok();
+  return exec_cached(db, kInsertProbeOutput, id, ref->id, to_hex(ref->sha256), ref->kind,
+                     static_cast<int64_t>(ref->bytes), probe, truncated, exit_code, error, seq);
+}
+
+Status EvidenceProjection::action_completed(SqliteDb& db, const EventView& event,
+                                            std::string_view id) {
+  const Members& m = payload_.members();
+  LAB_TRY(index, m.count("index"));
+  std::optional<std::string> call;
+  std::optional<std::string_view> script;
+  if (m.has("call")) {
+    LAB_TRY(c, m.json("call"));
+    call = std::move(c);
+  } else {
+    LAB_TRY(s, m.sha256_hex("script_sha256"));
+    script = s;
+  }
+  LAB_TRY(exit_code, m.i64("exit_code"));
+  LAB_TRY(error, m.str_or_null("error"));
+  LAB_TRY(refs, payload_.refs());
+  const auto seq = static_cast<int64_t>(event.seq);
+  for (const EvidenceRef& ref : refs) {
+    if (ref.kind != "action.output") continue;
+    AURA_RETURN_IF_ERROR(exec_cached(db, kInsertActionOutput, id, ref.id, to_hex(ref.sha256),
+                                     ref.kind, static_cast<int64_t>(ref.bytes), index, call, script,
+                                     exit_code, error, seq));
+  }
+  return Status::ok();
+}
+
+Status EvidenceProjection::apply(SqliteDb& db, const EventView& event) {
+  const std::string_view type = event.type;
+  if (type != "probe.requested" && type != "probe.completed" && type != "action.completed") {
+    return Status::ok();
+  }
+  const std::string_view id = attempt_id_of_stream(event.stream);
+  if (id.empty()) return Status::ok();
+  AURA_RETURN_IF_ERROR(payload_.parse(event));
+  if (type == "probe.completed") return probe_completed(db, event, id);
+  if (type == "action.completed") return action_completed(db, event, id);
+  const Members& m = payload_.members();
+  LAB_TRY(probe, m.count("probe"));
+  LAB_TRY(call, m.json("call"));
+  LAB_TRY(cost, m.count("cost"));
+  LAB_TRY(spent, m.count("spent"));
+  return exec_cached(db,
+                     "INSERT INTO probes(attempt, probe, call, cost, spent, requested_seq) "
+                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(attempt, probe) DO NOTHING",
+                     id, probe, call, cost, spent, static_cast<int64_t>(event.seq));
+}
+
+}  // namespace aura::lab

@@ -1,0 +1,41 @@
+#include "projections/lab/receipt_projection.h"
+
+#include "projections/lab/sql.h"
+
+namespace aura::lab {
+
+Status ReceiptProjection::create_schema(SqliteDb& db) {
+  return db.exec(
+      "CREATE TABLE receipts ("
+      "attempt TEXT PRIMARY KEY, receipt_sha256 TEXT NOT NULL, blob_sha256 TEXT, "
+      "first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, checkpoint_size INTEGER NOT NULL, "
+      "seq INTEGER NOT NULL) WITHOUT ROWID");
+}
+
+Status ReceiptProjection::apply(SqliteDb& db, const EventView& event) {
+  if (event.type != "receipt.issued") return Status::ok();
+  const std::string_view id = attempt_id_of_stream(event.stream);
+  if (id.empty()) return Status::ok();
+  AURA_RETURN_IF_ERROR(payload_.parse(event));
+  const Members& m = payload_.members();
+  LAB_TRY(receipt, m.sha256_hex("receipt_sha256"));
+  LAB_TRY(first_seq, m.count("first_seq"));
+  LAB_TRY(last_seq, m.count("last_seq"));
+  LAB_TRY(checkpoint_size, m.count("checkpoint_size"));
+  if (first_seq > last_seq) return m.error("first_seq", "after last_seq");
+  LAB_TRY(ref, payload_.ref("receipt"));
+  std::optional<std::string> blob;
+  if (ref) blob = to_hex(ref->sha256);
+  // An older receipt never replaces a newer one (re-applying is a no-op).
+  return exec_cached(db,
+                     "INSERT INTO receipts(attempt, receipt_sha256, blob_sha256, first_seq, "
+                     "last_seq, checkpoint_size, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+                     "ON CONFLICT(attempt) DO UPDATE SET receipt_sha256 = excluded.receipt_sha256, "
+                     "blob_sha256 = excluded.blob_sha256, first_seq = excluded.first_seq, "
+                     "last_seq = excluded.last_seq, checkpoint_size = excluded.checkpoint_size, "
+                     "seq = excluded.seq WHERE excluded.seq > receipts.seq",
+                     id, receipt, blob, first_seq, last_seq, checkpoint_size,
+                     static_cast<int64_t>(event.seq));
+}
+
+}  // namespace aura::lab

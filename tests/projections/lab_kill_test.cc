@@ -1,0 +1,120 @@
+// A process rebuilding the lab projections is killed with SIGKILL at a random moment; the
+// parent resumes with catch_up_all and gets exactly what a clean rebuild gives. The child is this
+// binary re-executed with a doctest filter that selects only the child case.
+//
+// The seed is printed; AURA_LAB_KILL_SEED replays it.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/projections/lab_test_util.h"
+#include "tests/support/temp_dir.h"
+
+extern char** environ;
+
+using namespace aura;
+using aura::testing::dump_all;
+using aura::testing::must;
+using aura::testing::open_lab;
+using aura::testing::open_log;
+using aura::testing::query_all;
+using aura::testing::StoryLog;
+using aura::testing::TempDir;
+
+namespace {
+
+constexpr const char* kChildCase = "lab projections child: rebuild until killed";
+
+uint64_t test_seed() {
+  if (const char* s = std::getenv("AURA_LAB_KILL_SEED")) return std::strtoull(s, nullptr, 10);
+  return std::random_device()() * uint64_t(0x100000000) + std::random_device()();
+}
+
+pid_t spawn_child(const std::string& log_dir, const std::string& db_file) {
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string filter = std::string("--test-case=") + kChildCase;
+  std::vector<std::string> env_strings = {"AURA_LAB_CHILD_LOG=" + log_dir,
+                                          "AURA_LAB_CHILD_DB=" + db_file};
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  envp.push_back(nullptr);
+  std::vector<char*> argv = {exe.data(), filter.data(), nullptr};
+  pid_t pid = 0;
+  if (posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) {
+    throw std::runtime_error("posix_spawn failed");
+  }
+  return pid;
+}
+
+}  // namespace
+
+// Runs only in the child (the parent's run skips it: the variables are unset).
+TEST_CASE("lab projections child: rebuild until killed") {
+  const char* log_dir = std::getenv("AURA_LAB_CHILD_LOG");
+  const char* db_file = std::getenv("AURA_LAB_CHILD_DB");
+  if (log_dir == nullptr || db_file == nullptr) return;
+  auto log = open_log(log_dir, 1000, /*read_only=*/true);
+  auto p = open_lab(*log, db_file);
+  for (;;) {
+    // Over and over, in small batches, so a kill can land anywhere: drop, create, batch, commit.
+    if (!p->rebuild_all(37).ok()) std::_Exit(3);
+  }
+}
+
+TEST_CASE("lab projections: a rebuild killed mid-batch resumes to the same result as a rebuild") {
+  TempDir dir;
+  std::string expected_dump, expected_query;
+  uint64_t events = 0;
+  {
+    StoryLog s(dir / "data", 25);
+    s.append_all_of_story(500);
+    events = s.log->head().seq;
+    auto clean = open_lab(*s.log, dir / "clean.sqlite");
+    must(clean->rebuild_all());
+    expected_dump = dump_all(*clean);
+    expected_query = query_all(*clean);
+  }
+  const std::string log_dir = (dir / "data" / "log").string();
+  auto log = open_log(log_dir, 1000, /*read_only=*/true);
+
+  const uint64_t seed = test_seed();
+  MESSAGE("AURA_LAB_KILL_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  int rounds = 0, mid_replay = 0;
+  while (rounds < 3 || (rounds < 10 && std::chrono::steady_clock::now() < deadline)) {
+    ++rounds;
+    CAPTURE(rounds);
+    const std::string db_file = (dir / ("killed" + std::to_string(rounds) + ".sqlite")).string();
+    pid_t pid = spawn_child(log_dir, db_file);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30 + rng() % 600));
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status));  // killed, not exited on its own
+
+    auto p = open_lab(*log, db_file);
+    for (const lab::ProjectionState& st : p->states()) {
+      if (st.position && st.position->last_seq > 0 && st.position->last_seq < events) {
+        ++mid_replay;
+        break;
+      }
+    }
+    must(p->catch_up_all());
+    CHECK(p->serve_check_all().is_ok());
+    CHECK(dump_all(*p) == expected_dump);
+    CHECK(query_all(*p) == expected_query);
+  }
+  MESSAGE(mid_replay << " of " << rounds << " kills landed mid-replay");
+  CHECK(mid_replay > 0);
+}
