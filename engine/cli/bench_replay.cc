@@ -1,20 +1,28 @@
-// `aura bench replay`: builds a log of N attempts' worth of events (docs/ATTEMPTS.md) and
-// measures rebuilding every lab projection from it, against its peer measured in the same run:
-// one raw pass over the same events with read_range and no projecting. Figures are printed,
-// never asserted.
+// `aura bench replay`: builds a log of N attempts' worth of events (docs/ATTEMPTS.md) on a real
+// scenario package and measures rebuilding every lab projection from it against its peer
+// measured in the same run (one raw read_range pass over the same events, no projecting), and
+// issuing and verifying receipts (offline and with replay). Figures are printed, never asserted.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
+#include <functional>
 #include <iostream>
+#include <span>
 
 #include "engine/blob/blob_store.h"
 #include "engine/blob/evidence_ref.h"
 #include "engine/cli/cli.h"
+#include "engine/cli/cli_support.h"
 #include "engine/common/json_writer.h"
+#include "engine/gate/grader.h"
+#include "engine/intervention/intervention_ir.h"
 #include "engine/keys/key_store.h"
 #include "engine/log/event_log.h"
+#include "engine/receipt/receipt.h"
+#include "engine/scenario/manifest.h"
 #include "projections/lab/lab_projections.h"
 
 namespace aura::cli {
@@ -49,254 +57,412 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-// The few blobs every attempt's refs point at (reused, so the bench stays small on disk).
-struct Blobs {
-  std::vector<EvidenceRef> manifests, probe_outputs, irs, action_outputs, receipts;
-};
-
-Result<EvidenceRef> put_blob(BlobStore& store, const std::string& bytes, std::string kind) {
-  auto info = store.put(as_bytes(bytes));
-  if (!info.ok()) return info.status();
-  return EvidenceRef{"x", info->sha256, std::move(kind), info->bytes};
-}
-
-Result<Blobs> make_blobs(BlobStore& store) {
-  Blobs b;
-  auto add = [&](std::vector<EvidenceRef>& into, int n, const std::string& kind,
-                 size_t bytes) -> Status {
-    for (int i = 0; i < n; ++i) {
-      std::string content(bytes, ' ');
-      for (size_t k = 0; k < content.size(); ++k) {
-        content[k] = char('a' + splitmix64(k * 131 + uint64_t(i) * 7 + kind.size()) % 26);
-      }
-      auto r = put_blob(store, kind + " " + std::to_string(i) + "\n" + content, kind);
-      if (!r.ok()) return r.status();
-      into.push_back(*r);
-    }
-    return Status::ok();
-  };
-  AURA_RETURN_IF_ERROR(add(b.manifests, 3, "scenario.manifest", 6000));
-  AURA_RETURN_IF_ERROR(add(b.probe_outputs, 16, "probe.output", 1500));
-  AURA_RETURN_IF_ERROR(add(b.irs, 8, "intervention.ir", 900));
-  AURA_RETURN_IF_ERROR(add(b.action_outputs, 4, "action.output", 300));
-  AURA_RETURN_IF_ERROR(add(b.receipts, 2, "receipt.dsse", 9000));
-  return b;
-}
-
 std::string ref_json(EvidenceRef ref, std::string id) {
   ref.id = std::move(id);
   return evidence_ref_json(ref);
 }
 
-constexpr const char* kScenarios[] = {"perm-drift", "disk-full", "dns-stale"};
-constexpr const char* kProperties[] = {"primary", "twin", "control", "repeat", "reversal"};
-constexpr const char* kCall = R"({"call":"file.stat","params":{"path":"/etc/app/config"}})";
-constexpr const char* kAction =
-    R"({"call":"file.chmod","params":{"mode":"0600","target":{"role":"secret"}}})";
+// One gate.fact the gate records, before its seq and outcome are known.
+struct FactTemplate {
+  gate::Property property;
+  std::string world;
+  gate::Stage stage;
+  std::string check;  // a check id, or gate::kFingerprintCheck
+  bool examined_ok;   // false only for `before` facts, which the grader does not examine
+};
 
-// One attempt's events, produced one at a time so several attempts can interleave. `next`
-// is told the seq its event will get (the writer is the only appender), so payloads can cite the
-// seqs of earlier events as the engine's do.
+// The scenario every attempt works: a real package's manifest and its judge gold IR (stored as
+// blobs, so receipts issue and replay re-grades), the facts a passing gate records, and the few
+// other blobs the attempts' refs point at (reused, so the bench stays small on disk).
+struct BenchScenario {
+  scenario::Manifest manifest;
+  std::string dir, probe_call;
+  gate::GateSpec spec;
+  std::vector<FactTemplate> facts;
+  size_t primary_post = 0, twin_check = 0;  // facts turned to fail for the other verdicts
+  EvidenceRef manifest_ref, ir_ref;
+  std::vector<EvidenceRef> probe_outputs, action_outputs, receipts;
+  std::vector<std::string> action_calls;  // the gold IR's actions, minified
+};
+
+bool requires_check(const gate::GateSpec& spec, const gate::GateSpec::Check& c,
+                    scenario::WorldRole role) {
+  return std::find(c.roles.begin(), c.roles.end(), role) != c.roles.end() ||
+         std::find(spec.promised.begin(), spec.promised.end(), c.id) != spec.promised.end();
+}
+
+Result<EvidenceRef> put_blob(BlobStore& store, std::string_view bytes, std::string kind) {
+  auto info = store.put(as_bytes(bytes));
+  if (!info.ok()) return info.status();
+  return EvidenceRef{"x", info->sha256, std::move(kind), info->bytes};
+}
+
+Result<BenchScenario> load_scenario(const fs::path& dir, BlobStore& store) {
+  BenchScenario s;
+  s.dir = dir.string();
+  auto bytes = read_small_file(dir / "manifest.json", 1 << 20);
+  if (!bytes.ok()) return bytes.status().with_context("--scenario");
+  auto m = scenario::parse_manifest(*bytes);
+  if (!m.ok()) return m.status().with_context(dir.string() + "/manifest.json");
+  s.manifest = std::move(m).value();
+  const scenario::JudgeCase* gold = s.manifest.find_judge("gold");
+  if (gold == nullptr) return Status::invalid(s.dir + ": the manifest has no judge gold case");
+  s.probe_call = gold->probe_calls_json.empty() ? R"({"call":"file.read","params":{"path":"/"}})"
+                                                : gold->probe_calls_json.front();
+  intervention::IrContext context{&s.manifest, {"ev-1", "ev-2", "ev-3"}};
+  auto ir = intervention::parse_intervention(gold->ir_json, context);
+  if (!ir.ok()) return ir.status().with_context(s.dir + ": the gold IR");
+  for (const auto& a : ir->actions) {
+    if (!a.is_script) s.action_calls.push_back(scenario::call_json(a.call));
+  }
+  std::vector<std::string> promised = ir->postconditions;
+  promised.insert(promised.end(), ir->invariants.begin(), ir->invariants.end());
+  s.spec = gate::GateSpec::from(s.manifest, promised);
+
+  // The facts a passing gate records, in the order a gate run takes them. `before` facts sit in
+  // slots no property examines (the fleet was broken before the fix).
+  using gate::Property;
+  using gate::Stage;
+  using scenario::WorldRole;
+  auto checks_for = [&](WorldRole role) {
+    std::vector<const gate::GateSpec::Check*> out;
+    for (const auto& c : s.spec.checks) {
+      if (requires_check(s.spec, c, role)) out.push_back(&c);
+    }
+    return out;
+  };
+  auto run = [&](Property p, const std::string& world, WorldRole role, Stage stage) {
+    const auto checks = checks_for(role);
+    if (checks.empty()) return;
+    s.facts.push_back({p, world, Stage::kBefore, checks.front()->id, false});
+    for (const auto* c : checks) {
+      if (p == Property::kPrimary && c->kind == scenario::CheckKind::kPostcondition &&
+          s.primary_post == 0) {
+        s.primary_post = s.facts.size();
+      }
+      if (p == Property::kTwin && s.twin_check == 0) s.twin_check = s.facts.size();
+      s.facts.push_back({p, world, stage, c->id, true});
+    }
+  };
+  run(Property::kPrimary, s.spec.primary_world, WorldRole::kPrimary, Stage::kAfterApply);
+  for (const auto& w : s.spec.twin_worlds) {
+    run(Property::kTwin, w, WorldRole::kTwin, Stage::kAfterApply);
+  }
+  run(Property::kControl, s.spec.control_world, WorldRole::kControl, Stage::kAfterApply);
+  const std::string fp(gate::kFingerprintCheck);
+  s.facts.push_back({Property::kRepeat, s.spec.primary_world, Stage::kAfterApply, fp, true});
+  s.facts.push_back({Property::kRepeat, s.spec.primary_world, Stage::kAfterRepeat, fp, true});
+  for (const auto* c : checks_for(WorldRole::kPrimary)) {
+    s.facts.push_back({Property::kRepeat, s.spec.primary_world, Stage::kAfterRepeat, c->id, true});
+  }
+  s.facts.push_back({Property::kReversal, s.spec.primary_world, Stage::kBefore, fp, true});
+  s.facts.push_back({Property::kReversal, s.spec.primary_world, Stage::kAfterRollback, fp, true});
+
+  auto add = [&](std::vector<EvidenceRef>& into, int n, const std::string& kind,
+                 size_t size) -> Status {
+    for (int i = 0; i < n; ++i) {
+      std::string content = kind + " " + std::to_string(i) + "\n";
+      for (size_t k = content.size(); k < size; ++k) {
+        content += char('a' + splitmix64(k * 131 + uint64_t(i) * 7 + kind.size()) % 26);
+      }
+      auto r = put_blob(store, content, kind);
+      if (!r.ok()) return r.status();
+      into.push_back(*r);
+    }
+    return Status::ok();
+  };
+  auto manifest_ref = put_blob(store, *bytes, "scenario.manifest");
+  if (!manifest_ref.ok()) return manifest_ref.status();
+  s.manifest_ref = *manifest_ref;
+  auto ir_ref = put_blob(store, gold->ir_json, "intervention.ir");
+  if (!ir_ref.ok()) return ir_ref.status();
+  s.ir_ref = *ir_ref;
+  AURA_RETURN_IF_ERROR(add(s.probe_outputs, 16, "probe.output", 1500));
+  AURA_RETURN_IF_ERROR(add(s.action_outputs, 4, "action.output", 300));
+  AURA_RETURN_IF_ERROR(add(s.receipts, 2, "receipt.dsse", 9000));
+  return s;
+}
+
+// One attempt's events, produced one at a time so several attempts can interleave. `next` is told
+// the seq its event will get (the bench is the only appender), so payloads cite earlier seqs as
+// the engine's do; the gate's properties and verdict are what gate::grade says of its facts.
 class AttemptScript {
  public:
-  AttemptScript(uint64_t n, const Blobs& blobs) : n_(n), blobs_(blobs) {
+  enum class Outcome { kVerified, kUnproven, kNotRecovered };
+
+  // `hold_for_receipt`: stop after a VERIFIED gate (phase receipt), for a real receipt later.
+  AttemptScript(uint64_t n, const BenchScenario& sc, bool hold_for_receipt)
+      : n_(n), sc_(sc), hold_(hold_for_receipt) {
     id_ = hex64(splitmix64(n) | 1);
     stream_ = "attempt/" + id_;
     const uint64_t r = splitmix64(n ^ 0x5eed);
-    verdict_ = r % 10 < 5 ? "VERIFIED" : (r % 10 < 8 ? "RECOVERED_UNPROVEN" : "NOT_RECOVERED");
-    with_script_ = r % 7 == 0;
-    scenario_ = size_t(n % 3);
+    outcome_ = hold_ || r % 10 < 5 ? Outcome::kVerified
+                                   : (r % 10 < 8 ? Outcome::kUnproven : Outcome::kNotRecovered);
+    with_script_ = !hold_ && r % 7 == 0;
+    using K = Step::Kind;
+    steps_ = {{K::kStarted},
+              {K::kPhase, "observe", "predict"},
+              {K::kPredicted},
+              {K::kPhase, "predict", "inspect"}};
+    for (int p = 1; p <= 3; ++p)
+      steps_.insert(steps_.end(), {{K::kProbe, "", "", p}, {K::kOutput, "", "", p}});
+    steps_.insert(steps_.end(), {{K::kSubmitted, "", "", 1}, {K::kPhase, "inspect", "contract"}});
+    steps_.push_back(with_script_ ? Step{K::kAuthorized} : Step{K::kSubmitted, "", "", 2});
+    steps_.push_back({K::kPhase, "contract", "apply"});
+    for (size_t a = 0; a < sc_.action_calls.size(); ++a)
+      steps_.push_back({K::kAction, "", "", int(a)});
+    steps_.insert(steps_.end(), {{K::kApplied},
+                                 {K::kPhase, "apply", "ack"},
+                                 {K::kAcknowledged},
+                                 {K::kPhase, "ack", "verify"},
+                                 {K::kVerifyFact, "", "", 0},
+                                 {K::kVerifyFact, "", "", 1},
+                                 {K::kVerified},
+                                 {K::kPhase, "verify", "transfer_gate"},
+                                 {K::kGateStarted}});
+    for (size_t f = 0; f < sc_.facts.size(); ++f) steps_.push_back({K::kFact, "", "", int(f)});
+    for (int p = 0; p < 5; ++p) steps_.push_back({K::kProperty, "", "", p});
+    steps_.push_back({K::kVerdict});  // pushes the tail, once the grader has spoken
   }
 
-  bool done() const { return step_ >= total(); }
+  const std::string& id() const { return id_; }
+  bool done() const { return steps_.empty(); }
+  // Held for a receipt, and the gate said VERIFIED.
+  bool awaiting_receipt() const { return hold_ && result_.verdict == gate::Verdict::kVerified; }
 
   EventDraft next(uint64_t seq) {
-    EventDraft d = make(step_, seq);
-    ++step_;
-    return d;
+    const Step step = steps_.front();
+    steps_.pop_front();
+    return make(step, seq);
+  }
+
+  // The events after a real receipt was issued for a held attempt.
+  std::vector<EventDraft> after_receipt(const receipt::IssuedReceipt& r, const EvidenceRef& blob) {
+    return {ev("receipt.issued", "engine",
+               R"(,"receipt_sha256":")" + to_hex(r.envelope_sha256) + R"(","first_seq":)" +
+                   std::to_string(r.first_seq) + R"(,"last_seq":)" + std::to_string(r.last_seq) +
+                   R"(,"checkpoint_size":)" + std::to_string(r.checkpoint_size) + R"(,"refs":[)" +
+                   ref_json(blob, "receipt") + "]"),
+            phase("receipt", "reflect"), reflected(), phase("reflect", "done")};
   }
 
  private:
-  // Steps: 0 started, 1-3 the prediction, 4-9 three probes, 10-12 the contract (a script
-  // authorised, or a second revision), 13-22 apply to verify, 23-49 the gate (started, 20 facts,
-  // 5 properties, verdict), then the receipt (VERIFIED only) and the reflection.
-  int total() const { return kGateEnd + (verdict_ == "VERIFIED" ? 3 : 1) + 2; }
-  static constexpr int kProbesEnd = 10, kScriptEnd = 12, kVerifyEnd = 23;
-  static constexpr int kGateEnd = kVerifyEnd + 1 + 20 + 5 + 1;  // started, facts, props, verdict
+  struct Step {
+    enum class Kind {
+      kStarted,
+      kPhase,
+      kPredicted,
+      kProbe,
+      kOutput,
+      kSubmitted,
+      kAuthorized,
+      kAction,
+      kApplied,
+      kAcknowledged,
+      kVerifyFact,
+      kVerified,
+      kGateStarted,
+      kFact,
+      kProperty,
+      kVerdict,
+      kReceipt,
+      kReflected
+    };
+    Kind kind;
+    const char* from = "";
+    const char* to = "";
+    int i = 0;
+  };
 
   std::string head() const { return R"({"v":1,"attempt":")" + id_ + "\""; }
-  EventDraft ev(const char* type, const char* actor, const std::string& members) const {
+  std::string learner() const { return "learner:l" + std::to_string(n_ % 500); }
+  EventDraft ev(const char* type, const std::string& actor, const std::string& members) const {
     return {stream_, type, actor, head() + members + "}"};
   }
   EventDraft phase(const char* from, const char* to) const {
     return ev("attempt.phase", "engine",
               std::string(R"(,"from":")") + from + R"(","to":")" + to + "\"");
   }
-  std::string learner() const { return "learner:l" + std::to_string(n_ % 500); }
+  EventDraft reflected() const {
+    return ev("attempt.reflected", learner(), R"(,"text":"the twin drifted the same way")");
+  }
+  int revision() const { return with_script_ ? 1 : 2; }
+  std::string fingerprint(gate::Stage stage) const {
+    // Equal where the fix is idempotent and the rollback restores the world.
+    const bool before = stage == gate::Stage::kBefore || stage == gate::Stage::kAfterRollback;
+    return to_hex(sha256(id_ + (before ? " before" : " after")));
+  }
 
-  EventDraft make(int s, uint64_t seq) {
-    const std::string ir_hash = to_hex(blobs_.irs[n_ % blobs_.irs.size()].sha256);
-    const std::string revision = with_script_ ? "1" : "2";
-    const std::string script_hash = to_hex(blobs_.action_outputs[n_ % 4].sha256);
-    if (s == 0) {
-      const EvidenceRef& m = blobs_.manifests[scenario_];
-      return {stream_, "attempt.started", learner(),
-              head() + R"(,"learner":"l)" + std::to_string(n_ % 500) + R"(","mode":")" +
-                  (n_ % 10 == 9 ? "judge" : "learn") + R"(","seed":)" +
-                  std::to_string(splitmix64(n_ + 17)) + R"(,"scenario":{"id":")" +
-                  kScenarios[scenario_] + R"(","version":"1.0.0","package_digest":")" +
-                  to_hex(sha256(kScenarios[scenario_])) + R"(","manifest_sha256":")" +
-                  to_hex(m.sha256) + R"(","publisher":"aura.lab/bench"},"probe_budget":10,)" +
-                  R"("refs":[)" + ref_json(m, "manifest") + "]}"};
-    }
-    if (s == 1) return phase("observe", "predict");
-    if (s == 2) {
-      return {stream_, "attempt.predicted", learner(),
-              head() + R"(,"hypothesis":"h)" + std::to_string(n_ % 4) +
-                  R"(","expect":"the config file's mode drifted to 0644","confidence":)" +
-                  std::to_string(40 + n_ % 60) + "}"};
-    }
-    if (s == 3) return phase("predict", "inspect");
-    if (s < kProbesEnd) {
-      const int probe = (s - 4) / 2 + 1;
-      if ((s - 4) % 2 == 0) {
-        return {stream_, "probe.requested", learner(),
-                head() + R"(,"probe":)" + std::to_string(probe) + R"(,"call":)" + kCall +
-                    R"(,"cost":1,"spent":)" + std::to_string(probe) + "}"};
+  EventDraft make(const Step& s, uint64_t seq) {
+    using K = Step::Kind;
+    const std::string ir_hash = to_hex(sc_.ir_ref.sha256);
+    const std::string script_hash = to_hex(sc_.action_outputs[n_ % 4].sha256);
+    switch (s.kind) {
+      case K::kStarted: {
+        const auto& m = sc_.manifest;
+        return ev("attempt.started", learner(),
+                  R"(,"learner":"l)" + std::to_string(n_ % 500) + R"(","mode":")" +
+                      (n_ % 10 == 9 ? "judge" : "learn") + R"(","seed":)" +
+                      std::to_string(splitmix64(n_ + 17)) + R"(,"scenario":{"id":")" + m.id +
+                      R"(","version":")" + m.version + R"(","package_digest":")" +
+                      to_hex(sha256(m.id + " " + m.version)) + R"(","manifest_sha256":")" +
+                      to_hex(sc_.manifest_ref.sha256) +
+                      R"(","publisher":"aura.publisher/bench"},"probe_budget":)" +
+                      std::to_string(m.probe_budget) + R"(,"refs":[)" +
+                      ref_json(sc_.manifest_ref, "manifest") + "]");
       }
-      const EvidenceRef& out = blobs_.probe_outputs[(n_ * 3 + probe) % 16];
-      const std::string ev_id = "ev-" + std::to_string(probe);
-      return ev("probe.completed", "supervisor",
-                R"(,"probe":)" + std::to_string(probe) + R"(,"evidence":")" + ev_id +
-                    R"(","exit_code":0,"truncated":)" + (probe == 3 ? "true" : "false") +
-                    R"(,"error":"","resolved":["/etc/app/config"],"refs":[)" +
-                    ref_json(out, ev_id) + "]");
-    }
-    if (s == kProbesEnd || (s == kScriptEnd && !with_script_)) {
-      // Attempts without a script revise their contract once (revision 2) instead.
-      const int revision = s == kProbesEnd ? 1 : 2;
-      std::string scripts =
-          with_script_ ? R"([{"sha256":")" + script_hash + R"(","status":"pending_feedback"}])"
-                       : "[]";
-      return {stream_, "intervention.submitted", learner(),
-              head() + R"(,"revision":)" + std::to_string(revision) + R"(,"ir_sha256":")" +
-                  ir_hash + R"(","scripts":)" + scripts + R"(,"refs":[)" +
-                  ref_json(blobs_.irs[n_ % blobs_.irs.size()], "ir-" + std::to_string(revision)) +
-                  "]}"};
-    }
-    if (s == kProbesEnd + 1) return phase("inspect", "contract");
-    if (s == kScriptEnd) {
-      return {stream_, "script.authorized", learner(),
-              head() + R"(,"revision":1,"sha256":")" + script_hash + "\"}"};
-    }
-    switch (s) {
-      case kScriptEnd + 1:
-        return phase("contract", "apply");
-      case kScriptEnd + 2:
+      case K::kPhase:
+        return phase(s.from, s.to);
+      case K::kPredicted:
+        return ev("attempt.predicted", learner(),
+                  R"(,"hypothesis":")" + sc_.manifest.hypotheses[n_ % 2].id +
+                      R"(","expect":"web2 serves the release again","confidence":)" +
+                      std::to_string(40 + n_ % 60));
+      case K::kProbe:
+        return ev("probe.requested", learner(),
+                  R"(,"probe":)" + std::to_string(s.i) + R"(,"call":)" + sc_.probe_call +
+                      R"(,"cost":1,"spent":)" + std::to_string(s.i));
+      case K::kOutput: {
+        const std::string id = "ev-" + std::to_string(s.i);
+        return ev("probe.completed", "supervisor",
+                  R"(,"probe":)" + std::to_string(s.i) + R"(,"evidence":")" + id +
+                      R"(","exit_code":0,"truncated":)" + (s.i == 3 ? "true" : "false") +
+                      R"(,"error":"","resolved":["/fleet/host_vars/web2.conf"],"refs":[)" +
+                      ref_json(sc_.probe_outputs[(n_ * 3 + uint64_t(s.i)) % 16], id) + "]");
+      }
+      case K::kSubmitted: {
+        // Attempts without a script revise their contract once (revision 2), same IR.
+        const std::string scripts =
+            with_script_ ? R"([{"sha256":")" + script_hash + R"(","status":"pending_feedback"}])"
+                         : "[]";
+        return ev("intervention.submitted", learner(),
+                  R"(,"revision":)" + std::to_string(s.i) + R"(,"ir_sha256":")" + ir_hash +
+                      R"(","scripts":)" + scripts + R"(,"refs":[)" +
+                      ref_json(sc_.ir_ref, "ir-" + std::to_string(s.i)) + "]");
+      }
+      case K::kAuthorized:
+        return ev("script.authorized", learner(),
+                  R"(,"revision":1,"sha256":")" + script_hash + "\"");
+      case K::kAction:
         return ev("action.completed", "supervisor",
-                  std::string(R"(,"world":"live","stage":"apply","index":0,"call":)") + kAction +
-                      R"(,"exit_code":0,"error":"","resolved":["/etc/app/secret"],"refs":[)" +
-                      ref_json(blobs_.action_outputs[n_ % 4], "act-1") + "]");
-      case kScriptEnd + 3:
+                  R"(,"world":"live","stage":"apply","index":)" + std::to_string(s.i) +
+                      R"(,"call":)" + sc_.action_calls[size_t(s.i)] +
+                      R"(,"exit_code":0,"error":"","resolved":["/fleet/host_vars/web2.conf"],)" +
+                      R"("refs":[)" +
+                      ref_json(sc_.action_outputs[(n_ + uint64_t(s.i)) % 4],
+                               "act-" + std::to_string(s.i + 1)) +
+                      "]");
+      case K::kApplied:
         return ev("apply.completed", "supervisor",
-                  R"(,"revision":)" + revision + R"(,"actions":1,"failed":0)");
-      case kScriptEnd + 4:
-        return phase("apply", "ack");
-      case kScriptEnd + 5:
-        return {stream_, "attempt.acknowledged", learner(), head() + R"(,"note":""})"};
-      case kScriptEnd + 6:
-        return phase("ack", "verify");
-      case kScriptEnd + 7:
-      case kScriptEnd + 8:
+                  R"(,"revision":)" + std::to_string(revision()) + R"(,"actions":)" +
+                      std::to_string(sc_.action_calls.size()) + R"(,"failed":0)");
+      case K::kAcknowledged:
+        return ev("attempt.acknowledged", learner(), R"(,"note":"")");
+      case K::kVerifyFact:
         verify_facts_.push_back(seq);
         return ev("verify.fact", "supervisor",
-                  std::string(R"(,"check":")") + (s == kScriptEnd + 7 ? "secret-mode" : "app-up") +
-                      R"(","kind":"postcondition","ok":true,"observed":"0600")");
-      case kScriptEnd + 9:
+                  R"(,"check":")" + sc_.spec.checks[size_t(s.i) % sc_.spec.checks.size()].id +
+                      R"(","kind":"postcondition","ok":)" +
+                      (outcome_ == Outcome::kNotRecovered ? "false" : "true") +
+                      R"(,"observed":"200 OK")");
+      case K::kVerified:
         return ev("attempt.verified", "engine",
-                  R"(,"recovered":)" + std::string(verdict_ == "NOT_RECOVERED" ? "false" : "true") +
+                  R"(,"recovered":)" +
+                      std::string(outcome_ == Outcome::kNotRecovered ? "false" : "true") +
                       R"(,"facts":[)" + std::to_string(verify_facts_[0]) + "," +
                       std::to_string(verify_facts_[1]) + "]");
-      case kScriptEnd + 10:
-        return phase("verify", "transfer_gate");
-      default:
-        break;
-    }
-    if (s == kVerifyEnd) {
-      gate_seq_ = seq;
-      return ev("gate.started", "engine",
-                R"(,"revision":)" + revision + R"(,"ir_sha256":")" + ir_hash +
-                    R"(","stop_at_first_failure":false,"environment":{"kernel_release":"6.1.0",)"
-                    R"("lab_build_digest":")" +
-                    ir_hash + R"(","sandbox_profile_digest":")" + ir_hash +
-                    R"(","capability_snapshot_digest":")" + ir_hash +
-                    R"("},"capabilities":{"driver":"filetree","worlds":4})");
-    }
-    const int g = s - kVerifyEnd - 1;
-    if (g < 20) {
-      const int property = g / 4;
-      facts_[property].push_back(seq);
-      const bool ok = !(verdict_ != "VERIFIED" && property == 1 && g % 4 == 3);
-      return ev("gate.fact", "supervisor",
-                R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"property":")" +
-                    kProperties[property] + R"(","world":")" +
-                    (property == 1 ? "twin-1" : (property == 2 ? "control" : "primary")) +
-                    R"(","stage":"after_apply","check":"secret-mode","ok":)" +
-                    (ok ? "true" : "false") + R"(,"observed":"0600")");
-    }
-    if (g < 25) {
-      const int property = g - 20;
-      const bool pass = verdict_ == "VERIFIED" || property != 1;
-      std::string cited;
-      for (uint64_t f : facts_[property]) cited += (cited.empty() ? "" : ",") + std::to_string(f);
-      return ev("gate.property", "engine",
-                R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"property":")" +
-                    kProperties[property] + R"(","status":")" + (pass ? "pass" : "fail") +
-                    R"(","reason":")" + (pass ? "" : "check secret-mode failed at after_apply") +
-                    R"(","cited":[)" + cited + "]");
-    }
-    if (g == 25) {
-      const bool recovered = verdict_ != "NOT_RECOVERED";
-      return ev("gate.verdict", "engine",
-                R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"verdict":")" + verdict_ +
-                    R"(","recovered":)" + (recovered ? "true" : "false") +
-                    R"(,"result":{"recovered":)" + (recovered ? "true" : "false") +
-                    R"(,"verdict":")" + verdict_ + R"("})");
-    }
-    const int tail = s - kGateEnd;
-    if (verdict_ == "VERIFIED") {
-      if (tail == 0) return phase("transfer_gate", "receipt");
-      if (tail == 1) {
-        const EvidenceRef& r = blobs_.receipts[n_ % 2];
+      case K::kGateStarted:
+        gate_seq_ = seq;
+        return ev("gate.started", "engine",
+                  R"(,"revision":)" + std::to_string(revision()) + R"(,"ir_sha256":")" + ir_hash +
+                      R"(","stop_at_first_failure":false,"environment":{"kernel_release":"6.1.0",)"
+                      R"("lab_build_digest":")" +
+                      ir_hash + R"(","sandbox_profile_digest":")" + ir_hash +
+                      R"(","capability_snapshot_digest":")" + ir_hash +
+                      R"("},"capabilities":{"driver":"filetree"})");
+      case K::kFact: {
+        const FactTemplate& t = sc_.facts[size_t(s.i)];
+        gate::Fact f{seq, t.property, t.world, t.stage, t.check, t.examined_ok, ""};
+        if ((outcome_ == Outcome::kNotRecovered && size_t(s.i) == sc_.primary_post) ||
+            (outcome_ == Outcome::kUnproven && size_t(s.i) == sc_.twin_check)) {
+          f.ok = false;
+        }
+        const bool fp = t.check == gate::kFingerprintCheck;
+        if (fp) f.value = fingerprint(t.stage);
+        facts_.push_back(f);
+        return ev("gate.fact", "supervisor",
+                  R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"property":")" +
+                      std::string(gate::property_name(t.property)) + R"(","world":")" + t.world +
+                      R"(","stage":")" + std::string(gate::stage_name(t.stage)) + R"(","check":")" +
+                      t.check + R"(","ok":)" + (f.ok ? "true" : "false") + R"(,"observed":")" +
+                      (f.ok ? "ok" : "failed") + "\"" +
+                      (fp ? R"(,"value":")" + f.value + "\"" : ""));
+      }
+      case K::kProperty: {
+        if (s.i == 0) result_ = gate::grade(sc_.spec, facts_);
+        const gate::PropertyResult& p = result_.properties[size_t(s.i)];
+        std::string cited;
+        for (uint64_t c : p.cited) cited += (cited.empty() ? "" : ",") + std::to_string(c);
+        std::string reason;
+        json_append_string(reason, p.reason);
+        return ev("gate.property", "engine",
+                  R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"property":")" +
+                      std::string(gate::property_name(p.property)) + R"(","status":")" +
+                      std::string(gate::status_name(p.status)) + R"(","reason":)" + reason +
+                      R"(,"cited":[)" + cited + "]");
+      }
+      case K::kVerdict: {
+        const bool verified = result_.verdict == gate::Verdict::kVerified;
+        if (verified) {
+          steps_.push_back({K::kPhase, "transfer_gate", "receipt"});
+          if (!hold_) {
+            steps_.insert(steps_.end(), {{K::kReceipt},
+                                         {K::kPhase, "receipt", "reflect"},
+                                         {K::kReflected},
+                                         {K::kPhase, "reflect", "done"}});
+          }
+        } else {
+          steps_.insert(steps_.end(), {{K::kPhase, "transfer_gate", "reflect"},
+                                       {K::kReflected},
+                                       {K::kPhase, "reflect", "done"}});
+        }
+        return ev("gate.verdict", "engine",
+                  R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"verdict":")" +
+                      std::string(gate::verdict_name(result_.verdict)) + R"(","recovered":)" +
+                      (result_.recovered ? "true" : "false") + R"(,"result":)" +
+                      gate::result_json(result_));
+      }
+      case K::kReceipt: {
+        // Stands in for a real receipt (those are issued for the held attempts only).
+        const EvidenceRef& r = sc_.receipts[n_ % 2];
         return ev("receipt.issued", "engine",
                   R"(,"receipt_sha256":")" + to_hex(r.sha256) + R"(","first_seq":1,"last_seq":)" +
-                      std::to_string(seq - 1) + R"(,"checkpoint_size":)" + std::to_string(seq - 1) +
+                      std::to_string(seq - 2) + R"(,"checkpoint_size":)" + std::to_string(seq - 2) +
                       R"(,"refs":[)" + ref_json(r, "receipt") + "]");
       }
-      if (tail == 2) return phase("receipt", "reflect");
-    } else if (tail == 0) {
-      return phase("transfer_gate", "reflect");
+      case K::kReflected:
+        return reflected();
     }
-    if (total() - s == 2) {
-      return {stream_, "attempt.reflected", learner(),
-              head() + R"(,"text":"the twin had the same drift; the role target carried over"})"};
-    }
-    return phase("reflect", "done");
+    return {};
   }
 
   uint64_t n_;
-  const Blobs& blobs_;
-  std::string id_, stream_, verdict_;
+  const BenchScenario& sc_;
+  bool hold_;
+  std::string id_, stream_;
+  Outcome outcome_ = Outcome::kVerified;
   bool with_script_ = false;
-  size_t scenario_ = 0;
-  int step_ = 0;
+  std::deque<Step> steps_;
   uint64_t gate_seq_ = 0;
   std::vector<uint64_t> verify_facts_;
-  std::vector<uint64_t> facts_[5];
+  std::vector<gate::Fact> facts_;
+  gate::GateResult result_;
 };
 
 // Appends the registry and `attempts` attempts, `kInterleave` at a time, in big append_all calls.
-Status build_log(EventLog& log, const Blobs& blobs, uint64_t attempts,
+// Every `hold_every`-th attempt (0: none) stops at phase receipt and is returned in `held`.
+Status build_log(EventLog& log, const BenchScenario& sc, uint64_t attempts, uint64_t hold_every,
+                 std::vector<std::unique_ptr<AttemptScript>>& held,
                  const std::function<void(uint64_t)>& progress) {
   constexpr size_t kInterleave = 8;
   constexpr size_t kBatchEvents = 4096;
@@ -312,32 +478,36 @@ Status build_log(EventLog& log, const Blobs& blobs, uint64_t attempts,
     batch.clear();
     return Status::ok();
   };
-  for (size_t i = 0; i < 3; ++i) {
-    const EvidenceRef& m = blobs.manifests[i];
-    batch.push_back({"lab/scenarios", "scenario.loaded", "engine",
-                     R"({"v":1,"dir":"scenarios/)" + std::string(kScenarios[i]) + R"(","id":")" +
-                         kScenarios[i] +
-                         R"(","version":"1.0.0","family":"files","title":"A bench scenario",)"
-                         R"("package_digest":")" +
-                         to_hex(sha256(kScenarios[i])) + R"(","manifest_sha256":")" +
-                         to_hex(m.sha256) + R"(","publisher":"aura.lab/bench","refs":[)" +
-                         ref_json(m, "manifest") + "]}"});
-    ++next_seq;
-  }
+  const auto& m = sc.manifest;
+  batch.push_back({"lab/scenarios", "scenario.loaded", "engine",
+                   JsonWriter()
+                       .num("v", 1)
+                       .str("dir", sc.dir)
+                       .str("id", m.id)
+                       .str("version", m.version)
+                       .str("family", m.family)
+                       .str("title", m.title)
+                       .str("package_digest", to_hex(sha256(m.id + " " + m.version)))
+                       .str("manifest_sha256", to_hex(sc.manifest_ref.sha256))
+                       .str("publisher", "aura.publisher/bench")
+                       .raw("refs", "[" + ref_json(sc.manifest_ref, "manifest") + "]")
+                       .done()});
   batch.push_back(
       {"lab/scenarios", "scenario.rejected", "engine",
        R"({"v":1,"dir":"scenarios/broken","reason":"package.sig.json: bad signature"})"});
-  ++next_seq;
+  next_seq += 2;
 
   std::vector<std::unique_ptr<AttemptScript>> active;
   uint64_t started = 0, finished = 0;
   while (finished < attempts) {
     while (active.size() < kInterleave && started < attempts) {
-      active.push_back(std::make_unique<AttemptScript>(started++, blobs));
+      const bool hold = hold_every != 0 && started % hold_every == 0;
+      active.push_back(std::make_unique<AttemptScript>(started++, sc, hold));
     }
     for (size_t i = 0; i < active.size();) {
       batch.push_back(active[i]->next(next_seq++));
       if (active[i]->done()) {
+        if (active[i]->awaiting_receipt()) held.push_back(std::move(active[i]));
         active.erase(active.begin() + long(i));
         ++finished;
         if (finished % 5000 == 0) progress(finished);
@@ -350,12 +520,22 @@ Status build_log(EventLog& log, const Blobs& blobs, uint64_t attempts,
   return flush();
 }
 
+struct ReceiptFigures {
+  uint64_t issued = 0, events = 0, replayed = 0;  // events: bound by all the receipts
+  double issue_s = 0, verify_s = 0, verify_cpu = 0, replay_s = 0;
+  std::string failure;
+};
+
 int bench_replay(Invocation& inv) {
   auto attempts = inv.get_u64("attempts", 100000);
   if (!attempts.ok()) return inv.fail(attempts.status(), 2);
   if (*attempts == 0 || *attempts > 10000000) {
     return inv.fail(Status::invalid("--attempts: must be 1..10000000"), 2);
   }
+  auto receipts = inv.get_u64("receipts", 1000);
+  if (!receipts.ok()) return inv.fail(receipts.status(), 2);
+  auto replays = inv.get_u64("replays", 3);
+  if (!replays.ok()) return inv.fail(replays.status(), 2);
   fs::path root;
   const bool keep = inv.has("keep");
   if (keep) {
@@ -384,11 +564,14 @@ int bench_replay(Invocation& inv) {
   if (!keys.ok()) return fail(keys.status());
   auto store = BlobStore::open(root / "data" / "blobs");
   if (!store.ok()) return fail(store.status());
-  auto blobs = make_blobs(*store);
-  if (!blobs.ok()) return fail(blobs.status());
+  auto sc = load_scenario(inv.get("scenario", "scenarios/t0-config-drift"), *store);
+  if (!sc.ok()) return fail(sc.status());
+  const NoteVerifierKey pinned = keys->lab_verifier();
 
-  // 1. The log.
+  // 1. The log, and real receipts for a sample of VERIFIED attempts.
   double build_s = 0;
+  ReceiptFigures rf;
+  std::vector<std::string> envelopes;
   {
     EventLog::Options lo;
     lo.signer = &keys->lab_signer();
@@ -396,16 +579,46 @@ int bench_replay(Invocation& inv) {
     auto log = EventLog::open(root / "data" / "log", lo);
     if (!log.ok()) return fail(log.status());
     say("appending " + std::to_string(*attempts) + " attempts ...");
+    const uint64_t hold_every =
+        *receipts == 0 ? 0 : std::max<uint64_t>(1, *attempts / std::min(*receipts, *attempts));
+    std::vector<std::unique_ptr<AttemptScript>> held;
     const auto t0 = Clock::now();
-    Status s = build_log(**log, *blobs, *attempts, [&](uint64_t done) {
+    Status s = build_log(**log, *sc, *attempts, hold_every, held, [&](uint64_t done) {
       if (!inv.json) std::cerr << "\r  " << done << " attempts" << std::flush;
     });
     if (!inv.json) std::cerr << "\n";
     if (!s.is_ok()) return fail(s);
     build_s = seconds_since(t0);
+
+    say("issuing " + std::to_string(held.size()) + " receipts ...");
+    std::vector<EventDraft> after;
+    const auto i0 = Clock::now();
+    for (auto& a : held) {
+      auto r = receipt::issue_receipt(**log, a->id(), keys->lab_signer(), *store);
+      if (!r.ok()) return fail(r.status().with_context("issue_receipt " + a->id()));
+      auto blob = put_blob(*store, r->envelope, "receipt.dsse");
+      if (!blob.ok()) return fail(blob.status());
+      for (EventDraft& d : a->after_receipt(*r, *blob)) after.push_back(std::move(d));
+      envelopes.push_back(std::move(r->envelope));
+    }
+    rf.issue_s = seconds_since(i0);
+    rf.issued = envelopes.size();
+    // How many events the receipts bind (their attempts' events up to the verdict).
+    for (auto& a : held) {
+      Status c = (*log)->read_stream("attempt/" + a->id(), 1, [&](const EventView& e) {
+        if (e.type == "receipt.issued") return false;
+        ++rf.events;
+        return true;
+      });
+      if (!c.is_ok()) return fail(c);
+    }
+    for (size_t i = 0; i < after.size(); i += 1024) {
+      std::span<const EventDraft> part(after.data() + i, std::min<size_t>(1024, after.size() - i));
+      if (auto r = (*log)->append_all(part); !r.ok()) return fail(r.status());
+    }
   }
 
-  // Measured on a read-only open, as the CLI's projection commands open the log.
+  // Measured on a read-only open, as the CLI's projection and receipt commands open the log.
   EventLog::Options ro;
   ro.read_only = true;
   auto log = EventLog::open(root / "data" / "log", ro);
@@ -438,24 +651,51 @@ int bench_replay(Invocation& inv) {
   if (!reports.ok()) return fail(reports.status());
   if (Status s = (*proj)->serve_check_all(); !s.is_ok()) return fail(s);
 
-  // TODO(receipts): issue receipts for a sample of VERIFIED attempts with
-  // receipt::issue_receipt and time receipt::verify_receipt with and without replay.
+  // 4. Receipts: every one offline; a few with replay (each replay verifies the whole log).
+  if (!envelopes.empty()) {
+    say("verifying " + std::to_string(envelopes.size()) + " receipts, " +
+        std::to_string(std::min<uint64_t>(*replays, envelopes.size())) + " with replay ...");
+    const double c0 = cpu_seconds();
+    const auto v0 = Clock::now();
+    for (const std::string& e : envelopes) {
+      receipt::ReceiptReport r = receipt::verify_receipt(e, pinned);
+      if (!r.ok() && rf.failure.empty()) {
+        rf.failure =
+            r.failures.empty() ? "no check ran" : r.failures[0].field + ": " + r.failures[0].what;
+      }
+    }
+    rf.verify_s = seconds_since(v0);
+    rf.verify_cpu = cpu_seconds() - c0;
+    const auto x0 = Clock::now();
+    for (size_t i = 0; i < envelopes.size() && i < *replays; ++i) {
+      receipt::ReceiptReport r =
+          receipt::verify_receipt(envelopes[i], pinned, receipt::ReplayContext{&**log, &*store});
+      if (!r.ok() && rf.failure.empty()) {
+        rf.failure =
+            r.failures.empty() ? "no check ran" : r.failures[0].field + ": " + r.failures[0].what;
+      }
+      ++rf.replayed;
+    }
+    rf.replay_s = seconds_since(x0);
+    if (!rf.failure.empty())
+      return fail(Status::corruption("a bench receipt failed: " + rf.failure));
+  }
 
   const double rebuild_eps = double(events) / rebuild_s;
   const double read_eps = double(read_events) / read_s;
   std::printf("aura bench replay: %llu attempts, %llu events (%.0f bytes of payload each)\n",
               (unsigned long long)*attempts, (unsigned long long)events,
               double(payload_bytes) / double(std::max<uint64_t>(1, read_events)));
-  std::printf("  %-40s %12s %14s\n", "phase", "events/s", "per CPU s");
-  std::printf("  %-40s %12.0f %14s  (%.1f s)\n", "build the log (append_all, 4096 per call)",
+  std::printf("  %-42s %12s %13s\n", "phase", "events/s", "per CPU s");
+  std::printf("  %-42s %12.0f %13s  (%.1f s)\n", "build the log (append_all, 4096 per call)",
               double(events) / build_s, "", build_s);
-  std::printf("  %-40s %12.0f %14.0f  (%.2f s, %.2f CPU s)\n",
+  std::printf("  %-42s %12.0f %13.0f  (%.2f s, %.2f CPU s)\n",
               "raw read_range, no projecting (peer)", read_eps, double(events) / read_cpu, read_s,
               read_cpu);
-  std::printf("  %-40s %12.0f %14.0f  (%.2f s, %.2f CPU s)\n", "rebuild all projections",
+  std::printf("  %-42s %12.0f %13.0f  (%.2f s, %.2f CPU s)\n", "rebuild all projections",
               rebuild_eps, double(events) / rebuild_cpu, rebuild_s, rebuild_cpu);
-  std::printf("  rebuild / raw read: %.0f%% (wall), %.0f%% (CPU)\n", 100.0 * rebuild_eps / read_eps,
-              100.0 * read_cpu / rebuild_cpu);
+  std::printf("  rebuild as a share of the raw read: %.0f%% (wall), %.0f%% (CPU)\n",
+              100.0 * rebuild_eps / read_eps, 100.0 * read_cpu / rebuild_cpu);
   JsonArray items;
   for (const auto& r : *reports) {
     std::string counts;
@@ -467,8 +707,30 @@ int bench_replay(Invocation& inv) {
     std::printf("    %-14s rows:%s\n", r.name.c_str(), counts.c_str());
     items.raw(JsonWriter().str("name", r.name).raw("rows", rows.done()).done());
   }
-  if (keep)
+  JsonWriter rj;
+  rj.num("issued", rf.issued);
+  if (rf.issued > 0) {
+    const double verify_eps = double(rf.events) / rf.verify_s;
+    std::printf("  receipts: %llu issued in %.2f s (%.1f ms each), %.0f events each\n",
+                (unsigned long long)rf.issued, rf.issue_s, 1000 * rf.issue_s / double(rf.issued),
+                double(rf.events) / double(rf.issued));
+    std::printf("  %-42s %12.0f %13.0f  (%.1f receipts/s)\n", "receipt verify, offline (events)",
+                verify_eps, double(rf.events) / rf.verify_cpu, double(rf.issued) / rf.verify_s);
+    if (rf.replayed > 0) {
+      std::printf("  %-42s %12.0f %13s  (%.2f s per receipt: verifies all %llu events)\n",
+                  "receipt verify --replay (events of receipts)",
+                  double(rf.events) / double(rf.issued) * double(rf.replayed) / rf.replay_s, "",
+                  rf.replay_s / double(rf.replayed), (unsigned long long)events);
+    }
+    rj.real("issue_ms_each", 1000 * rf.issue_s / double(rf.issued))
+        .real("verify_events_per_s", verify_eps)
+        .real("verify_receipts_per_s", double(rf.issued) / rf.verify_s)
+        .num("replayed", rf.replayed)
+        .real("replay_seconds_each", rf.replayed ? rf.replay_s / double(rf.replayed) : 0);
+  }
+  if (keep) {
     std::printf("  kept: --data %s --keys %s\n", (root / "data").c_str(), (root / "keys").c_str());
+  }
   inv.emit_json(JsonWriter()
                     .num("attempts", *attempts)
                     .num("events", events)
@@ -479,6 +741,7 @@ int bench_replay(Invocation& inv) {
                     .real("rebuild_events_per_cpu_s", double(events) / rebuild_cpu)
                     .real("rebuild_seconds", rebuild_s)
                     .raw("projections", items.done())
+                    .raw("receipts", rj.done())
                     .done());
   proj->reset();
   log->reset();
@@ -491,12 +754,16 @@ int bench_replay(Invocation& inv) {
 void register_bench_replay_commands(Registry& r) {
   r.add({"bench replay",
          "",
-         "measure rebuilding every projection against a raw read of the same log",
-         "Builds a log of N attempts (about 53 events each, following docs/ATTEMPTS.md) in a "
-         "temporary\nfolder, then times one raw read_range pass and a rebuild of every "
-         "projection. Figures are\nprinted, never asserted; record them in docs/PERFORMANCE.md "
-         "with this command.",
+         "measure rebuilding every projection, and verifying receipts, on a large log",
+         "Builds a log of N attempts (about 50 events each, following docs/ATTEMPTS.md) on the "
+         "scenario\npackage in --scenario, in a temporary folder; issues real receipts for a "
+         "sample of VERIFIED\nattempts; then times one raw read_range pass, a rebuild of every "
+         "projection, and receipt\nverification offline and with replay. Figures are printed, "
+         "never asserted; record them in\ndocs/PERFORMANCE.md with this command.",
          {{"attempts", "N", "attempts in the log (default 100000)"},
+          {"receipts", "N", "receipts to issue and verify offline (default 1000)"},
+          {"replays", "N", "of those, how many to verify with replay (default 3)"},
+          {"scenario", "DIR", "the scenario package (default scenarios/t0-config-drift)"},
           {"keep", "DIR", "keep the log in DIR/data and its keys in DIR/keys"}},
          0,
          0,

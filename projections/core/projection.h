@@ -28,6 +28,20 @@ class Projection {
   // (no clock, no randomness, no outside state). Runs inside the batch's transaction; an error
   // rolls the whole batch back. Events a projection does not care about are ignored (ok).
   virtual Status apply(SqliteDb& db, const EventView& event) = 0;
+
+  // The projector calls begin_batch() inside each batch's transaction before the batch's first
+  // apply(), and end_batch() after its last, before writing the position. A projection may keep
+  // the rows a batch changes in memory and write them in end_batch() (fewer, ordered writes);
+  // begin_batch() must then drop whatever a rolled-back batch left in memory. Whoever calls
+  // apply() directly calls these around it too. By default both do nothing.
+  virtual Status begin_batch(SqliteDb& db) {
+    (void)db;
+    return Status::ok();
+  }
+  virtual Status end_batch(SqliteDb& db) {
+    (void)db;
+    return Status::ok();
+  }
 };
 
 // Every row of the projection's tables, in table-name order, each table's rows ordered by all

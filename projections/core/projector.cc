@@ -212,6 +212,7 @@ Result<uint64_t> Projector::catch_up(size_t max_events_per_txn) {
     }
     ProjectionPosition next = pos;
     Status apply_status;
+    AURA_RETURN_IF_ERROR(projection_.begin_batch(db_));
     AURA_RETURN_IF_ERROR(log_.read_range(from, to, [&](const EventView& e) {
       if (e.seq != next.last_seq + 1 || e.prev_hash != next.last_hash) {
         apply_status = Status::corruption(
@@ -234,6 +235,7 @@ Result<uint64_t> Projector::catch_up(size_t max_events_per_txn) {
       return Status::corruption("projection " + name + ": the log returned events up to seq " +
                                 std::to_string(next.last_seq) + ", expected " + std::to_string(to));
     }
+    AURA_RETURN_IF_ERROR(projection_.end_batch(db_).with_context("projection " + name));
     AURA_RETURN_IF_ERROR(write_position(next));
     AURA_RETURN_IF_ERROR(txn.commit());
     applied += next.last_seq - pos.last_seq;
@@ -289,6 +291,7 @@ Result<std::vector<uint64_t>> Projector::catch_up_together(std::span<Projector* 
     }
     std::vector<ProjectionPosition> next = pos;
     Status apply_status;
+    for (Projector* p : group) AURA_RETURN_IF_ERROR(p->projection_.begin_batch(db));
     AURA_RETURN_IF_ERROR(log.read_range(from, to, [&](const EventView& e) {
       for (size_t i = 0; i < group.size(); ++i) {
         if (e.seq <= next[i].last_seq) continue;
@@ -313,12 +316,13 @@ Result<std::vector<uint64_t>> Projector::catch_up_together(std::span<Projector* 
     AURA_RETURN_IF_ERROR(apply_status);
     for (size_t i = 0; i < group.size(); ++i) {
       if (next[i].last_seq == pos[i].last_seq) continue;
+      const std::string name(group[i]->projection_.name());
       if (next[i].last_seq != to) {
-        return Status::corruption("projection " + std::string(group[i]->projection_.name()) +
-                                  ": the log returned events up to seq " +
+        return Status::corruption("projection " + name + ": the log returned events up to seq " +
                                   std::to_string(next[i].last_seq) + ", expected " +
                                   std::to_string(to));
       }
+      AURA_RETURN_IF_ERROR(group[i]->projection_.end_batch(db).with_context("projection " + name));
       AURA_RETURN_IF_ERROR(group[i]->write_position(next[i]));
     }
     AURA_RETURN_IF_ERROR(txn.commit());
@@ -356,9 +360,11 @@ Result<bool> Projector::apply_event(const EventView& event) {
   }
   Transaction txn(db_);
   AURA_RETURN_IF_ERROR(txn.begin());
+  AURA_RETURN_IF_ERROR(projection_.begin_batch(db_));
   AURA_RETURN_IF_ERROR(
       projection_.apply(db_, event)
           .with_context("projection " + name + ": applying seq " + std::to_string(event.seq)));
+  AURA_RETURN_IF_ERROR(projection_.end_batch(db_).with_context("projection " + name));
   ProjectionPosition next = pos;
   next.last_seq = event.seq;
   next.last_hash = event.hash;
