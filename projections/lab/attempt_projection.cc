@@ -27,7 +27,7 @@ std::optional<int64_t> opt_int(const Statement& st, int col) {
 Status AttemptProjection::create_schema(SqliteDb& db) {
   return db.exec(
       "CREATE TABLE attempts ("
-      "attempt_key INTEGER PRIMARY KEY, attempt TEXT NOT NULL, scenario_id TEXT NOT NULL, "
+      "attempt_key INTEGER NOT NULL UNIQUE, attempt TEXT NOT NULL, scenario_id TEXT NOT NULL, "
       "scenario_version TEXT NOT NULL, package_digest TEXT NOT NULL, "
       "manifest_sha256 TEXT NOT NULL, publisher TEXT NOT NULL, learner TEXT NOT NULL, "
       "mode TEXT NOT NULL, seed TEXT NOT NULL, phase TEXT NOT NULL, hypothesis TEXT, expect TEXT, "
@@ -35,7 +35,7 @@ Status AttemptProjection::create_schema(SqliteDb& db) {
       "probes INTEGER NOT NULL, ir_revision INTEGER, ir_sha256 TEXT, "
       "scripts_pending INTEGER NOT NULL, scripts_authorized INTEGER NOT NULL, verdict TEXT, "
       "recovered INTEGER, receipt_sha256 TEXT, abandon_reason TEXT, "
-      "first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, started_ts_us INTEGER NOT NULL, "
+      "first_seq INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, started_ts_us INTEGER NOT NULL, "
       "updated_ts_us INTEGER NOT NULL)");
 }
 

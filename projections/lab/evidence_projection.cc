@@ -27,12 +27,12 @@ Status EvidenceProjection::create_schema(SqliteDb& db) {
       "CREATE TABLE probes ("
       "attempt TEXT NOT NULL, probe INTEGER NOT NULL, call TEXT NOT NULL, cost INTEGER NOT NULL, "
       "spent INTEGER NOT NULL, requested_seq INTEGER NOT NULL, "
-      "PRIMARY KEY(attempt, probe)) WITHOUT ROWID;"
+      "UNIQUE(attempt, probe));"
       "CREATE TABLE evidence ("
       "attempt TEXT NOT NULL, evidence_id TEXT NOT NULL, sha256 TEXT NOT NULL, "
       "kind TEXT NOT NULL, bytes INTEGER NOT NULL, probe INTEGER, action_index INTEGER, "
       "call TEXT, script_sha256 TEXT, truncated INTEGER, exit_code INTEGER, error TEXT, "
-      "seq INTEGER NOT NULL, PRIMARY KEY(attempt, evidence_id)) WITHOUT ROWID");
+      "seq INTEGER NOT NULL, UNIQUE(attempt, evidence_id))");
 }
 
 Status EvidenceProjection::probe_completed(SqliteDb& db, const EventView& event,

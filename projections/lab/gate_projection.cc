@@ -9,11 +9,10 @@ Status GateProjection::create_schema(SqliteDb& db) {
       "CREATE TABLE gate_results ("
       "attempt TEXT NOT NULL, gate INTEGER NOT NULL, property TEXT NOT NULL, "
       "status TEXT NOT NULL, reason TEXT NOT NULL, cited TEXT NOT NULL, seq INTEGER NOT NULL, "
-      "PRIMARY KEY(attempt, gate, property)) WITHOUT ROWID;"
+      "UNIQUE(attempt, gate, property));"
       "CREATE TABLE gate_verdicts ("
       "attempt TEXT NOT NULL, gate INTEGER NOT NULL, verdict TEXT NOT NULL, "
-      "recovered INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(attempt, gate)) WITHOUT "
-      "ROWID");
+      "recovered INTEGER NOT NULL, seq INTEGER NOT NULL, UNIQUE(attempt, gate))");
 }
 
 Status GateProjection::apply(SqliteDb& db, const EventView& event) {

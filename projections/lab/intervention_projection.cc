@@ -9,11 +9,11 @@ Status InterventionProjection::create_schema(SqliteDb& db) {
       "CREATE TABLE interventions ("
       "attempt TEXT NOT NULL, revision INTEGER NOT NULL, ir_sha256 TEXT NOT NULL, "
       "blob_sha256 TEXT, scripts INTEGER NOT NULL, seq INTEGER NOT NULL, "
-      "PRIMARY KEY(attempt, revision)) WITHOUT ROWID;"
+      "UNIQUE(attempt, revision));"
       "CREATE TABLE scripts ("
       "attempt TEXT NOT NULL, revision INTEGER NOT NULL, sha256 TEXT NOT NULL, "
       "status TEXT NOT NULL, submitted_seq INTEGER NOT NULL, authorized_seq INTEGER, "
-      "PRIMARY KEY(attempt, revision, sha256)) WITHOUT ROWID");
+      "UNIQUE(attempt, revision, sha256))");
 }
 
 Status InterventionProjection::submitted(SqliteDb& db, const EventView& event,

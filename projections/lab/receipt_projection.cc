@@ -7,9 +7,9 @@ namespace aura::lab {
 Status ReceiptProjection::create_schema(SqliteDb& db) {
   return db.exec(
       "CREATE TABLE receipts ("
-      "attempt TEXT PRIMARY KEY, receipt_sha256 TEXT NOT NULL, blob_sha256 TEXT, "
+      "attempt TEXT NOT NULL UNIQUE, receipt_sha256 TEXT NOT NULL, blob_sha256 TEXT, "
       "first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, checkpoint_size INTEGER NOT NULL, "
-      "seq INTEGER NOT NULL) WITHOUT ROWID");
+      "seq INTEGER NOT NULL)");
 }
 
 Status ReceiptProjection::apply(SqliteDb& db, const EventView& event) {
