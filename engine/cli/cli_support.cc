@@ -54,7 +54,6 @@ Result<std::unique_ptr<EventLog>> open_reader(const Invocation& inv) {
   return EventLog::open(dd->log_dir(), o);
 }
 
-
 Result<Writer> open_writer(const Invocation& inv) {
   AURA_RETURN_IF_ERROR(check_folders(inv));
   auto keys = KeyStore::open(inv.keys_dir);

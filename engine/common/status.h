@@ -84,3 +84,11 @@ class [[nodiscard]] Result {
     ::aura::Status aura_status_ = (expr);           \
     if (!aura_status_.is_ok()) return aura_status_; \
   } while (0)
+
+// `lhs = value of expr` (a Result), or returns early with its status.
+#define AURA_ASSIGN_OR_RETURN(lhs, expr)                  \
+  do {                                                    \
+    auto aura_result_ = (expr);                           \
+    if (!aura_result_.ok()) return aura_result_.status(); \
+    lhs = std::move(aura_result_).value();                \
+  } while (0)
