@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/cli/cli.h"
+#include "engine/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "engine/keys/key_store.h"
 #include "engine/log/event_codec.h"
@@ -97,22 +98,10 @@ int bench_log(Invocation& inv) {
   auto events_target = inv.get_u64("events", 1000000);
   if (!events_target.ok()) return inv.fail(events_target.status(), 2);
   const double phase_s = 4.0;
-  fs::path root;
-  bool keep = inv.has("keep");
-  if (keep) {
-    root = inv.get("keep");
-    std::error_code ec;
-    if (fs::exists(root / "data", ec) || fs::exists(root / "keys", ec)) {
-      return inv.fail(Status::failed_precondition("--keep " + root.string() +
-                                                  ": data or keys already exist there"));
-    }
-    fs::create_directories(root, ec);
-    if (ec) return inv.fail(Status::io("--keep " + root.string() + ": " + ec.message()));
-  } else {
-    char tmpl[] = "/tmp/aura-bench-XXXXXX";
-    if (!mkdtemp(tmpl)) return inv.fail(Status::io("mkdtemp"));
-    root = tmpl;
-  }
+  const bool keep = inv.has("keep");
+  auto bench_dir = make_bench_root(inv, "/tmp/aura-bench-XXXXXX");
+  if (!bench_dir.ok()) return inv.fail(bench_dir.status());
+  const fs::path root = *bench_dir;
   auto cleanup = [&] {
     if (!keep) fs::remove_all(root);
   };

@@ -536,22 +536,10 @@ int bench_replay(Invocation& inv) {
   if (!receipts.ok()) return inv.fail(receipts.status(), 2);
   auto replays = inv.get_u64("replays", 3);
   if (!replays.ok()) return inv.fail(replays.status(), 2);
-  fs::path root;
   const bool keep = inv.has("keep");
-  if (keep) {
-    root = inv.get("keep");
-    std::error_code ec;
-    if (fs::exists(root / "data", ec) || fs::exists(root / "keys", ec)) {
-      return inv.fail(Status::failed_precondition("--keep " + root.string() +
-                                                  ": data or keys already exist there"));
-    }
-    fs::create_directories(root, ec);
-    if (ec) return inv.fail(Status::io("--keep " + root.string() + ": " + ec.message()));
-  } else {
-    char tmpl[] = "/tmp/aura-bench-replay-XXXXXX";
-    if (!mkdtemp(tmpl)) return inv.fail(Status::io("mkdtemp"));
-    root = tmpl;
-  }
+  auto bench_dir = make_bench_root(inv, "/tmp/aura-bench-replay-XXXXXX");
+  if (!bench_dir.ok()) return inv.fail(bench_dir.status());
+  const fs::path root = *bench_dir;
   auto fail = [&](const Status& s) {
     if (!keep) fs::remove_all(root);
     return inv.fail(s);

@@ -1,5 +1,6 @@
 #include "engine/cli/cli_support.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -74,6 +75,22 @@ Result<Writer> open_writer(const Invocation& inv) {
   if (!log.ok()) return log.status();
   w.log = std::move(log).value();
   return w;
+}
+
+Result<fs::path> make_bench_root(const Invocation& inv, std::string mkdtemp_template) {
+  if (!inv.has("keep")) {
+    if (!mkdtemp(mkdtemp_template.data())) return Status::io("mkdtemp " + mkdtemp_template);
+    return fs::path(mkdtemp_template);
+  }
+  fs::path root = inv.get("keep");
+  std::error_code ec;
+  if (fs::exists(root / "data", ec) || fs::exists(root / "keys", ec)) {
+    return Status::failed_precondition("--keep " + root.string() +
+                                       ": data or keys already exist there");
+  }
+  fs::create_directories(root, ec);
+  if (ec) return Status::io("--keep " + root.string() + ": " + ec.message());
+  return root;
 }
 
 }  // namespace aura::cli

@@ -26,8 +26,8 @@ struct PackageFile {
   bool operator==(const PackageFile&) const = default;
 };
 
-// The four manifest fields the package layer requires (the rest of the schema is checked
-// by the attempt engine).
+// The four manifest fields named in package errors and the signed payload (load_package and
+// sign_package also validate the whole manifest with scenario::parse_manifest).
 struct ManifestHeader {
   std::string id;
   std::string version;

@@ -289,24 +289,6 @@ bool is_call_name(std::string_view name) {
   return segments >= 2;
 }
 
-std::string_view param_type_name(ParamType type) {
-  switch (type) {
-    case ParamType::kString:
-      return "string";
-    case ParamType::kInteger:
-      return "integer";
-    case ParamType::kBoolean:
-      return "boolean";
-    case ParamType::kPath:
-      return "path";
-    case ParamType::kMode:
-      return "mode";
-    case ParamType::kTarget:
-      return "target";
-  }
-  return "unknown";
-}
-
 std::string octal(uint32_t bits) {
   std::string out;
   for (int shift = 9; shift >= 0; shift -= 3) out += static_cast<char>('0' + ((bits >> shift) & 7));

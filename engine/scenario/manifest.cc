@@ -13,13 +13,6 @@
 #include "engine/scenario/manifest_format.h"
 
 // `target = value of expr` (a Result), or return its status.
-#define MANIFEST_SET(target, expr)                      \
-  do {                                                  \
-    auto manifest_r_ = (expr);                          \
-    if (!manifest_r_.ok()) return manifest_r_.status(); \
-    target = std::move(manifest_r_).value();            \
-  } while (0)
-
 namespace aura::scenario {
 namespace {
 
@@ -255,12 +248,12 @@ Result<std::vector<T>> parse_list(const Obj& top, std::string_view name, size_t 
   std::vector<T> out;
   if (min_entries == 0 && !top.get(name)) return out;
   Array entries;
-  MANIFEST_SET(entries, top.array(name, min_entries, max_entries));
+  AURA_ASSIGN_OR_RETURN(entries, top.array(name, min_entries, max_entries));
   for (Element e : entries) {
     Obj o;
-    MANIFEST_SET(o, Obj::read(e, json::index_path(top.at(name), out.size()), members));
+    AURA_ASSIGN_OR_RETURN(o, Obj::read(e, json::index_path(top.at(name), out.size()), members));
     T item;
-    MANIFEST_SET(item, parse(o));
+    AURA_ASSIGN_OR_RETURN(item, parse(o));
     for (size_t i = 0; i < out.size(); ++i) {
       if (key(out[i]) == key(item)) {
         return invalid_at(o.at(key_member), std::string(key_member) + " " +
@@ -318,8 +311,8 @@ bool is_path_prefix(std::string_view p) {
 }
 
 Status parse_byte_bounds(const Obj& o, ParamSchema& p, int64_t min_floor, int64_t max_limit) {
-  MANIFEST_SET(p.max_bytes, o.opt_integer("max_bytes", 1, max_limit, p.max_bytes));
-  MANIFEST_SET(p.min_bytes, o.opt_integer("min_bytes", min_floor, max_limit, p.min_bytes));
+  AURA_ASSIGN_OR_RETURN(p.max_bytes, o.opt_integer("max_bytes", 1, max_limit, p.max_bytes));
+  AURA_ASSIGN_OR_RETURN(p.min_bytes, o.opt_integer("min_bytes", min_floor, max_limit, p.min_bytes));
   if (p.min_bytes > p.max_bytes) {
     return invalid_at(o.at("min_bytes"), std::to_string(p.min_bytes) + " is more than max_bytes " +
                                              std::to_string(p.max_bytes));
@@ -331,12 +324,12 @@ Status parse_enum(const Obj& o, ParamSchema& p) {
   auto v = o.get("enum");
   if (!v) return Status::ok();
   Array values;
-  MANIFEST_SET(values, array_of(*v, o.at("enum"), 1, mf::kMaxEnumValues));
+  AURA_ASSIGN_OR_RETURN(values, array_of(*v, o.at("enum"), 1, mf::kMaxEnumValues));
   size_t i = 0;
   for (Element e : values) {
     const std::string path = json::index_path(o.at("enum"), i++);
     std::string value;
-    MANIFEST_SET(value, text_of(e, path, p.min_bytes, p.max_bytes));
+    AURA_ASSIGN_OR_RETURN(value, text_of(e, path, p.min_bytes, p.max_bytes));
     if (std::find(p.enum_values.begin(), p.enum_values.end(), value) != p.enum_values.end()) {
       return invalid_at(path, json::quoted(value) + " is listed twice");
     }
@@ -347,12 +340,12 @@ Status parse_enum(const Obj& o, ParamSchema& p) {
 
 Status parse_prefixes(const Obj& o, ParamSchema& p) {
   Array prefixes;
-  MANIFEST_SET(prefixes, o.array("prefixes", 1, mf::kMaxPrefixes));
+  AURA_ASSIGN_OR_RETURN(prefixes, o.array("prefixes", 1, mf::kMaxPrefixes));
   size_t i = 0;
   for (Element e : prefixes) {
     const std::string path = json::index_path(o.at("prefixes"), i++);
     std::string prefix;
-    MANIFEST_SET(prefix, text_of(e, path, 1, mf::kMaxPathBytes));
+    AURA_ASSIGN_OR_RETURN(prefix, text_of(e, path, 1, mf::kMaxPathBytes));
     if (!is_path_prefix(prefix)) {
       return invalid_at(path, json::quoted(prefix) +
                                   " must be absolute and end in '/' (normalised: no empty, . or .. "
@@ -390,15 +383,16 @@ Status parse_mode_mask(const Obj& o, ParamSchema& p) {
 }
 
 Status parse_target_param(const Obj& o, ParamSchema& p, const std::vector<TargetTerm>& targets) {
-  MANIFEST_SET(p.target_kind, o.word("target_kind", mf::kMaxTargetKindBytes, "_-"));
+  AURA_ASSIGN_OR_RETURN(p.target_kind, o.word("target_kind", mf::kMaxTargetKindBytes, "_-"));
   if (std::none_of(targets.begin(), targets.end(),
                    [&](const TargetTerm& t) { return t.kind == p.target_kind; })) {
     return invalid_at(o.at("target_kind"),
                       "no target term has kind " + json::quoted(p.target_kind));
   }
-  MANIFEST_SET(p.allow_literal, o.opt_bool("allow_literal", p.allow_literal));
-  MANIFEST_SET(p.max_literal_bytes,
-               o.opt_integer("max_literal_bytes", 1, mf::kMaxLiteralBytes, p.max_literal_bytes));
+  AURA_ASSIGN_OR_RETURN(p.allow_literal, o.opt_bool("allow_literal", p.allow_literal));
+  AURA_ASSIGN_OR_RETURN(
+      p.max_literal_bytes,
+      o.opt_integer("max_literal_bytes", 1, mf::kMaxLiteralBytes, p.max_literal_bytes));
   return Status::ok();
 }
 
@@ -442,9 +436,9 @@ Result<ParamSchema> parse_param(std::string_view name, Element value, const std:
     }
   }
   Obj o;
-  MANIFEST_SET(o, Obj::read(value, path, allowed));
-  MANIFEST_SET(p.required, o.opt_bool("required", true));
-  MANIFEST_SET(p.description, o.opt_text("description", mf::kMaxDescriptionBytes));
+  AURA_ASSIGN_OR_RETURN(o, Obj::read(value, path, allowed));
+  AURA_ASSIGN_OR_RETURN(p.required, o.opt_bool("required", true));
+  AURA_ASSIGN_OR_RETURN(p.description, o.opt_text("description", mf::kMaxDescriptionBytes));
   switch (p.type) {
     case ParamType::kString:
       AURA_RETURN_IF_ERROR(parse_byte_bounds(o, p, 0, mf::kMaxStringBytes));
@@ -455,8 +449,8 @@ Result<ParamSchema> parse_param(std::string_view name, Element value, const std:
       AURA_RETURN_IF_ERROR(parse_prefixes(o, p));
       break;
     case ParamType::kInteger:
-      MANIFEST_SET(p.min, o.integer("min", INT64_MIN, INT64_MAX));
-      MANIFEST_SET(p.max, o.integer("max", INT64_MIN, INT64_MAX));
+      AURA_ASSIGN_OR_RETURN(p.min, o.integer("min", INT64_MIN, INT64_MAX));
+      AURA_ASSIGN_OR_RETURN(p.max, o.integer("max", INT64_MIN, INT64_MAX));
       if (p.min > p.max) {
         return invalid_at(o.at("min"),
                           std::to_string(p.min) + " is more than max " + std::to_string(p.max));
@@ -481,13 +475,13 @@ enum class Catalog { kProbes, kActions };
 Result<CallSpec> parse_call_spec(const Obj& o, Catalog catalog,
                                  const std::vector<TargetTerm>& targets) {
   CallSpec spec;
-  MANIFEST_SET(spec.name, o.call_name("call"));
-  MANIFEST_SET(spec.summary, o.text("summary", 1, mf::kMaxSummaryBytes));
+  AURA_ASSIGN_OR_RETURN(spec.name, o.call_name("call"));
+  AURA_ASSIGN_OR_RETURN(spec.summary, o.text("summary", 1, mf::kMaxSummaryBytes));
   if (catalog == Catalog::kProbes) {
-    MANIFEST_SET(spec.cost, o.opt_integer("cost", 1, mf::kMaxProbeCost, spec.cost));
-    MANIFEST_SET(spec.max_output_bytes,
-                 o.opt_integer("max_output_bytes", 1, mf::kMaxProbeOutputBytes,
-                               static_cast<int64_t>(spec.max_output_bytes)));
+    AURA_ASSIGN_OR_RETURN(spec.cost, o.opt_integer("cost", 1, mf::kMaxProbeCost, spec.cost));
+    AURA_ASSIGN_OR_RETURN(spec.max_output_bytes,
+                          o.opt_integer("max_output_bytes", 1, mf::kMaxProbeOutputBytes,
+                                        static_cast<int64_t>(spec.max_output_bytes)));
   }
   if (auto params = o.get("params")) {
     simdjson::dom::object object;
@@ -507,7 +501,7 @@ Result<CallSpec> parse_call_spec(const Obj& o, Catalog catalog,
         return invalid_at(param_path, "duplicate member");
       }
       ParamSchema p;
-      MANIFEST_SET(p, parse_param(field.key, field.value, param_path, targets));
+      AURA_ASSIGN_OR_RETURN(p, parse_param(field.key, field.value, param_path, targets));
       spec.params.push_back(std::move(p));
     }
   }
@@ -537,8 +531,8 @@ Result<std::vector<Hypothesis>> parse_hypotheses(const Obj& top) {
       [](const Hypothesis& h) -> const std::string& { return h.id; },
       [](const Obj& o) -> Result<Hypothesis> {
         Hypothesis h;
-        MANIFEST_SET(h.id, o.word("id", mf::kMaxHypothesisIdBytes, "_-"));
-        MANIFEST_SET(h.text, o.text("text", 1, mf::kMaxHypothesisTextBytes));
+        AURA_ASSIGN_OR_RETURN(h.id, o.word("id", mf::kMaxHypothesisIdBytes, "_-"));
+        AURA_ASSIGN_OR_RETURN(h.text, o.text("text", 1, mf::kMaxHypothesisTextBytes));
         return h;
       });
 }
@@ -552,14 +546,14 @@ Result<std::vector<TargetTerm>> parse_targets(const Obj& top) {
       [](const TargetTerm& t) -> const std::string& { return t.name; },
       [](const Obj& o) -> Result<TargetTerm> {
         TargetTerm t;
-        MANIFEST_SET(t.name, o.word("name", mf::kMaxTargetNameBytes, "_-"));
+        AURA_ASSIGN_OR_RETURN(t.name, o.word("name", mf::kMaxTargetNameBytes, "_-"));
         size_t type = 0;
-        MANIFEST_SET(type, o.choice("type", kTypes));
+        AURA_ASSIGN_OR_RETURN(type, o.choice("type", kTypes));
         t.selector = type == 1;
-        MANIFEST_SET(t.kind, o.word("kind", mf::kMaxTargetKindBytes, "_-"));
-        MANIFEST_SET(t.description, o.text("description", 1, mf::kMaxDescriptionBytes));
-        MANIFEST_SET(t.max_matches,
-                     o.opt_integer("max_matches", 1, mf::kMaxMatches, t.max_matches));
+        AURA_ASSIGN_OR_RETURN(t.kind, o.word("kind", mf::kMaxTargetKindBytes, "_-"));
+        AURA_ASSIGN_OR_RETURN(t.description, o.text("description", 1, mf::kMaxDescriptionBytes));
+        AURA_ASSIGN_OR_RETURN(t.max_matches,
+                              o.opt_integer("max_matches", 1, mf::kMaxMatches, t.max_matches));
         return t;
       });
 }
@@ -572,23 +566,24 @@ Result<std::vector<WorldSpec>> parse_worlds(const Obj& top) {
   static constexpr std::array<std::string_view, 4> kMembers = {"id", "role", "description",
                                                                "build"};
   std::vector<WorldSpec> out;
-  MANIFEST_SET(out, parse_list<WorldSpec>(
-                        top, "worlds", mf::kMinWorlds, mf::kMaxWorlds, kMembers, "id",
-                        [](const WorldSpec& w) -> const std::string& { return w.id; },
-                        [](const Obj& o) -> Result<WorldSpec> {
-                          WorldSpec w;
-                          MANIFEST_SET(w.id, o.word("id", mf::kMaxWorldIdBytes, "_-"));
-                          size_t role = 0;
-                          MANIFEST_SET(role, o.choice("role", kRoleNames));
-                          w.role = kRoles[role];
-                          MANIFEST_SET(w.description,
+  AURA_ASSIGN_OR_RETURN(
+      out, parse_list<WorldSpec>(
+               top, "worlds", mf::kMinWorlds, mf::kMaxWorlds, kMembers, "id",
+               [](const WorldSpec& w) -> const std::string& { return w.id; },
+               [](const Obj& o) -> Result<WorldSpec> {
+                 WorldSpec w;
+                 AURA_ASSIGN_OR_RETURN(w.id, o.word("id", mf::kMaxWorldIdBytes, "_-"));
+                 size_t role = 0;
+                 AURA_ASSIGN_OR_RETURN(role, o.choice("role", kRoleNames));
+                 w.role = kRoles[role];
+                 AURA_ASSIGN_OR_RETURN(w.description,
                                        o.opt_text("description", mf::kMaxDescriptionBytes));
-                          Element build;
-                          MANIFEST_SET(build, o.need("build"));
-                          MANIFEST_SET(w.build_json,
+                 Element build;
+                 AURA_ASSIGN_OR_RETURN(build, o.need("build"));
+                 AURA_ASSIGN_OR_RETURN(w.build_json,
                                        object_text_of(build, o.at("build"), mf::kMaxBuildBytes));
-                          return w;
-                        }));
+                 return w;
+               }));
   for (size_t r = 0; r < kRoles.size(); ++r) {
     const auto n = std::count_if(out.begin(), out.end(),
                                  [&](const WorldSpec& w) { return w.role == kRoles[r]; });
@@ -609,7 +604,7 @@ Result<std::vector<WorldRole>> parse_roles(const Obj& o) {
   auto v = o.get("roles");
   if (!v) return std::vector<WorldRole>(kRoles.begin(), kRoles.end());
   Array entries;
-  MANIFEST_SET(entries, array_of(*v, o.at("roles"), 1, kRoles.size()));
+  AURA_ASSIGN_OR_RETURN(entries, array_of(*v, o.at("roles"), 1, kRoles.size()));
   std::vector<WorldRole> out;
   for (Element e : entries) {
     const std::string path = json::index_path(o.at("roles"), out.size());
@@ -631,20 +626,21 @@ Result<std::vector<WorldRole>> parse_roles(const Obj& o) {
 Result<CheckSpec> parse_check(const Obj& o) {
   static constexpr std::array<std::string_view, 2> kKinds = {"postcondition", "invariant"};
   CheckSpec c;
-  MANIFEST_SET(c.id, o.word("id", mf::kMaxCheckIdBytes, "_.-"));
+  AURA_ASSIGN_OR_RETURN(c.id, o.word("id", mf::kMaxCheckIdBytes, "_.-"));
   if (c.id == mf::kReservedCheckId) {
     return invalid_at(o.at("id"), json::quoted(c.id) + " is reserved for the gate's fingerprint");
   }
   size_t kind = 0;
-  MANIFEST_SET(kind, o.choice("kind", kKinds));
+  AURA_ASSIGN_OR_RETURN(kind, o.choice("kind", kKinds));
   c.kind = kind == 0 ? CheckKind::kPostcondition : CheckKind::kInvariant;
-  MANIFEST_SET(c.description, o.opt_text("description", mf::kMaxDescriptionBytes));
-  MANIFEST_SET(c.call, o.call_name("call"));
+  AURA_ASSIGN_OR_RETURN(c.description, o.opt_text("description", mf::kMaxDescriptionBytes));
+  AURA_ASSIGN_OR_RETURN(c.call, o.call_name("call"));
   c.params_json = "{}";
   if (auto params = o.get("params")) {
-    MANIFEST_SET(c.params_json, object_text_of(*params, o.at("params"), mf::kMaxCheckParamsBytes));
+    AURA_ASSIGN_OR_RETURN(c.params_json,
+                          object_text_of(*params, o.at("params"), mf::kMaxCheckParamsBytes));
   }
-  MANIFEST_SET(c.roles, parse_roles(o));
+  AURA_ASSIGN_OR_RETURN(c.roles, parse_roles(o));
   return c;
 }
 
@@ -652,10 +648,10 @@ Result<std::vector<CheckSpec>> parse_checks(const Obj& top) {
   static constexpr std::array<std::string_view, 6> kMembers = {"id",   "kind",   "description",
                                                                "call", "params", "roles"};
   std::vector<CheckSpec> out;
-  MANIFEST_SET(out,
-               parse_list<CheckSpec>(
-                   top, "checks", 1, mf::kMaxChecks, kMembers, "id",
-                   [](const CheckSpec& c) -> const std::string& { return c.id; }, parse_check));
+  AURA_ASSIGN_OR_RETURN(
+      out, parse_list<CheckSpec>(
+               top, "checks", 1, mf::kMaxChecks, kMembers, "id",
+               [](const CheckSpec& c) -> const std::string& { return c.id; }, parse_check));
   // Every world the gate examines must have a check, and "recovered" needs a postcondition on
   // the primary (docs/GATE.md, "Required checks").
   auto applies = [&](WorldRole role, bool postcondition_only) {
@@ -684,42 +680,42 @@ Result<JudgeCase> parse_judge_case(const Obj& judge, std::string_view name) {
   static constexpr std::array<std::string_view, 1> kGold = {"VERIFIED"};
   static constexpr std::array<std::string_view, 2> kBad = {"RECOVERED_UNPROVEN", "NOT_RECOVERED"};
   Element value;
-  MANIFEST_SET(value, judge.need(name));
+  AURA_ASSIGN_OR_RETURN(value, judge.need(name));
   Obj o;
-  MANIFEST_SET(o, Obj::read(value, judge.at(name), kMembers));
+  AURA_ASSIGN_OR_RETURN(o, Obj::read(value, judge.at(name), kMembers));
   JudgeCase c;
   c.name = std::string(name);
   size_t expect = 0;
   const bool gold = name == "gold";
-  MANIFEST_SET(expect, o.choice("expect", gold ? std::span<const std::string_view>(kGold)
-                                               : std::span<const std::string_view>(kBad)));
+  AURA_ASSIGN_OR_RETURN(expect, o.choice("expect", gold ? std::span<const std::string_view>(kGold)
+                                                        : std::span<const std::string_view>(kBad)));
   c.expect_verdict = std::string(gold ? kGold[expect] : kBad[expect]);
   if (auto probes = o.get("probes")) {
     Array entries;
-    MANIFEST_SET(entries, array_of(*probes, o.at("probes"), 0, mf::kMaxJudgeProbes));
+    AURA_ASSIGN_OR_RETURN(entries, array_of(*probes, o.at("probes"), 0, mf::kMaxJudgeProbes));
     for (Element e : entries) {
       const std::string path = json::index_path(o.at("probes"), c.probe_calls_json.size());
       std::string text;
-      MANIFEST_SET(text, object_text_of(e, path, mf::kMaxJudgeProbeBytes));
+      AURA_ASSIGN_OR_RETURN(text, object_text_of(e, path, mf::kMaxJudgeProbeBytes));
       c.probe_calls_json.push_back(std::move(text));
     }
   }
   Element ir;
-  MANIFEST_SET(ir, o.need("ir"));
-  MANIFEST_SET(c.ir_json, object_text_of(ir, o.at("ir"), mf::kMaxJudgeIrBytes));
+  AURA_ASSIGN_OR_RETURN(ir, o.need("ir"));
+  AURA_ASSIGN_OR_RETURN(c.ir_json, object_text_of(ir, o.at("ir"), mf::kMaxJudgeIrBytes));
   return c;
 }
 
 Result<std::vector<JudgeCase>> parse_judge(const Obj& top) {
   static constexpr std::array<std::string_view, 2> kCases = {"gold", "bad"};
   Element value;
-  MANIFEST_SET(value, top.need("judge"));
+  AURA_ASSIGN_OR_RETURN(value, top.need("judge"));
   Obj judge;
-  MANIFEST_SET(judge, Obj::read(value, top.at("judge"), kCases));
+  AURA_ASSIGN_OR_RETURN(judge, Obj::read(value, top.at("judge"), kCases));
   std::vector<JudgeCase> out;
   for (std::string_view name : kCases) {
     JudgeCase c;
-    MANIFEST_SET(c, parse_judge_case(judge, name));
+    AURA_ASSIGN_OR_RETURN(c, parse_judge_case(judge, name));
     out.push_back(std::move(c));
   }
   return out;
@@ -738,18 +734,18 @@ Result<Manifest> parse_document(std::string_view bytes) {
   }
   simdjson::dom::parser parser;
   Element root;
-  MANIFEST_SET(root, json::parse_strict(parser, bytes, mf::kMaxDepth, ""));
+  AURA_ASSIGN_OR_RETURN(root, json::parse_strict(parser, bytes, mf::kMaxDepth, ""));
   simdjson::dom::object object;
   if (root.get_object().get(object) != simdjson::SUCCESS) {
     return Status::invalid("expected a JSON object, found " + std::string(json::type_name(root)));
   }
   Obj top;
-  MANIFEST_SET(top, Obj::read(root, "", kTop));
+  AURA_ASSIGN_OR_RETURN(top, Obj::read(root, "", kTop));
   // The version comes first, so a reader can tell the schema before reading anything else.
   if (!top.get("schema")) return invalid_at("schema", "missing (required)");
   if ((*object.begin()).key != "schema") return invalid_at("schema", "must be the first member");
   int64_t schema = 0;
-  MANIFEST_SET(schema, top.integer("schema", INT64_MIN, INT64_MAX));
+  AURA_ASSIGN_OR_RETURN(schema, top.integer("schema", INT64_MIN, INT64_MAX));
   if (schema != mf::kSchemaVersion) {
     return invalid_at("schema", std::to_string(schema) + " is not a supported schema (only " +
                                     std::to_string(mf::kSchemaVersion) + ")");
@@ -757,28 +753,29 @@ Result<Manifest> parse_document(std::string_view bytes) {
 
   Manifest m;
   m.schema = static_cast<int>(schema);
-  MANIFEST_SET(m.id, top.text("id", 1, package_format::kMaxIdBytes));
+  AURA_ASSIGN_OR_RETURN(m.id, top.text("id", 1, package_format::kMaxIdBytes));
   if (!is_valid_package_id(m.id)) {
     return invalid_at("id", json::quoted(m.id) + " must match [a-z0-9][a-z0-9._-]{0,63}");
   }
-  MANIFEST_SET(m.version, top.text("version", 1, package_format::kMaxVersionBytes));
+  AURA_ASSIGN_OR_RETURN(m.version, top.text("version", 1, package_format::kMaxVersionBytes));
   if (!is_valid_package_version(m.version)) {
     return invalid_at("version", json::quoted(m.version) + " must be 1..32 of [0-9A-Za-z.+-]");
   }
-  MANIFEST_SET(m.family, top.text("family", 1, package_format::kMaxFamilyBytes));
-  MANIFEST_SET(m.title, top.text("title", 1, package_format::kMaxTitleBytes));
-  MANIFEST_SET(m.briefing, top.text("briefing", 1, mf::kMaxBriefingBytes, "\n\t"));
-  MANIFEST_SET(m.driver, top.word("driver", mf::kMaxDriverBytes, "_-"));
-  MANIFEST_SET(m.probe_budget, top.opt_integer("probe_budget", mf::kMinProbeBudget,
-                                               mf::kMaxProbeBudget, mf::kDefaultProbeBudget));
-  MANIFEST_SET(m.allow_scripts, top.opt_bool("allow_scripts", false));
-  MANIFEST_SET(m.hypotheses, parse_hypotheses(top));
-  MANIFEST_SET(m.targets, parse_targets(top));
-  MANIFEST_SET(m.worlds, parse_worlds(top));
-  MANIFEST_SET(m.probes, parse_catalog(top, Catalog::kProbes, m.targets));
-  MANIFEST_SET(m.actions, parse_catalog(top, Catalog::kActions, m.targets));
-  MANIFEST_SET(m.checks, parse_checks(top));
-  MANIFEST_SET(m.judge, parse_judge(top));
+  AURA_ASSIGN_OR_RETURN(m.family, top.text("family", 1, package_format::kMaxFamilyBytes));
+  AURA_ASSIGN_OR_RETURN(m.title, top.text("title", 1, package_format::kMaxTitleBytes));
+  AURA_ASSIGN_OR_RETURN(m.briefing, top.text("briefing", 1, mf::kMaxBriefingBytes, "\n\t"));
+  AURA_ASSIGN_OR_RETURN(m.driver, top.word("driver", mf::kMaxDriverBytes, "_-"));
+  AURA_ASSIGN_OR_RETURN(m.probe_budget,
+                        top.opt_integer("probe_budget", mf::kMinProbeBudget, mf::kMaxProbeBudget,
+                                        mf::kDefaultProbeBudget));
+  AURA_ASSIGN_OR_RETURN(m.allow_scripts, top.opt_bool("allow_scripts", false));
+  AURA_ASSIGN_OR_RETURN(m.hypotheses, parse_hypotheses(top));
+  AURA_ASSIGN_OR_RETURN(m.targets, parse_targets(top));
+  AURA_ASSIGN_OR_RETURN(m.worlds, parse_worlds(top));
+  AURA_ASSIGN_OR_RETURN(m.probes, parse_catalog(top, Catalog::kProbes, m.targets));
+  AURA_ASSIGN_OR_RETURN(m.actions, parse_catalog(top, Catalog::kActions, m.targets));
+  AURA_ASSIGN_OR_RETURN(m.checks, parse_checks(top));
+  AURA_ASSIGN_OR_RETURN(m.judge, parse_judge(top));
   return m;
 }
 
@@ -789,6 +786,8 @@ const T* find_in(const std::vector<T>& items, Pred pred) {
 }
 
 }  // namespace
+
+std::string_view param_type_name(ParamType type) { return kParamTypes[static_cast<size_t>(type)]; }
 
 std::string_view world_role_name(WorldRole role) {
   return kRoleNames[static_cast<size_t>(std::find(kRoles.begin(), kRoles.end(), role) -
@@ -839,5 +838,3 @@ const JudgeCase* Manifest::find_judge(std::string_view name) const {
 }
 
 }  // namespace aura::scenario
-
-#undef MANIFEST_SET

@@ -26,6 +26,8 @@ enum class ParamType {
   kTarget,  // {"role":N} | {"selector":N} | {"literal":S}: see TargetTerm
 };
 
+std::string_view param_type_name(ParamType type);  // "string" ... "target"
+
 struct ParamSchema {
   std::string name;  // [a-z][a-z0-9_]{0,31}
   ParamType type = ParamType::kString;

@@ -19,6 +19,7 @@
 #include "projections/core/projector.h"
 #include "projections/streams/stream_projection.h"
 #include "tests/projections/projection_test_util.h"
+#include "tests/support/spawn_self.h"
 #include "tests/support/temp_dir.h"
 
 extern char** environ;
@@ -34,27 +35,6 @@ namespace {
 
 constexpr const char* kChildCase = "projections child: catch up until killed";
 constexpr uint64_t kEvents = 20000;
-
-uint64_t test_seed() {
-  if (const char* s = std::getenv("AURA_PROJ_KILL_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device()() * uint64_t(0x100000000) + std::random_device()();
-}
-
-pid_t spawn_child(const std::string& log_dir, const std::string& db_file) {
-  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::string filter = std::string("--test-case=") + kChildCase;
-  std::vector<std::string> env_strings = {"AURA_PROJ_CHILD_LOG=" + log_dir,
-                                          "AURA_PROJ_CHILD_DB=" + db_file};
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  envp.push_back(nullptr);
-  std::vector<char*> argv = {exe.data(), filter.data(), nullptr};
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data());
-  if (rc != 0) throw std::runtime_error("posix_spawn failed");
-  return pid;
-}
 
 }  // namespace
 
@@ -88,7 +68,7 @@ TEST_CASE("projections: a projector killed mid-batch resumes to the same result 
   REQUIRE(must(clean_j.rebuild()) == kEvents);
   const std::string expected = must(canonical_dump(*clean, clean_p));
 
-  const uint64_t seed = test_seed();
+  const uint64_t seed = aura::testing::seed_from_env("AURA_PROJ_KILL_SEED");
   MESSAGE("AURA_PROJ_KILL_SEED=" << seed);
   std::mt19937_64 rng(seed);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(6);
@@ -104,7 +84,8 @@ TEST_CASE("projections: a projector killed mid-batch resumes to the same result 
       Projector j(*log, *db, p);
       REQUIRE(must(j.rebuild()) == kEvents);
     }
-    pid_t pid = spawn_child(log_dir, db_file);
+    pid_t pid = aura::testing::spawn_self_case(
+        kChildCase, {"AURA_PROJ_CHILD_LOG=" + log_dir, "AURA_PROJ_CHILD_DB=" + db_file});
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 400));
     REQUIRE(::kill(pid, SIGKILL) == 0);
     int status = 0;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/projections/lab_test_util.h"
+#include "tests/support/spawn_self.h"
 #include "tests/support/temp_dir.h"
 
 extern char** environ;
@@ -33,28 +34,6 @@ using aura::testing::TempDir;
 namespace {
 
 constexpr const char* kChildCase = "lab projections child: rebuild until killed";
-
-uint64_t test_seed() {
-  if (const char* s = std::getenv("AURA_LAB_KILL_SEED")) return std::strtoull(s, nullptr, 10);
-  return std::random_device()() * uint64_t(0x100000000) + std::random_device()();
-}
-
-pid_t spawn_child(const std::string& log_dir, const std::string& db_file) {
-  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::string filter = std::string("--test-case=") + kChildCase;
-  std::vector<std::string> env_strings = {"AURA_LAB_CHILD_LOG=" + log_dir,
-                                          "AURA_LAB_CHILD_DB=" + db_file};
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  envp.push_back(nullptr);
-  std::vector<char*> argv = {exe.data(), filter.data(), nullptr};
-  pid_t pid = 0;
-  if (posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) {
-    throw std::runtime_error("posix_spawn failed");
-  }
-  return pid;
-}
 
 }  // namespace
 
@@ -87,7 +66,7 @@ TEST_CASE("lab projections: a rebuild killed mid-batch resumes to the same resul
   const std::string log_dir = (dir / "data" / "log").string();
   auto log = open_log(log_dir, 1000, /*read_only=*/true);
 
-  const uint64_t seed = test_seed();
+  const uint64_t seed = aura::testing::seed_from_env("AURA_LAB_KILL_SEED");
   MESSAGE("AURA_LAB_KILL_SEED=" << seed);
   std::mt19937_64 rng(seed);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
@@ -96,7 +75,8 @@ TEST_CASE("lab projections: a rebuild killed mid-batch resumes to the same resul
     ++rounds;
     CAPTURE(rounds);
     const std::string db_file = (dir / ("killed" + std::to_string(rounds) + ".sqlite")).string();
-    pid_t pid = spawn_child(log_dir, db_file);
+    pid_t pid = aura::testing::spawn_self_case(
+        kChildCase, {"AURA_LAB_CHILD_LOG=" + log_dir, "AURA_LAB_CHILD_DB=" + db_file});
     std::this_thread::sleep_for(std::chrono::milliseconds(30 + rng() % 600));
     REQUIRE(::kill(pid, SIGKILL) == 0);
     int status = 0;

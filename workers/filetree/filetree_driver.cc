@@ -37,24 +37,6 @@ constexpr std::string_view kProfile =
     "modes: permission bits only (at most 0777)\n"
     "scripts: refused\n";
 
-std::string_view type_text(ParamType t) {
-  switch (t) {
-    case ParamType::kString:
-      return "string";
-    case ParamType::kInteger:
-      return "integer";
-    case ParamType::kBoolean:
-      return "boolean";
-    case ParamType::kPath:
-      return "path";
-    case ParamType::kMode:
-      return "mode";
-    case ParamType::kTarget:
-      return "target";
-  }
-  return "?";
-}
-
 std::string names_of(const std::vector<CallShape>& shapes) {
   std::string out;
   for (const CallShape& s : shapes) {
@@ -90,7 +72,8 @@ Status check_catalog(const std::vector<scenario::CallSpec>& catalog,
       const std::string where = path + ".params." + std::string(want.name);
       if (it == spec.params.end()) return Status::invalid(where + ": missing");
       if (it->type != want.type) {
-        return Status::invalid(where + ": must be of type " + std::string(type_text(want.type)));
+        return Status::invalid(where + ": must be of type " +
+                               std::string(param_type_name(want.type)));
       }
       if (!it->required) return Status::invalid(where + ": must be required");
       if (want.type == ParamType::kTarget && it->target_kind != "node") {
