@@ -1,7 +1,545 @@
+// `aura attempt start|predict|probe|submit|authorize|apply|ack|verify|gate|receipt|reflect|
+// abandon` and `aura judge`: the attempt engine's commands (docs/ATTEMPTS.md). `attempt list`
+// and `attempt show` read the projections (projection_commands.cc).
+#include <simdjson.h>
+#include <sodium.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "engine/attempt/attempt_engine.h"
 #include "engine/cli/cli.h"
+#include "engine/cli/cli_support.h"
+#include "engine/common/file_io.h"
+#include "engine/common/json_writer.h"
+#include "engine/crypto/sha256.h"
+#include "engine/intervention/intervention_ir.h"
+#include "engine/package/package.h"
+#include "engine/scenario/manifest.h"
+#include "workers/drivers.h"
 
 namespace aura::cli {
+namespace fs = std::filesystem;
+namespace {
 
-void register_attempt_commands(Registry& r) { (void)r; }
+using attempt::AttemptEngine;
+
+constexpr std::string_view kDefaultLearner = "local";
+
+// SHA-256 of the running binary: the receipts' lab_build_digest.
+std::string lab_build_digest() {
+  auto bytes = read_small_file("/proc/self/exe", size_t(1) << 30);
+  return bytes.ok() ? to_hex(sha256(*bytes)) : std::string(64, '0');
+}
+
+// The writer, the trust store and an engine over them, for one command.
+struct Session {
+  Session(Writer w, TrustStore t) : writer(std::move(w)), trust(std::move(t)) {}
+  Writer writer;
+  TrustStore trust;
+  std::unique_ptr<AttemptEngine> engine;
+};
+
+Result<std::unique_ptr<Session>> open_session(const Invocation& inv, bool want_build_digest) {
+  auto trust = publisher_trust(inv);
+  if (!trust.ok()) return trust.status();
+  auto writer = open_writer(inv);
+  if (!writer.ok()) return writer.status();
+  auto session = std::make_unique<Session>(std::move(writer).value(), std::move(trust).value());
+  attempt::EngineContext ctx;
+  ctx.log = session->writer.log.get();
+  ctx.blobs = session->writer.blobs.get();
+  ctx.trust = &session->trust;
+  ctx.lab_signer = &session->writer.keys->lab_signer();
+  ctx.worlds_dir = inv.data_dir / "worlds";
+  ctx.drivers = [](std::string_view name) { return workers::make_driver(name); };
+  ctx.lab_build_digest = want_build_digest ? lab_build_digest() : std::string(64, '0');
+  session->engine = std::make_unique<AttemptEngine>(std::move(ctx));
+  return session;
+}
+
+std::string learner_of(const Invocation& inv) {
+  return inv.get("learner", std::string(kDefaultLearner));
+}
+
+// Runs `body` on an opened session and reports its status.
+int with_engine(Invocation& inv, bool build_digest,
+                const std::function<Status(AttemptEngine&, JsonWriter&)>& body) {
+  auto session = open_session(inv, build_digest);
+  if (!session.ok()) return inv.fail(session.status());
+  JsonWriter json;
+  json.boolean("ok", true);
+  Status s = body(*(*session)->engine, json);
+  if (!s.is_ok()) return inv.fail(s);
+  auto st = (*session)->engine->state(inv.positional[0]);
+  if (st.ok()) {
+    std::cout << "attempt " << st->id << " is now in phase " << attempt::phase_name(st->phase)
+              << "\n";
+    json.str("phase", attempt::phase_name(st->phase));
+  }
+  inv.emit_json(json.done());
+  return 0;
+}
+
+Result<std::string> text_flag(const Invocation& inv, const std::string& name, bool required) {
+  if (!inv.has(name)) {
+    if (required) return Status::invalid("--" + name + " is required");
+    return std::string();
+  }
+  return inv.get(name);
+}
+
+// ---- commands ----
+
+int attempt_start(Invocation& inv) {
+  attempt::StartRequest req;
+  req.learner = learner_of(inv);
+  req.scenario_id = inv.positional[0];
+  req.mode = inv.get("mode", "learn");
+  if (inv.has("seed")) {
+    auto seed = inv.get_u64("seed", 0);
+    if (!seed.ok()) return inv.fail(seed.status(), 2);
+    req.seed = *seed;
+  }
+  auto session = open_session(inv, false);
+  if (!session.ok()) return inv.fail(session.status());
+  auto id = (*session)->engine->start(req);
+  if (!id.ok()) return inv.fail(id.status());
+  auto st = (*session)->engine->state(*id);
+  if (!st.ok()) return inv.fail(st.status());
+  auto bytes = (*session)->writer.blobs->get(st->manifest.sha256);
+  std::cout << "started attempt " << *id << " on " << st->scenario_id << " " << st->scenario_version
+            << " (learner " << st->learner << ", mode " << st->mode << ", seed " << st->seed
+            << ", probe budget " << st->probe_budget << ")\n";
+  if (bytes.ok()) {
+    auto m = scenario::parse_manifest(*bytes);
+    if (m.ok()) {
+      std::cout << "\n" << m->title << "\n\n" << m->briefing << "\n\nCompeting hypotheses:\n";
+      for (const auto& h : m->hypotheses) std::cout << "  " << h.id << ": " << h.text << "\n";
+      std::cout << "\nNext: aura attempt predict " << *id
+                << " --hypothesis ID --expect TEXT [--confidence 0..100]\n";
+    }
+  }
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .str("attempt", *id)
+                    .str("scenario", st->scenario_id)
+                    .num("seed", st->seed)
+                    .str("phase", attempt::phase_name(st->phase))
+                    .done());
+  return 0;
+}
+
+int attempt_predict(Invocation& inv) {
+  auto hypothesis = text_flag(inv, "hypothesis", true);
+  auto expect = text_flag(inv, "expect", true);
+  if (!hypothesis.ok()) return inv.fail(hypothesis.status(), 2);
+  if (!expect.ok()) return inv.fail(expect.status(), 2);
+  auto confidence = inv.get_u64("confidence", 50);
+  if (!confidence.ok()) return inv.fail(confidence.status(), 2);
+  if (*confidence > 100) return inv.fail(Status::invalid("--confidence must be 0..100"), 2);
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
+    return e.predict(inv.positional[0], learner_of(inv), *hypothesis, *expect,
+                     uint32_t(*confidence));
+  });
+}
+
+int attempt_probe(Invocation& inv) {
+  std::string call;
+  if (inv.positional.size() > 1) {
+    call = inv.positional[1];
+  } else if (inv.has("call-file")) {
+    auto bytes = read_small_file(inv.get("call-file"), scenario::kMaxCallJsonBytes);
+    if (!bytes.ok()) return inv.fail(bytes.status(), 2);
+    call = std::move(bytes).value();
+  } else {
+    return inv.fail(Status::invalid("give the probe call as CALL_JSON or --call-file FILE"), 2);
+  }
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    auto r = e.probe(inv.positional[0], learner_of(inv), call);
+    if (!r.ok()) return r.status();
+    std::cout << r->evidence << " (exit " << r->exit_code << (r->truncated ? ", truncated" : "")
+              << (r->error.empty() ? "" : ", " + r->error) << "; spent " << r->spent << " of "
+              << r->budget << ")\n"
+              << r->output;
+    if (!r->output.empty() && r->output.back() != '\n') std::cout << "\n";
+    json.str("evidence", r->evidence)
+        .num("exit_code", int64_t(r->exit_code))
+        .boolean("truncated", r->truncated)
+        .num("spent", uint64_t(r->spent))
+        .num("budget", uint64_t(r->budget));
+    return Status::ok();
+  });
+}
+
+int attempt_submit(Invocation& inv) {
+  auto ir = read_small_file(inv.positional[1], intervention::kMaxIrBytes);
+  if (!ir.ok()) return inv.fail(ir.status().with_context("InterventionIR"), 2);
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    auto rev = e.submit(inv.positional[0], learner_of(inv), *ir);
+    if (!rev.ok()) return rev.status();
+    std::cout << "InterventionIR revision " << *rev << " accepted (sha256 "
+              << to_hex(intervention::intervention_digest(*ir)) << ")\n";
+    auto st = e.state(inv.positional[0]);
+    if (st.ok()) {
+      for (const auto& [sha, status] : st->scripts) {
+        std::cout << "  script " << sha << ": " << attempt::script_status_name(status)
+                  << " (authorise with: aura attempt authorize " << st->id << " " << sha << ")\n";
+      }
+    }
+    json.num("revision", uint64_t(*rev));
+    return Status::ok();
+  });
+}
+
+int attempt_authorize(Invocation& inv) {
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
+    return e.authorize(inv.positional[0], learner_of(inv), inv.positional[1]);
+  });
+}
+
+int attempt_apply(Invocation& inv) {
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    auto r = e.apply(inv.positional[0], learner_of(inv));
+    if (!r.ok()) return r.status();
+    for (const auto& line : r->lines) std::cout << "  " << line << "\n";
+    std::cout << r->actions << " action(s) ran, " << r->failed << " failed"
+              << (r->aborted ? "; the apply stopped at a host failure" : "") << "\n";
+    json.num("actions", uint64_t(r->actions))
+        .num("failed", uint64_t(r->failed))
+        .boolean("aborted", r->aborted);
+    return Status::ok();
+  });
+}
+
+int attempt_ack(Invocation& inv) {
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
+    return e.ack(inv.positional[0], learner_of(inv), inv.get("note", ""));
+  });
+}
+
+int attempt_verify(Invocation& inv) {
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    auto r = e.verify(inv.positional[0], learner_of(inv));
+    if (!r.ok()) return r.status();
+    JsonArray checks;
+    for (const auto& [id, ok] : r->checks) {
+      std::cout << "  " << (ok ? "ok    " : "FAIL  ") << id << "\n";
+      checks.raw(JsonWriter().str("check", id).boolean("ok", ok).done());
+    }
+    std::cout << (r->recovered ? "the live world recovered" : "the live world did not recover")
+              << "\n";
+    json.boolean("recovered", r->recovered).raw("checks", checks.done());
+    return Status::ok();
+  });
+}
+
+void print_gate(const gate::GateResult& g) {
+  for (const auto& p : g.properties) {
+    std::cout << "  " << gate::property_name(p.property) << ": " << gate::status_name(p.status)
+              << (p.reason.empty() ? "" : " (" + p.reason + ")") << "\n";
+  }
+  std::cout << "verdict: " << gate::verdict_name(g.verdict) << "\n";
+}
+
+void gate_progress(gate::Property p, gate::Status s) {
+  std::cerr << "gate: " << gate::property_name(p) << " " << gate::status_name(s) << "\n";
+}
+
+int attempt_gate(Invocation& inv) {
+  return with_engine(inv, true, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    auto r = e.gate(inv.positional[0], learner_of(inv), gate_progress);
+    if (!r.ok()) return r.status();
+    print_gate(r->result);
+    json.num("gate", r->gate_seq)
+        .str("verdict", gate::verdict_name(r->result.verdict))
+        .raw("result", gate::result_json(r->result));
+    return Status::ok();
+  });
+}
+
+Status write_receipt(const fs::path& out, std::string_view envelope) {
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  return file_io::replace_file_durably(dir, out, envelope, 0644);
+}
+
+int attempt_receipt(Invocation& inv) {
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    auto r = e.receipt(inv.positional[0], learner_of(inv));
+    if (!r.ok()) return r.status();
+    const std::string sha = to_hex(r->receipt.envelope_sha256);
+    std::cout << "receipt " << sha << " issued (receipt.issued at seq " << r->event_seq
+              << "; events " << r->receipt.first_seq << ".." << r->receipt.last_seq
+              << ", checkpoint size " << r->receipt.checkpoint_size << ")\n";
+    if (inv.has("out")) {
+      AURA_RETURN_IF_ERROR(write_receipt(inv.get("out"), r->receipt.envelope));
+      std::cout << "written to " << inv.get("out") << "\n";
+    }
+    json.str("receipt_sha256", sha).num("seq", r->event_seq);
+    return Status::ok();
+  });
+}
+
+int attempt_reflect(Invocation& inv) {
+  auto text = text_flag(inv, "text", true);
+  if (!text.ok()) return inv.fail(text.status(), 2);
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
+    return e.reflect(inv.positional[0], learner_of(inv), *text);
+  });
+}
+
+int attempt_abandon(Invocation& inv) {
+  auto reason = text_flag(inv, "reason", true);
+  if (!reason.ok()) return inv.fail(reason.status(), 2);
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
+    return e.abandon(inv.positional[0], learner_of(inv), *reason);
+  });
+}
+
+// ---- judge ----
+
+struct JudgeRun {
+  std::string attempt;
+  std::string verdict;
+  std::string receipt_sha256;
+  std::string envelope;
+};
+
+// Runs one judge case as a learner would, command by command.
+Result<JudgeRun> judge_case(AttemptEngine& e, const scenario::JudgeCase& c,
+                            const std::string& scenario_id, std::optional<uint64_t> seed) {
+  const std::string learner = "judge";
+  JudgeRun run;
+  attempt::StartRequest req{learner, scenario_id, "judge", seed};
+  AURA_ASSIGN_OR_RETURN(run.attempt, e.start(req));
+  const std::string& id = run.attempt;
+  // The IR's own hypothesis is the prediction: judge mode tests the fix, not the guess.
+  simdjson::dom::parser parser;
+  std::string_view hypothesis;
+  if (parser.parse(c.ir_json).get_object()["hypothesis"].get_string().get(hypothesis)) {
+    return Status::corruption("judge case " + c.name + ": the IR has no hypothesis");
+  }
+  AURA_RETURN_IF_ERROR(
+      e.predict(id, learner, hypothesis, "judge mode: the " + c.name + " intervention", 100));
+  for (const auto& call : c.probe_calls_json) {
+    auto p = e.probe(id, learner, call);
+    if (!p.ok()) return p.status().with_context("judge case " + c.name + " probe");
+  }
+  AURA_RETURN_IF_ERROR(e.submit(id, learner, c.ir_json).status());
+  auto st = e.state(id);
+  if (!st.ok()) return st.status();
+  for (const auto& [sha, status] : st->scripts) AURA_RETURN_IF_ERROR(e.authorize(id, learner, sha));
+  AURA_RETURN_IF_ERROR(e.apply(id, learner).status());
+  AURA_RETURN_IF_ERROR(e.ack(id, learner, ""));
+  AURA_RETURN_IF_ERROR(e.verify(id, learner).status());
+  auto g = e.gate(id, learner, gate_progress);
+  if (!g.ok()) return g.status();
+  std::cout << "case " << c.name << " (attempt " << id << "):\n";
+  print_gate(g->result);
+  run.verdict = std::string(gate::verdict_name(g->result.verdict));
+  if (g->result.verdict == gate::Verdict::kVerified) {
+    auto r = e.receipt(id, learner);
+    if (!r.ok()) return r.status();
+    run.receipt_sha256 = to_hex(r->receipt.envelope_sha256);
+    run.envelope = r->receipt.envelope;
+  }
+  AURA_RETURN_IF_ERROR(e.reflect(id, learner, "judge mode run of the " + c.name + " case"));
+  return run;
+}
+
+int judge(Invocation& inv) {
+  std::optional<uint64_t> seed;
+  if (inv.has("seed")) {
+    auto s = inv.get_u64("seed", 0);
+    if (!s.ok()) return inv.fail(s.status(), 2);
+    seed = *s;
+  }
+  const std::string which = inv.get("case", "all");
+  if (which != "all" && which != "gold" && which != "bad") {
+    return inv.fail(Status::invalid("--case must be gold, bad or all"), 2);
+  }
+  auto session = open_session(inv, true);
+  if (!session.ok()) return inv.fail(session.status());
+  AttemptEngine& e = *(*session)->engine;
+  const std::string scenario_id = inv.positional[0];
+  auto m = e.scenario_manifest(scenario_id);
+  if (!m.ok()) return inv.fail(m.status());
+  // One seed for every case, so gold and bad face the same worlds.
+  if (!seed) {
+    uint64_t v = 0;
+    randombytes_buf(&v, sizeof v);
+    seed = v >> 1;
+  }
+  bool all_expected = true;
+  JsonArray cases;
+  for (const auto& c : m->judge) {
+    if (which != "all" && which != c.name) continue;
+    auto run = judge_case(e, c, scenario_id, seed);
+    if (!run.ok()) return inv.fail(run.status().with_context("judge case " + c.name));
+    const bool expected = run->verdict == c.expect_verdict;
+    all_expected = all_expected && expected;
+    std::cout << "case " << c.name << ": " << run->verdict << ", expected " << c.expect_verdict
+              << (expected ? " -- as expected" : " -- NOT as expected") << "\n";
+    if (!run->envelope.empty() && inv.has("out")) {
+      const fs::path out = fs::path(inv.get("out")) / (run->attempt + ".receipt.json");
+      std::error_code ec;
+      fs::create_directories(out.parent_path(), ec);
+      if (Status s = write_receipt(out, run->envelope); !s.is_ok()) return inv.fail(s);
+      std::cout << "  receipt written to " << out.string() << "\n";
+    }
+    cases.raw(JsonWriter()
+                  .str("case", c.name)
+                  .str("attempt", run->attempt)
+                  .str("verdict", run->verdict)
+                  .str("expected", c.expect_verdict)
+                  .str("receipt_sha256", run->receipt_sha256)
+                  .done());
+  }
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", all_expected)
+                    .str("scenario", scenario_id)
+                    .raw("cases", cases.done())
+                    .done());
+  return all_expected ? 0 : 1;
+}
+
+Flag learner_flag() {
+  return {"learner", "NAME",
+          "the learner ([a-z][a-z0-9_-]{0,31}; default " + std::string(kDefaultLearner) + ")"};
+}
+
+}  // namespace
+
+void register_attempt_commands(Registry& r) {
+  const std::string phases =
+      "Phases: observe -> predict -> inspect -> contract -> apply -> ack -> verify -> "
+      "transfer_gate -> receipt -> reflect -> done (docs/ATTEMPTS.md).\n"
+      "A command that does not fit the attempt's phase is refused and changes nothing.";
+  r.add({"attempt start",
+         "SCENARIO",
+         "start an attempt on a loaded scenario",
+         "Re-verifies the package, builds the live primary world and prints the briefing and "
+         "the competing hypotheses.\n" +
+             phases,
+         {learner_flag(),
+          {"mode", "MODE", "learn (default) or judge (the gate runs every property)"},
+          {"seed", "N", "the worlds' seed (default random)"}},
+         1,
+         1,
+         attempt_start});
+  r.add({"attempt predict",
+         "ATTEMPT",
+         "record the prediction (before any probe)",
+         phases,
+         {learner_flag(),
+          {"hypothesis", "ID", "one of the scenario's hypothesis ids"},
+          {"expect", "TEXT", "what you expect the probes to show"},
+          {"confidence", "N", "0..100 (default 50)"}},
+         1,
+         1,
+         attempt_predict});
+  r.add({"attempt probe",
+         "ATTEMPT [CALL_JSON]",
+         "run one catalog probe on the live world",
+         "The call is {\"call\":NAME,\"params\":{...}} from the scenario's probe catalog; its "
+         "cost is spent from the budget.\nIts output becomes evidence ev-N of this attempt.\n" +
+             phases,
+         {learner_flag(), {"call-file", "FILE", "read the call from FILE"}},
+         1,
+         2,
+         attempt_probe});
+  r.add({"attempt submit",
+         "ATTEMPT IR_FILE",
+         "submit an InterventionIR (a new revision)",
+         "Validated against the scenario and this attempt's unlocked evidence "
+         "(docs/formats/intervention-ir.md);\na refused IR changes nothing and each error names "
+         "its JSON path.\n" +
+             phases,
+         {learner_flag()},
+         2,
+         2,
+         attempt_submit});
+  r.add({"attempt authorize",
+         "ATTEMPT SHA256",
+         "authorise one script of the current IR",
+         "Scripts (the gray path) run only after their exact SHA-256 is authorised.\n" + phases,
+         {learner_flag()},
+         2,
+         2,
+         attempt_authorize});
+  r.add({"attempt apply",
+         "ATTEMPT",
+         "run the IR's actions on the live world",
+         phases,
+         {learner_flag()},
+         1,
+         1,
+         attempt_apply});
+  r.add({"attempt ack",
+         "ATTEMPT",
+         "acknowledge what the apply did",
+         phases,
+         {learner_flag(), {"note", "TEXT", "an optional note"}},
+         1,
+         1,
+         attempt_ack});
+  r.add({"attempt verify",
+         "ATTEMPT",
+         "run the primary's checks on the live world",
+         phases,
+         {learner_flag()},
+         1,
+         1,
+         attempt_verify});
+  r.add({"attempt gate",
+         "ATTEMPT",
+         "run the TransferGate on fresh worlds and grade it",
+         "Primary, twin(s), control, repeat and reversal, each on worlds built fresh from the "
+         "package.\nIn learn mode the gate stops at the first failing property (the rest are "
+         "not_run).\n" +
+             phases,
+         {learner_flag()},
+         1,
+         1,
+         attempt_gate});
+  r.add({"attempt receipt",
+         "ATTEMPT",
+         "issue the signed receipt of a VERIFIED attempt",
+         "Verify it with 'aura receipt verify FILE [--replay]'.\n" + phases,
+         {learner_flag(), {"out", "FILE", "also write the DSSE envelope to FILE"}},
+         1,
+         1,
+         attempt_receipt});
+  r.add({"attempt reflect",
+         "ATTEMPT",
+         "record the reflection; the attempt is done",
+         phases,
+         {learner_flag(), {"text", "TEXT", "what you learned"}},
+         1,
+         1,
+         attempt_reflect});
+  r.add({"attempt abandon",
+         "ATTEMPT",
+         "end the attempt in any phase but done",
+         phases,
+         {learner_flag(), {"reason", "TEXT", "why"}},
+         1,
+         1,
+         attempt_abandon});
+  r.add({"judge",
+         "SCENARIO",
+         "run the scenario's judge-mode gold and bad interventions",
+         "Each case runs as a learner would (start, predict, probes, submit, apply, ack, verify, "
+         "gate,\nreceipt when VERIFIED, reflect) with the gate running every property. Exit 0 "
+         "only when every\ncase gets the verdict its manifest expects.",
+         {{"seed", "N", "the worlds' seed (default random, the same for every case)"},
+          {"case", "NAME", "gold, bad or all (default)"},
+          {"out", "DIR", "write each issued receipt to DIR/<attempt>.receipt.json"}},
+         1,
+         1,
+         judge});
+}
 
 }  // namespace aura::cli

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/package/publisher_key.h"
+
 namespace aura::cli {
 namespace fs = std::filesystem;
 
@@ -91,6 +93,17 @@ Result<fs::path> make_bench_root(const Invocation& inv, std::string mkdtemp_temp
   fs::create_directories(root, ec);
   if (ec) return Status::io("--keep " + root.string() + ": " + ec.message());
   return root;
+}
+
+Result<TrustStore> publisher_trust(const Invocation& inv) {
+  const fs::path dir = inv.keys_dir / std::string(kPublishersDir);
+  auto trust = TrustStore::load(dir);
+  if (!trust.ok()) {
+    return trust.status().with_context("publisher trust store " + dir.string() +
+                                       " (create it with 'aura setup' or 'aura keys "
+                                       "init-publisher')");
+  }
+  return trust;
 }
 
 }  // namespace aura::cli

@@ -13,6 +13,7 @@
 #include "engine/keys/key_store.h"
 #include "engine/log/data_dir.h"
 #include "engine/log/event_log.h"
+#include "engine/package/trust_store.h"
 #include "engine/sign/signed_note.h"
 
 namespace aura::cli {
@@ -30,6 +31,9 @@ Status check_folders(const Invocation& inv);
 // found in the data folder, nor in `also_refuse` (e.g. the snapshot being restored).
 Result<std::vector<NoteVerifierKey>> pinned_keys(const Invocation& inv,
                                                  const std::filesystem::path& also_refuse = {});
+
+// The publisher trust store, KEYS/publishers; the error says how to create it.
+Result<TrustStore> publisher_trust(const Invocation& inv);
 
 // Opens the log in --data read-only (works while another process holds the writer lock).
 Result<std::unique_ptr<EventLog>> open_reader(const Invocation& inv);

@@ -338,17 +338,6 @@ int report(const Invocation& inv, const std::vector<Outcome>& outcomes,
   return refused == 0 ? 0 : 1;
 }
 
-Result<TrustStore> publisher_trust(const Invocation& inv) {
-  const fs::path dir = inv.keys_dir / std::string(kPublishersDir);
-  auto trust = TrustStore::load(dir);
-  if (!trust.ok()) {
-    return trust.status().with_context("publisher trust store " + dir.string() +
-                                       " (create it with 'aura setup' or 'aura keys "
-                                       "init-publisher')");
-  }
-  return trust;
-}
-
 int scenario_load(Invocation& inv) {
   if (empty_path_flag(inv, "scenarios")) return 2;
   auto dirs = package_dirs(inv);

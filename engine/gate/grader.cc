@@ -122,16 +122,6 @@ bool has_role(const GateSpec::Check& c, WorldRole role) {
 }
 
 // The checks a world of `role` must pass, in spec order.
-std::vector<const GateSpec::Check*> required_checks(const GateSpec& spec, WorldRole role) {
-  std::vector<const GateSpec::Check*> out;
-  for (const auto& c : spec.checks) {
-    const bool promised =
-        std::find(spec.promised.begin(), spec.promised.end(), c.id) != spec.promised.end();
-    if (has_role(c, role) || promised) out.push_back(&c);
-  }
-  return out;
-}
-
 // Every required check of `role` ok at `stage` on `world`.
 void grade_checks(const GateSpec& spec, WorldRole role, const std::string& world, Stage stage,
                   FactIndex& index, Outcome& out) {
@@ -321,6 +311,16 @@ std::string_view verdict_name(Verdict v) {
       return "VERIFIED";
   }
   return "?";
+}
+
+std::vector<const GateSpec::Check*> required_checks(const GateSpec& spec, WorldRole role) {
+  std::vector<const GateSpec::Check*> out;
+  for (const auto& c : spec.checks) {
+    const bool promised =
+        std::find(spec.promised.begin(), spec.promised.end(), c.id) != spec.promised.end();
+    if (has_role(c, role) || promised) out.push_back(&c);
+  }
+  return out;
 }
 
 GateSpec GateSpec::from(const scenario::Manifest& manifest,

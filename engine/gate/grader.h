@@ -59,6 +59,10 @@ struct GateSpec {
                        const std::vector<std::string>& promised_checks);
 };
 
+// The checks a world of `role` must pass: every check whose roles include it, then every
+// promised check not already listed, in spec order.
+std::vector<const GateSpec::Check*> required_checks(const GateSpec& spec, scenario::WorldRole role);
+
 enum class Status { kPass, kFail, kNotRun };
 std::string_view status_name(Status s);  // "pass" "fail" "not_run"
 

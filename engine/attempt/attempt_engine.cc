@@ -1,0 +1,739 @@
+#include "engine/attempt/attempt_engine.h"
+
+#include <simdjson.h>
+#include <sodium.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <span>
+
+#include "engine/blob/evidence_ref.h"
+#include "engine/common/json_writer.h"
+#include "engine/common/text.h"
+#include "engine/crypto/sha256.h"
+#include "engine/gate/gate_runner.h"
+#include "engine/intervention/intervention_ir.h"
+#include "engine/package/package.h"
+#include "engine/scenario/call.h"
+#include "engine/scenario/manifest.h"
+
+namespace aura::attempt {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::string_view kRegistryStream = "lab/scenarios";
+
+std::string learner_actor(std::string_view learner) { return "learner:" + std::string(learner); }
+
+JsonWriter header(const AttemptState& s) {
+  JsonWriter j;
+  j.num("v", 1).str("attempt", s.id);
+  return j;
+}
+
+EventDraft draft(const AttemptState& s, std::string type, std::string actor, std::string payload) {
+  return {stream_of(s.id), std::move(type), std::move(actor), std::move(payload)};
+}
+
+EventDraft phase_event(const AttemptState& s, Phase from, Phase to) {
+  return draft(s, "attempt.phase", "engine",
+               header(s).str("from", phase_name(from)).str("to", phase_name(to)).done());
+}
+
+Status wrong_phase(const AttemptState& s, std::string_view command, std::string_view expected) {
+  return Status::failed_precondition(
+      "attempt " + s.id + " is in phase " + std::string(phase_name(s.phase)) + "; '" +
+      std::string(command) + "' needs phase " + std::string(expected));
+}
+
+Status need_phase(const AttemptState& s, std::string_view command, Phase phase) {
+  if (s.phase == phase) return Status::ok();
+  return wrong_phase(s, command, phase_name(phase));
+}
+
+Status learner_text(std::string_view what, std::string_view text, bool may_be_empty) {
+  if (may_be_empty && text.empty()) return Status::ok();
+  const std::string wrong = check_learner_text(text, kMaxLearnerTextBytes);
+  if (wrong.empty()) return Status::ok();
+  return Status::invalid(std::string(what) + " " + wrong);
+}
+
+Result<BlobInfo> put_blob(BlobStore& blobs, std::string_view bytes) {
+  return blobs.put(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+}
+
+std::string ref_json(std::string id, const BlobInfo& blob, std::string kind) {
+  JsonArray refs;
+  refs.raw(evidence_ref_json({std::move(id), blob.sha256, std::move(kind), blob.bytes}));
+  return refs.done();
+}
+
+// The latest scenario.loaded for `id` in the registry stream.
+struct RegistryEntry {
+  std::string dir, version, package_digest, manifest_sha256, publisher;
+};
+Result<RegistryEntry> find_loaded(const EventLog& log, std::string_view id) {
+  std::optional<RegistryEntry> found;
+  simdjson::dom::parser parser;
+  Status bad = Status::ok();
+  AURA_RETURN_IF_ERROR(log.read_stream(kRegistryStream, 1, [&](const EventView& e) {
+    if (e.type != "scenario.loaded") return true;
+    simdjson::dom::object o;
+    if (parser.parse(e.payload.data(), e.payload.size()).get_object().get(o)) {
+      bad = Status::corruption("lab/scenarios seq " + std::to_string(e.seq) + " does not parse");
+      return false;
+    }
+    std::string_view v;
+    if (o["id"].get_string().get(v) || v != id) return true;
+    RegistryEntry r;
+    for (auto [key, out] : {std::pair<const char*, std::string*>{"dir", &r.dir},
+                            {"version", &r.version},
+                            {"package_digest", &r.package_digest},
+                            {"manifest_sha256", &r.manifest_sha256},
+                            {"publisher", &r.publisher}}) {
+      if (o[key].get_string().get(v)) {
+        bad = Status::corruption("lab/scenarios seq " + std::to_string(e.seq) + ": no " + key);
+        return false;
+      }
+      *out = std::string(v);
+    }
+    found = std::move(r);
+    return true;
+  }));
+  AURA_RETURN_IF_ERROR(bad);
+  if (!found) {
+    return Status::not_found("no scenario \"" + std::string(id) +
+                             "\" is loaded (see 'aura scenario list'; load it with 'aura scenario "
+                             "load' or 'aura setup')");
+  }
+  return *found;
+}
+
+Result<scenario::Manifest> manifest_of(const BlobStore& blobs, const AttemptState& s) {
+  auto bytes = blobs.get(s.manifest.sha256);
+  if (!bytes.ok()) return bytes.status().with_context("the attempt's manifest blob");
+  auto m = scenario::parse_manifest(*bytes);
+  if (!m.ok()) return m.status().with_context("the attempt's manifest blob");
+  return m;
+}
+
+Result<intervention::Intervention> current_ir(const BlobStore& blobs, const AttemptState& s,
+                                              const scenario::Manifest& manifest) {
+  if (s.revision == 0) return Status::failed_precondition("no InterventionIR was submitted");
+  auto bytes = blobs.get(s.ir.sha256);
+  if (!bytes.ok()) return bytes.status().with_context("the IR blob");
+  intervention::IrContext ctx{&manifest, s.unlocked};
+  auto ir = intervention::parse_intervention(*bytes, ctx);
+  if (!ir.ok()) return ir.status().with_context("the submitted IR no longer validates");
+  return ir;
+}
+
+std::vector<std::string> promised_of(const intervention::Intervention& ir) {
+  std::vector<std::string> p = ir.postconditions;
+  p.insert(p.end(), ir.invariants.begin(), ir.invariants.end());
+  return p;
+}
+
+std::string kernel_release() {
+  struct utsname u {};
+  if (uname(&u) != 0) return "unknown";
+  return safe_text(u.release, 128);
+}
+
+std::string random_hex(size_t bytes) {
+  std::vector<uint8_t> buf(bytes);
+  randombytes_buf(buf.data(), buf.size());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : buf) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_valid_learner(std::string_view name) {
+  if (name.empty() || name.size() > 32 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+struct AttemptEngine::Bound {
+  scenario::Manifest manifest;
+  std::unique_ptr<world::WorldDriver> driver;
+  fs::path package_dir;
+  std::string manifest_bytes;
+  std::string publisher;
+};
+
+AttemptEngine::AttemptEngine(EngineContext context) : ctx_(std::move(context)) {
+  if (sodium_init() < 0) std::abort();
+}
+
+fs::path AttemptEngine::live_dir(std::string_view id) const {
+  return ctx_.worlds_dir / std::string(id) / "live";
+}
+
+Result<AttemptState> AttemptEngine::state(std::string_view id) const {
+  return replay_attempt(*ctx_.log, id);
+}
+
+Result<AttemptState> AttemptEngine::load(std::string_view id, std::string_view learner) const {
+  if (!is_valid_learner(learner)) {
+    return Status::invalid("learner \"" + std::string(learner) +
+                           "\" is not a learner name ([a-z][a-z0-9_-]{0,31})");
+  }
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, replay_attempt(*ctx_.log, id));
+  if (s.learner != learner) {
+    return Status::failed_precondition("attempt " + s.id + " belongs to learner " + s.learner +
+                                       ", not " + std::string(learner));
+  }
+  return s;
+}
+
+// Re-verifies the attempt's package (a package changed since the attempt started is refused)
+// and gets the world driver it names.
+Result<AttemptEngine::Bound> AttemptEngine::bind(const AttemptState& s) const {
+  auto pkg = load_package(s.package_dir, *ctx_.trust);
+  if (!pkg.ok()) return pkg.status().with_context("scenario package " + s.package_dir);
+  if (to_hex(pkg->package_digest) != s.package_digest ||
+      to_hex(sha256(pkg->manifest_bytes)) != s.manifest_sha256) {
+    return Status::failed_precondition("scenario package " + s.package_dir +
+                                       " changed since attempt " + s.id +
+                                       " started (its digest differs); start a new attempt");
+  }
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b.manifest, scenario::parse_manifest(pkg->manifest_bytes));
+  b.driver = ctx_.drivers ? ctx_.drivers(b.manifest.driver) : nullptr;
+  if (!b.driver) {
+    return Status::unavailable("this build has no world driver \"" + b.manifest.driver +
+                               "\" (scenario " + b.manifest.id + ")");
+  }
+  AURA_RETURN_IF_ERROR(b.driver->check_manifest(b.manifest));
+  b.package_dir = s.package_dir;
+  b.manifest_bytes = std::move(pkg->manifest_bytes);
+  b.publisher = pkg->publisher;
+  return b;
+}
+
+Status AttemptEngine::append(const AttemptState& s, std::vector<EventDraft> drafts) {
+  (void)s;
+  auto r = ctx_.log->append_all(drafts);
+  return r.ok() ? Status::ok() : r.status();
+}
+
+void AttemptEngine::destroy_live(const AttemptState& s) {
+  const fs::path dir = live_dir(s.id);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  auto bound = bind(s);
+  if (bound.ok()) {
+    auto w = bound->driver->open(bound->manifest, bound->manifest.primary()->id, dir);
+    if (w.ok()) (void)bound->driver->destroy(std::move(w).value());
+  }
+  fs::remove_all(ctx_.worlds_dir / s.id, ec);
+}
+
+Result<scenario::Manifest> AttemptEngine::scenario_manifest(std::string_view scenario_id) const {
+  RegistryEntry entry;
+  AURA_ASSIGN_OR_RETURN(entry, find_loaded(*ctx_.log, scenario_id));
+  AttemptState s;
+  s.id = "(none)";
+  s.package_dir = entry.dir;
+  s.package_digest = entry.package_digest;
+  s.manifest_sha256 = entry.manifest_sha256;
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  return std::move(b.manifest);
+}
+
+// ---- start ----
+
+Result<std::string> AttemptEngine::start(const StartRequest& req) {
+  std::lock_guard lock(mu_);
+  if (!is_valid_learner(req.learner)) {
+    return Status::invalid("learner \"" + req.learner +
+                           "\" is not a learner name ([a-z][a-z0-9_-]{0,31})");
+  }
+  if (req.mode != "learn" && req.mode != "judge") {
+    return Status::invalid("mode \"" + req.mode + "\" is neither learn nor judge");
+  }
+  RegistryEntry entry;
+  AURA_ASSIGN_OR_RETURN(entry, find_loaded(*ctx_.log, req.scenario_id));
+
+  AttemptState s;
+  s.id = random_hex(8);
+  s.learner = req.learner;
+  s.package_dir = entry.dir;
+  s.package_digest = entry.package_digest;
+  s.manifest_sha256 = entry.manifest_sha256;
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  const uint64_t seed = req.seed ? *req.seed : [] {
+    uint64_t v = 0;
+    randombytes_buf(&v, sizeof v);
+    return v >> 1;  // JSON readers keep it exact below 2^63
+  }();
+
+  // The manifest's exact bytes, as the verified package holds them, go into the blob store.
+  BlobInfo manifest_blob;
+  AURA_ASSIGN_OR_RETURN(manifest_blob, put_blob(*ctx_.blobs, b.manifest_bytes));
+
+  const fs::path live = live_dir(s.id);
+  std::error_code ec;
+  fs::create_directories(live.parent_path(), ec);
+  if (ec) return Status::io("creating " + live.parent_path().string() + ": " + ec.message());
+  auto world = b.driver->create(b.package_dir, b.manifest, b.manifest.primary()->id, seed, live);
+  if (!world.ok()) {
+    fs::remove_all(live.parent_path(), ec);
+    return world.status().with_context("building the live world");
+  }
+
+  const std::string payload =
+      header(s)
+          .str("learner", req.learner)
+          .str("mode", req.mode)
+          .num("seed", seed)
+          .raw("scenario", JsonWriter()
+                               .str("id", b.manifest.id)
+                               .str("version", b.manifest.version)
+                               .str("package_digest", entry.package_digest)
+                               .str("manifest_sha256", entry.manifest_sha256)
+                               .str("publisher", b.publisher)
+                               .str("dir", entry.dir)
+                               .done())
+          .num("probe_budget", uint64_t(b.manifest.probe_budget))
+          .raw("refs", ref_json("manifest", manifest_blob, "scenario.manifest"))
+          .done();
+  Status st = append(s, {draft(s, "attempt.started", learner_actor(req.learner), payload)});
+  if (!st.is_ok()) {
+    (void)b.driver->destroy(std::move(world).value());
+    fs::remove_all(live.parent_path(), ec);
+    return st;
+  }
+  return s.id;
+}
+
+// ---- predict, probe ----
+
+Status AttemptEngine::predict(std::string_view id, std::string_view learner,
+                              std::string_view hypothesis, std::string_view expect,
+                              uint32_t confidence) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, "predict", Phase::kObserve));
+  scenario::Manifest m;
+  AURA_ASSIGN_OR_RETURN(m, manifest_of(*ctx_.blobs, s));
+  const bool known = std::any_of(m.hypotheses.begin(), m.hypotheses.end(),
+                                 [&](const auto& h) { return h.id == hypothesis; });
+  if (!known) {
+    std::string ids;
+    for (const auto& h : m.hypotheses) ids += (ids.empty() ? "" : ", ") + h.id;
+    return Status::invalid("hypothesis \"" + std::string(hypothesis) +
+                           "\" is not one of the scenario's: " + ids);
+  }
+  AURA_RETURN_IF_ERROR(learner_text("the expectation", expect, false));
+  if (confidence > 100) return Status::invalid("confidence must be 0..100");
+  return append(s, {phase_event(s, Phase::kObserve, Phase::kPredict),
+                    draft(s, "attempt.predicted", learner_actor(learner),
+                          header(s)
+                              .str("hypothesis", hypothesis)
+                              .str("expect", expect)
+                              .num("confidence", uint64_t(confidence))
+                              .done()),
+                    phase_event(s, Phase::kPredict, Phase::kInspect)});
+}
+
+Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view learner,
+                                         std::string_view call_text) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  if (s.phase == Phase::kObserve) {
+    return Status::failed_precondition("attempt " + s.id +
+                                       " has no prediction yet; record one with 'predict' before "
+                                       "any probe runs");
+  }
+  AURA_RETURN_IF_ERROR(need_phase(s, "probe", Phase::kInspect));
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  scenario::Call call;
+  AURA_ASSIGN_OR_RETURN(call,
+                        scenario::parse_call(call_text, b.manifest.probes, b.manifest, "probe"));
+  const scenario::CallSpec* spec = b.manifest.find_probe(call.name);
+  if (s.spent + spec->cost > s.probe_budget) {
+    return Status::failed_precondition(
+        "probe " + call.name + " costs " + std::to_string(spec->cost) + " but only " +
+        std::to_string(s.probe_budget - s.spent) + " of the budget of " +
+        std::to_string(s.probe_budget) + " is left");
+  }
+  std::unique_ptr<world::World> world;
+  AURA_ASSIGN_OR_RETURN(world,
+                        b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
+  world::CallOutput out;
+  AURA_ASSIGN_OR_RETURN(out, world->probe(call, spec->max_output_bytes));
+  if (out.output.size() > spec->max_output_bytes) {  // never trust a driver with the cap
+    out.output.resize(spec->max_output_bytes);
+    out.truncated = true;
+  }
+  BlobInfo blob;
+  AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, out.output));
+
+  ProbeResult r;
+  r.probe = s.probes + 1;
+  r.evidence = "ev-" + std::to_string(r.probe);
+  r.exit_code = out.exit_code;
+  r.truncated = out.truncated;
+  r.error = safe_text(out.error, 1024);
+  r.spent = s.spent + spec->cost;
+  r.budget = s.probe_budget;
+  JsonArray resolved;
+  for (size_t i = 0; i < out.resolved.size() && i < 64; ++i)
+    resolved.str(safe_text(out.resolved[i], 256));
+  AURA_RETURN_IF_ERROR(append(s, {draft(s, "probe.requested", learner_actor(learner),
+                                        header(s)
+                                            .num("probe", uint64_t(r.probe))
+                                            .raw("call", scenario::call_json(call))
+                                            .num("cost", uint64_t(spec->cost))
+                                            .num("spent", uint64_t(r.spent))
+                                            .done()),
+                                  draft(s, "probe.completed", "supervisor",
+                                        header(s)
+                                            .num("probe", uint64_t(r.probe))
+                                            .str("evidence", r.evidence)
+                                            .num("exit_code", int64_t(r.exit_code))
+                                            .boolean("truncated", r.truncated)
+                                            .str("error", r.error)
+                                            .raw("resolved", resolved.done())
+                                            .raw("refs", ref_json(r.evidence, blob, "probe.output"))
+                                            .done())}));
+  r.output = std::move(out.output);
+  return r;
+}
+
+// ---- the contract ----
+
+Result<uint32_t> AttemptEngine::submit(std::string_view id, std::string_view learner,
+                                       std::string_view ir_json) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  if (s.phase != Phase::kInspect && s.phase != Phase::kContract) {
+    return wrong_phase(s, "submit", "inspect or contract");
+  }
+  scenario::Manifest m;
+  AURA_ASSIGN_OR_RETURN(m, manifest_of(*ctx_.blobs, s));
+  intervention::IrContext ctx{&m, s.unlocked};
+  intervention::Intervention ir;
+  AURA_ASSIGN_OR_RETURN(ir, intervention::parse_intervention(ir_json, ctx));
+  BlobInfo blob;
+  AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, ir_json));
+  const uint32_t revision = s.revision + 1;
+  JsonArray scripts;
+  std::vector<std::string> seen;
+  for (const auto* a : intervention::scripts_of(ir)) {
+    const std::string sha = to_hex(a->script_sha256);
+    if (std::find(seen.begin(), seen.end(), sha) != seen.end()) continue;
+    seen.push_back(sha);
+    scripts.raw(JsonWriter().str("sha256", sha).str("status", "pending_feedback").done());
+  }
+  std::vector<EventDraft> drafts;
+  drafts.push_back(
+      draft(s, "intervention.submitted", learner_actor(learner),
+            header(s)
+                .num("revision", uint64_t(revision))
+                .str("ir_sha256", to_hex(blob.sha256))
+                .raw("scripts", scripts.done())
+                .raw("refs", ref_json("ir-" + std::to_string(revision), blob, "intervention.ir"))
+                .done()));
+  if (s.phase == Phase::kInspect)
+    drafts.push_back(phase_event(s, Phase::kInspect, Phase::kContract));
+  AURA_RETURN_IF_ERROR(append(s, std::move(drafts)));
+  return revision;
+}
+
+Status AttemptEngine::authorize(std::string_view id, std::string_view learner,
+                                std::string_view sha256_hex) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, "authorize", Phase::kContract));
+  auto it = s.scripts.find(std::string(sha256_hex));
+  if (it == s.scripts.end()) {
+    return Status::invalid("no script of IR revision " + std::to_string(s.revision) +
+                           " has SHA-256 " + std::string(sha256_hex));
+  }
+  if (it->second != ScriptStatus::kPendingFeedback) {
+    return Status::failed_precondition("script " + it->first + " is already " +
+                                       std::string(script_status_name(it->second)));
+  }
+  return append(
+      s, {draft(s, "script.authorized", learner_actor(learner),
+                header(s).num("revision", uint64_t(s.revision)).str("sha256", sha256_hex).done())});
+}
+
+Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view learner) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, "apply", Phase::kContract));
+  for (const auto& [sha, status] : s.scripts) {
+    if (status != ScriptStatus::kPendingExecution) {
+      return Status::failed_precondition(
+          "script " + sha + " of IR revision " + std::to_string(s.revision) +
+          " is not authorised (status " + std::string(script_status_name(status)) +
+          "); authorise it before apply");
+    }
+  }
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  intervention::Intervention ir;
+  AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
+  std::unique_ptr<world::World> world;
+  AURA_ASSIGN_OR_RETURN(world,
+                        b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
+
+  const auto records = gate::run_actions(*world, ir.actions);
+  std::vector<EventDraft> drafts{phase_event(s, Phase::kContract, Phase::kApply)};
+  ApplyResult r;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& rec = records[i];
+    BlobInfo blob;
+    AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, rec.output));
+    const std::string ref_id = "act-" + std::to_string(s.actions_run + i + 1);
+    JsonWriter j = header(s);
+    j.str("world", "live").str("stage", "apply").num("index", uint64_t(i));
+    gate::write_action_members(j, rec);
+    j.raw("refs", ref_json(ref_id, blob, "action.output"));
+    drafts.push_back(draft(s, "action.completed", "supervisor", j.done()));
+    const bool failed = rec.exit_code != 0 || !rec.error.empty();
+    r.failed += failed ? 1 : 0;
+    r.aborted = r.aborted || rec.host_failure;
+    r.lines.push_back((rec.call_json.empty() ? "script " + rec.script_sha256 : rec.call_json) +
+                      ": exit " + std::to_string(rec.exit_code) +
+                      (rec.error.empty() ? "" : " (" + rec.error + ")"));
+  }
+  r.actions = uint32_t(records.size());
+  drafts.push_back(draft(s, "apply.completed", "supervisor",
+                         header(s)
+                             .num("revision", uint64_t(s.revision))
+                             .num("actions", uint64_t(r.actions))
+                             .num("failed", uint64_t(r.failed))
+                             .boolean("aborted", r.aborted)
+                             .done()));
+  drafts.push_back(phase_event(s, Phase::kApply, Phase::kAck));
+  AURA_RETURN_IF_ERROR(append(s, std::move(drafts)));
+  return r;
+}
+
+Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::string_view note) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, "ack", Phase::kAck));
+  AURA_RETURN_IF_ERROR(learner_text("the note", note, true));
+  return append(s, {draft(s, "attempt.acknowledged", learner_actor(learner),
+                          header(s).str("note", note).done()),
+                    phase_event(s, Phase::kAck, Phase::kVerify)});
+}
+
+// ---- verify, gate, receipt ----
+
+Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view learner) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, "verify", Phase::kVerify));
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  intervention::Intervention ir;
+  AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
+  const auto spec = gate::GateSpec::from(b.manifest, promised_of(ir));
+  std::unique_ptr<world::World> world;
+  AURA_ASSIGN_OR_RETURN(world,
+                        b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
+
+  VerifyResult r;
+  std::vector<EventDraft> facts;
+  size_t postconditions = 0;
+  bool all_ok = true;
+  for (const auto* c : gate::required_checks(spec, scenario::WorldRole::kPrimary)) {
+    const scenario::CheckSpec* check = b.manifest.find_check(c->id);
+    world::CheckOutput out;
+    AURA_ASSIGN_OR_RETURN(out, world->check(*check));
+    r.checks.emplace_back(c->id, out.ok);
+    if (check->kind == scenario::CheckKind::kPostcondition) {
+      ++postconditions;
+      all_ok = all_ok && out.ok;
+    }
+    facts.push_back(draft(s, "verify.fact", "supervisor",
+                          header(s)
+                              .str("check", c->id)
+                              .str("kind", scenario::check_kind_name(check->kind))
+                              .boolean("ok", out.ok)
+                              .str("observed", safe_text(out.observed, 1024))
+                              .done()));
+  }
+  r.recovered = postconditions > 0 && all_ok;
+  // The supervisor's facts first; the engine's conclusion cites their seqs.
+  auto appended = ctx_.log->append_all(facts);
+  if (!appended.ok()) return appended.status();
+  JsonArray seqs;
+  for (const auto& a : *appended) seqs.raw(std::to_string(a.seq));
+  AURA_RETURN_IF_ERROR(append(
+      s, {draft(s, "attempt.verified", "engine",
+                header(s).boolean("recovered", r.recovered).raw("facts", seqs.done()).done()),
+          phase_event(s, Phase::kVerify, Phase::kTransferGate)}));
+  return r;
+}
+
+Result<GateOutcome> AttemptEngine::gate(
+    std::string_view id, std::string_view learner,
+    std::function<void(gate::Property, gate::Status)> progress) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, "gate", Phase::kTransferGate));
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  intervention::Intervention ir;
+  AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
+  const auto spec = gate::GateSpec::from(b.manifest, promised_of(ir));
+  const bool stop_early = s.mode != "judge";
+
+  const std::string capabilities = b.driver->capabilities_json();
+  const std::string environment =
+      JsonWriter()
+          .str("kernel_release", kernel_release())
+          .str("lab_build_digest", ctx_.lab_build_digest)
+          .str("sandbox_profile_digest", b.driver->profile_digest())
+          .str("capability_snapshot_digest", to_hex(sha256(capabilities)))
+          .done();
+  auto started = ctx_.log->append(draft(s, "gate.started", "engine",
+                                        header(s)
+                                            .num("revision", uint64_t(s.revision))
+                                            .str("ir_sha256", s.ir_sha256)
+                                            .boolean("stop_at_first_failure", stop_early)
+                                            .raw("environment", environment)
+                                            .raw("capabilities", capabilities)
+                                            .done()));
+  if (!started.ok()) return started.status();
+
+  gate::GateRunInput in;
+  in.attempt_id = s.id;
+  in.gate_seq = started->seq;
+  in.manifest = &b.manifest;
+  in.package_dir = b.package_dir;
+  in.driver = b.driver.get();
+  in.ir = &ir;
+  in.spec = &spec;
+  in.seed = s.seed;
+  in.work_dir = ctx_.worlds_dir / s.id / ("gate-" + std::to_string(started->seq));
+  in.stop_at_first_failure = stop_early;
+  in.progress = std::move(progress);
+  auto ran = gate::run_gate(in, *ctx_.log, *ctx_.blobs);
+  std::error_code ec;
+  fs::remove_all(in.work_dir, ec);
+  if (!ran.ok()) {
+    return ran.status().with_context("gate " + std::to_string(started->seq) +
+                                     " stopped without a verdict (run 'gate' again)");
+  }
+
+  GateOutcome o;
+  o.gate_seq = started->seq;
+  o.result = gate::grade(spec, ran->facts, ran->not_run);
+  std::vector<EventDraft> drafts;
+  for (const auto& p : o.result.properties) {
+    JsonArray cited;
+    for (uint64_t c : p.cited) cited.raw(std::to_string(c));
+    drafts.push_back(draft(s, "gate.property", "engine",
+                           header(s)
+                               .num("gate", o.gate_seq)
+                               .str("property", gate::property_name(p.property))
+                               .str("status", gate::status_name(p.status))
+                               .str("reason", p.reason)
+                               .raw("cited", cited.done())
+                               .done()));
+  }
+  drafts.push_back(draft(s, "gate.verdict", "engine",
+                         header(s)
+                             .num("gate", o.gate_seq)
+                             .str("verdict", gate::verdict_name(o.result.verdict))
+                             .boolean("recovered", o.result.recovered)
+                             .raw("result", gate::result_json(o.result))
+                             .done()));
+  const Phase next =
+      o.result.verdict == gate::Verdict::kVerified ? Phase::kReceipt : Phase::kReflect;
+  drafts.push_back(phase_event(s, Phase::kTransferGate, next));
+  auto appended = ctx_.log->append_all(drafts);
+  if (!appended.ok()) return appended.status();
+  o.verdict_seq = (*appended)[drafts.size() - 2].seq;
+  return o;
+}
+
+Result<ReceiptOutcome> AttemptEngine::receipt(std::string_view id, std::string_view learner) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, "receipt", Phase::kReceipt));
+  if (s.verdict != gate::verdict_name(gate::Verdict::kVerified)) {
+    return Status::failed_precondition("attempt " + s.id + "'s verdict is " + s.verdict +
+                                       "; receipts are issued only for VERIFIED");
+  }
+  if (ctx_.lab_signer == nullptr) return Status::unavailable("no lab signing key");
+  ReceiptOutcome o;
+  AURA_ASSIGN_OR_RETURN(o.receipt,
+                        receipt::issue_receipt(*ctx_.log, s.id, *ctx_.lab_signer, *ctx_.blobs));
+  BlobInfo blob;
+  AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, o.receipt.envelope));
+  auto appended = ctx_.log->append_all(
+      std::vector<EventDraft>{draft(s, "receipt.issued", "engine",
+                                    header(s)
+                                        .str("receipt_sha256", to_hex(o.receipt.envelope_sha256))
+                                        .num("first_seq", o.receipt.first_seq)
+                                        .num("last_seq", o.receipt.last_seq)
+                                        .num("checkpoint_size", o.receipt.checkpoint_size)
+                                        .raw("refs", ref_json("receipt", blob, "receipt.dsse"))
+                                        .done()),
+                              phase_event(s, Phase::kReceipt, Phase::kReflect)});
+  if (!appended.ok()) return appended.status();
+  o.event_seq = appended->front().seq;
+  return o;
+}
+
+// ---- the end ----
+
+Status AttemptEngine::reflect(std::string_view id, std::string_view learner,
+                              std::string_view text) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, "reflect", Phase::kReflect));
+  AURA_RETURN_IF_ERROR(learner_text("the reflection", text, false));
+  AURA_RETURN_IF_ERROR(append(
+      s, {draft(s, "attempt.reflected", learner_actor(learner), header(s).str("text", text).done()),
+          phase_event(s, Phase::kReflect, Phase::kDone)}));
+  destroy_live(s);
+  return Status::ok();
+}
+
+Status AttemptEngine::abandon(std::string_view id, std::string_view learner,
+                              std::string_view reason) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  if (s.phase == Phase::kDone) return Status::failed_precondition("attempt " + s.id + " is done");
+  AURA_RETURN_IF_ERROR(learner_text("the reason", reason, false));
+  AURA_RETURN_IF_ERROR(append(s, {draft(s, "attempt.abandoned", learner_actor(learner),
+                                        header(s).str("reason", reason).done()),
+                                  phase_event(s, s.phase, Phase::kDone)}));
+  destroy_live(s);
+  return Status::ok();
+}
+
+}  // namespace aura::attempt

@@ -1,0 +1,137 @@
+// The attempt engine: every command a learner (or judge mode) gives an attempt. Each command
+// rebuilds the attempt's state from its stream (attempt_state.h), checks itself against it, does
+// its work (on the learner's live world, or on fresh gate worlds), and appends its events --
+// the command's own and its attempt.phase transitions in one append_all. A refused command
+// appends nothing and says what was expected. Contracts: docs/ATTEMPTS.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/attempt/attempt_state.h"
+#include "engine/blob/blob_store.h"
+#include "engine/common/status.h"
+#include "engine/gate/grader.h"
+#include "engine/log/event_log.h"
+#include "engine/package/trust_store.h"
+#include "engine/receipt/receipt.h"
+#include "engine/sign/signed_note.h"
+#include "engine/world/world_driver.h"
+
+namespace aura::attempt {
+
+inline constexpr size_t kMaxLearnerTextBytes = 4096;  // prediction, note, reflection, reason
+
+// A world driver for a manifest's "driver" name, or nullptr when this build has none.
+using DriverFactory = std::function<std::unique_ptr<world::WorldDriver>(std::string_view name)>;
+
+struct EngineContext {
+  EventLog* log = nullptr;  // opened for writing
+  BlobStore* blobs = nullptr;
+  const TrustStore* trust = nullptr;       // publisher keys: packages are re-verified on use
+  const NoteSigner* lab_signer = nullptr;  // signs receipts (and the log's checkpoints)
+  std::filesystem::path worlds_dir;        // DATA/worlds: live and gate worlds
+  DriverFactory drivers;
+  std::string lab_build_digest;  // bound into receipts' environment (64 hex)
+};
+
+struct StartRequest {
+  std::string learner;      // [a-z][a-z0-9_-]{0,31}
+  std::string scenario_id;  // the latest scenario.loaded with this id is used
+  std::string mode = "learn";
+  std::optional<uint64_t> seed;  // random when absent
+};
+
+struct ProbeResult {
+  uint32_t probe = 0;
+  std::string evidence;  // ev-<probe>
+  int exit_code = 0;
+  bool truncated = false;
+  std::string error;
+  std::string output;
+  uint32_t spent = 0, budget = 0;
+};
+
+struct ApplyResult {
+  uint32_t actions = 0;
+  uint32_t failed = 0;
+  bool aborted = false;            // a host failure stopped the apply
+  std::vector<std::string> lines;  // one human line per action
+};
+
+struct VerifyResult {
+  bool recovered = false;
+  std::vector<std::pair<std::string, bool>> checks;  // check id, ok
+};
+
+struct GateOutcome {
+  uint64_t gate_seq = 0;
+  uint64_t verdict_seq = 0;
+  gate::GateResult result;
+};
+
+struct ReceiptOutcome {
+  receipt::IssuedReceipt receipt;
+  uint64_t event_seq = 0;  // receipt.issued
+};
+
+class AttemptEngine {
+ public:
+  explicit AttemptEngine(EngineContext context);
+
+  // Binds the scenario (its package re-verified against the registry's digests), builds the
+  // learner's live primary world, and appends attempt.started. Returns the attempt id.
+  Result<std::string> start(const StartRequest& request);
+  // observe -> predict -> inspect. `hypothesis` is a manifest hypothesis id.
+  Status predict(std::string_view id, std::string_view learner, std::string_view hypothesis,
+                 std::string_view expect, uint32_t confidence);
+  // inspect: one catalog probe on the live world, within the budget.
+  Result<ProbeResult> probe(std::string_view id, std::string_view learner,
+                            std::string_view call_json);
+  // inspect -> contract, or a new revision in contract. Returns the revision.
+  Result<uint32_t> submit(std::string_view id, std::string_view learner, std::string_view ir_json);
+  // contract: authorises one script of the current revision by its SHA-256 (64 hex).
+  Status authorize(std::string_view id, std::string_view learner, std::string_view sha256_hex);
+  // contract -> apply -> ack: runs the IR's actions on the live world.
+  Result<ApplyResult> apply(std::string_view id, std::string_view learner);
+  // ack -> verify.
+  Status ack(std::string_view id, std::string_view learner, std::string_view note);
+  // verify -> transfer_gate: the primary's required checks on the live world.
+  Result<VerifyResult> verify(std::string_view id, std::string_view learner);
+  // transfer_gate -> receipt (VERIFIED) or reflect: the five properties on fresh worlds.
+  Result<GateOutcome> gate(std::string_view id, std::string_view learner,
+                           std::function<void(gate::Property, gate::Status)> progress = {});
+  // receipt -> reflect: signs the receipt, stores it as a blob, appends receipt.issued.
+  Result<ReceiptOutcome> receipt(std::string_view id, std::string_view learner);
+  // reflect -> done; the live world is destroyed.
+  Status reflect(std::string_view id, std::string_view learner, std::string_view text);
+  // any phase but done -> done; the live world is destroyed.
+  Status abandon(std::string_view id, std::string_view learner, std::string_view reason);
+
+  Result<AttemptState> state(std::string_view id) const;
+  // The manifest of the latest loaded package of `scenario_id`, its package re-verified.
+  Result<scenario::Manifest> scenario_manifest(std::string_view scenario_id) const;
+
+ private:
+  struct Bound;
+  Result<AttemptState> load(std::string_view id, std::string_view learner) const;
+  Result<Bound> bind(const AttemptState& s) const;
+  std::filesystem::path live_dir(std::string_view id) const;
+  Status append(const AttemptState& s, std::vector<EventDraft> drafts);
+  void destroy_live(const AttemptState& s);
+
+  EngineContext ctx_;
+  std::mutex mu_;  // one command at a time in this process; the data folder's lock covers others
+};
+
+// Validates a learner name: [a-z][a-z0-9_-]{0,31}.
+bool is_valid_learner(std::string_view name);
+
+}  // namespace aura::attempt
