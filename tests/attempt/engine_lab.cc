@@ -1,0 +1,114 @@
+#include "tests/attempt/engine_lab.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "engine/package/publisher_key.h"
+#include "workers/drivers.h"
+
+namespace aura::testing {
+namespace fs = std::filesystem;
+
+void copy_t0_package(const fs::path& scenarios_dir) {
+  const char* src = std::getenv("AURA_T0_PACKAGE");
+  if (src == nullptr) throw std::runtime_error("AURA_T0_PACKAGE is not set (run through meson)");
+  const fs::path dest = scenarios_dir / std::string(kT0);
+  fs::create_directories(dest);
+  fs::copy(src, dest, fs::copy_options::recursive);
+  // The source tree may hold a signature made on this machine: the lab signs its own copy.
+  fs::remove(dest / "SHA256SUMS");
+  fs::remove(dest / "package.sig.json");
+}
+
+EngineLab::EngineLab() {
+  copy_t0_package(lab / "scenarios");
+  package_dir = lab / "scenarios" / std::string(kT0);
+  CliResult r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  auto bytes = read_file(package_dir / "manifest.json");
+  auto m = scenario::parse_manifest(bytes);
+  REQUIRE(m.ok());
+  manifest = std::move(m).value();
+  reopen();
+}
+
+EngineLab::~EngineLab() { close(); }
+
+void EngineLab::close() {
+  engine.reset();
+  log.reset();
+  blobs.reset();
+  dir.reset();
+}
+
+void EngineLab::reopen() {
+  auto k = KeyStore::open(lab.keys());
+  REQUIRE(k.ok());
+  keys.emplace(std::move(k).value());
+  auto t = TrustStore::load(lab.keys() / std::string(kPublishersDir));
+  REQUIRE(t.ok());
+  trust = std::move(t).value();
+  auto d = DataDir::open_writer(lab.data());
+  REQUIRE_MESSAGE(d.ok(), d.status().message());
+  dir.emplace(std::move(d).value());
+  auto b = BlobStore::open(dir->blob_dir());
+  REQUIRE(b.ok());
+  blobs.emplace(std::move(b).value());
+  EventLog::Options o;
+  o.signer = &keys->lab_signer();
+  o.blobs = &*blobs;
+  auto l = EventLog::open(dir->log_dir(), o);
+  REQUIRE(l.ok());
+  log = std::move(l).value();
+  attempt::EngineContext ctx;
+  ctx.log = log.get();
+  ctx.blobs = &*blobs;
+  ctx.trust = &trust;
+  ctx.lab_signer = &keys->lab_signer();
+  ctx.worlds_dir = lab.data() / "worlds";
+  ctx.drivers = [](std::string_view name) { return workers::make_driver(name); };
+  ctx.lab_build_digest = std::string(64, 'b');
+  engine = std::make_unique<attempt::AttemptEngine>(std::move(ctx));
+}
+
+const scenario::JudgeCase& EngineLab::judge(std::string_view name) const {
+  const auto* c = manifest.find_judge(name);
+  REQUIRE(c != nullptr);
+  return *c;
+}
+
+std::string EngineLab::start_and_probe(std::string_view judge_case, std::string_view learner,
+                                       std::string_view mode) {
+  attempt::StartRequest req;
+  req.learner = std::string(learner);
+  req.scenario_id = std::string(kT0);
+  req.mode = std::string(mode);
+  req.seed = 11;
+  auto id = engine->start(req);
+  REQUIRE_MESSAGE(id.ok(), id.status().message());
+  Status s = engine->predict(*id, learner, "stale-override", "a stale override on web2", 70);
+  REQUIRE_MESSAGE(s.is_ok(), s.message());
+  for (const auto& call : judge(judge_case).probe_calls_json) {
+    auto p = engine->probe(*id, learner, call);
+    REQUIRE_MESSAGE(p.ok(), p.status().message());
+  }
+  return *id;
+}
+
+std::string EngineLab::up_to_gate(std::string_view judge_case, std::string_view learner,
+                                  std::string_view mode) {
+  const std::string id = start_and_probe(judge_case, learner, mode);
+  auto rev = engine->submit(id, learner, judge(judge_case).ir_json);
+  REQUIRE_MESSAGE(rev.ok(), rev.status().message());
+  auto applied = engine->apply(id, learner);
+  REQUIRE_MESSAGE(applied.ok(), applied.status().message());
+  Status s = engine->ack(id, learner, "");
+  REQUIRE_MESSAGE(s.is_ok(), s.message());
+  auto v = engine->verify(id, learner);
+  REQUIRE_MESSAGE(v.ok(), v.status().message());
+  return id;
+}
+
+}  // namespace aura::testing
