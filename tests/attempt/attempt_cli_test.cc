@@ -1,0 +1,142 @@
+// `aura attempt …` and `aura judge` black-box: the real binary on a lab it set up itself.
+// A learner's whole attempt command by command, refusals with their exit status and the log
+// unchanged, judge mode's verdicts, the issued receipt verified (and refused after an edit), and
+// projections rebuilt twice from real attempts giving identical answers.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/attempt/engine_lab.h"
+#include "tests/cli/cli_util.h"
+
+using namespace aura::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A lab whose t0 copy is signed and loaded by `aura setup`.
+struct CliLab {
+  Lab lab;
+  CliLab() {
+    copy_t0_package(lab / "scenarios");
+    CliResult r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string()});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  }
+  CliResult ok(std::vector<std::string> args) const {
+    CliResult r = lab.aura(std::move(args));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+    return r;
+  }
+  std::string head_hash() const {
+    auto hash = lab.head().str("head_hash");
+    REQUIRE(hash.has_value());
+    return *hash;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("aura attempt: a learner's attempt, command by command") {
+  CliLab s;
+  CliResult r =
+      s.ok({"attempt", "start", "t0-config-drift", "--learner", "bob", "--seed", "4", "--json"});
+  CHECK(r.out.find("Competing hypotheses") != std::string::npos);
+  Json started(r.last_line());
+  REQUIRE(started.ok());
+  const std::string id = *started.str("attempt");
+  CHECK(*started.str("phase") == "observe");
+
+  // A probe before the prediction: refused, exit 1, the reason on stderr, the log unchanged.
+  const std::string before = s.head_hash();
+  r = s.lab.aura({"attempt", "probe", id,
+                  R"({"call":"file.read","params":{"path":"/fleet/inventory.conf"}})", "--learner",
+                  "bob"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("no prediction yet") != std::string::npos);
+  CHECK(s.head_hash() == before);
+  // Usage errors exit 2.
+  r = s.lab.aura({"attempt", "predict", id, "--learner", "bob"});
+  CHECK(r.exit_code == 2);
+
+  s.ok({"attempt", "predict", id, "--learner", "bob", "--hypothesis", "stale-override", "--expect",
+        "web2's host vars name a pruned release", "--confidence", "60"});
+  r = s.ok({"attempt", "probe", id,
+            R"({"call":"file.read","params":{"path":"/fleet/host_vars/web2.conf"}})", "--learner",
+            "bob", "--json"});
+  CHECK(r.out.find("app_root") != std::string::npos);
+  CHECK(*Json(r.last_line()).str("evidence") == "ev-1");
+
+  // The gold IR from the manifest, written out as a learner's file.
+  const std::string manifest = read_file(s.lab / "scenarios" / "t0-config-drift" / "manifest.json");
+  auto parsed = aura::scenario::parse_manifest(manifest);
+  REQUIRE(parsed.ok());
+  write_file(s.lab / "fix.json", parsed->find_judge("gold")->ir_json);
+  write_file(s.lab / "broken.json", R"({"v":1,"hypothesis":"stale-override"})");
+  r = s.lab.aura({"attempt", "submit", id, (s.lab / "broken.json").string(), "--learner", "bob"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("$.") != std::string::npos);  // the JSON path of what failed
+
+  s.ok({"attempt", "submit", id, (s.lab / "fix.json").string(), "--learner", "bob"});
+  s.ok({"attempt", "apply", id, "--learner", "bob"});
+  s.ok({"attempt", "ack", id, "--learner", "bob", "--note", "converged"});
+  r = s.ok({"attempt", "verify", id, "--learner", "bob"});
+  CHECK(r.out.find("the live world recovered") != std::string::npos);
+  r = s.ok({"attempt", "gate", id, "--learner", "bob", "--json"});
+  CHECK(*Json(r.last_line()).str("verdict") == "VERIFIED");
+  const fs::path receipt = s.lab / "receipt.json";
+  s.ok({"attempt", "receipt", id, "--learner", "bob", "--out", receipt.string()});
+  s.ok({"receipt", "verify", receipt.string(), "--replay"});
+  s.ok({"attempt", "reflect", id, "--learner", "bob", "--text", "fix the source of truth"});
+  r = s.ok({"attempt", "show", id, "--json"});
+  CHECK(r.out.find("\"phase\":\"done\"") != std::string::npos);
+}
+
+TEST_CASE("aura judge: gold VERIFIED with a receipt that holds; bad RECOVERED_UNPROVEN") {
+  CliLab s;
+  CliResult r = s.ok({"judge", "t0-config-drift", "--seed", "9", "--out",
+                      (s.lab / "receipts").string(), "--json"});
+  Json j(r.last_line());
+  REQUIRE(j.ok());
+  CHECK(j.boolean("ok") == true);
+  CHECK(r.out.find("case gold: VERIFIED, expected VERIFIED") != std::string::npos);
+  CHECK(r.out.find("case bad: RECOVERED_UNPROVEN, expected RECOVERED_UNPROVEN") !=
+        std::string::npos);
+  const auto receipts = files_with_suffix(s.lab / "receipts", ".receipt.json");
+  REQUIRE(receipts.size() == 1);  // only gold earns one
+  r = s.ok({"receipt", "verify", receipts[0].string(), "--replay"});
+  CHECK(r.out.find("ok: the receipt holds, and replays from the log") != std::string::npos);
+
+  // One character of the signed envelope changed: verify fails and names the signature.
+  std::string envelope = read_file(receipts[0]);
+  const size_t at = envelope.find("\"payload\":\"") + 20;
+  envelope[at] = envelope[at] == 'A' ? 'B' : 'A';
+  write_file(receipts[0], envelope);
+  r = s.lab.aura({"receipt", "verify", receipts[0].string()});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("FAIL  signature") != std::string::npos);
+}
+
+TEST_CASE("aura projections: rebuilt twice from real attempts, the answers are identical") {
+  CliLab s;
+  s.ok({"judge", "t0-config-drift", "--seed", "2"});
+  CliResult r = s.ok({"attempt", "start", "t0-config-drift", "--learner", "carol", "--json"});
+  const std::string open_id = *Json(r.last_line()).str("attempt");
+  s.ok({"attempt", "abandon", open_id, "--learner", "carol", "--reason", "later"});
+
+  const CliResult incremental = s.ok({"attempt", "list", "--json"});
+  const std::string incremental_show = s.ok({"attempt", "show", open_id, "--json"}).last_line();
+  s.ok({"projections", "rebuild"});
+  const CliResult first = s.ok({"attempt", "list", "--json"});
+  const std::string first_show = s.ok({"attempt", "show", open_id, "--json"}).last_line();
+  const std::string first_scenarios = s.ok({"scenario", "list", "--json"}).last_line();
+  s.ok({"projections", "rebuild"});
+  const CliResult second = s.ok({"attempt", "list", "--json"});
+  CHECK(first.last_line() == second.last_line());
+  CHECK(incremental.last_line() == first.last_line());
+  CHECK(first_show == s.ok({"attempt", "show", open_id, "--json"}).last_line());
+  CHECK(incremental_show == first_show);
+  CHECK(first_scenarios == s.ok({"scenario", "list", "--json"}).last_line());
+  CHECK(first.last_line().find("RECOVERED_UNPROVEN") != std::string::npos);
+  CHECK(first.last_line().find("VERIFIED") != std::string::npos);
+}
