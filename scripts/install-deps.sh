@@ -8,6 +8,7 @@ packages=(
   librocksdb-dev libsqlite3-dev libsodium-dev libssl-dev
   libsimdjson-dev libbpf-dev libseccomp-dev doctest-dev
   python3 iproute2 clang-format
+  nginx ansible bubblewrap
 )
 
 missing=()
@@ -29,5 +30,15 @@ fi
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# Packages with services (nginx) must not start them in the host's namespaces: the lab runs
+# nginx only inside worlds. A policy-rc.d that refuses every start is in place for the install
+# unless the machine already has one.
+guard=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod 755 /usr/sbin/policy-rc.d
+  guard=/usr/sbin/policy-rc.d
+fi
+trap '[ -n "$guard" ] && rm -f "$guard"' EXIT
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
