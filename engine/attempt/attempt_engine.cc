@@ -152,6 +152,8 @@ std::string random_hex(size_t bytes) {
   return out;
 }
 
+Status check_learner(std::string_view learner);
+
 }  // namespace
 
 bool is_valid_learner(std::string_view name) {
@@ -160,6 +162,14 @@ bool is_valid_learner(std::string_view name) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
   });
 }
+
+namespace {
+Status check_learner(std::string_view learner) {
+  if (is_valid_learner(learner)) return Status::ok();
+  return Status::invalid("learner \"" + safe_text(learner, 64) +
+                         "\" is not a learner name ([a-z][a-z0-9_-]{0,31})");
+}
+}  // namespace
 
 struct AttemptEngine::Bound {
   scenario::Manifest manifest;
@@ -182,10 +192,7 @@ Result<AttemptState> AttemptEngine::state(std::string_view id) const {
 }
 
 Result<AttemptState> AttemptEngine::load(std::string_view id, std::string_view learner) const {
-  if (!is_valid_learner(learner)) {
-    return Status::invalid("learner \"" + std::string(learner) +
-                           "\" is not a learner name ([a-z][a-z0-9_-]{0,31})");
-  }
+  AURA_RETURN_IF_ERROR(check_learner(learner));
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, replay_attempt(*ctx_.log, id));
   if (s.learner != learner) {
@@ -220,8 +227,7 @@ Result<AttemptEngine::Bound> AttemptEngine::bind(const AttemptState& s) const {
   return b;
 }
 
-Status AttemptEngine::append(const AttemptState& s, std::vector<EventDraft> drafts) {
-  (void)s;
+Status AttemptEngine::append(std::vector<EventDraft> drafts) {
   auto r = ctx_.log->append_all(drafts);
   return r.ok() ? Status::ok() : r.status();
 }
@@ -255,10 +261,7 @@ Result<scenario::Manifest> AttemptEngine::scenario_manifest(std::string_view sce
 
 Result<std::string> AttemptEngine::start(const StartRequest& req) {
   std::lock_guard lock(mu_);
-  if (!is_valid_learner(req.learner)) {
-    return Status::invalid("learner \"" + req.learner +
-                           "\" is not a learner name ([a-z][a-z0-9_-]{0,31})");
-  }
+  AURA_RETURN_IF_ERROR(check_learner(req.learner));
   if (req.mode != "learn" && req.mode != "judge") {
     return Status::invalid("mode \"" + req.mode + "\" is neither learn nor judge");
   }
@@ -309,7 +312,7 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
           .num("probe_budget", uint64_t(b.manifest.probe_budget))
           .raw("refs", ref_json("manifest", manifest_blob, "scenario.manifest"))
           .done();
-  Status st = append(s, {draft(s, "attempt.started", learner_actor(req.learner), payload)});
+  Status st = append({draft(s, "attempt.started", learner_actor(req.learner), payload)});
   if (!st.is_ok()) {
     (void)b.driver->destroy(std::move(world).value());
     fs::remove_all(live.parent_path(), ec);
@@ -339,14 +342,14 @@ Status AttemptEngine::predict(std::string_view id, std::string_view learner,
   }
   AURA_RETURN_IF_ERROR(learner_text("the expectation", expect, false));
   if (confidence > 100) return Status::invalid("confidence must be 0..100");
-  return append(s, {phase_event(s, Phase::kObserve, Phase::kPredict),
-                    draft(s, "attempt.predicted", learner_actor(learner),
-                          header(s)
-                              .str("hypothesis", hypothesis)
-                              .str("expect", expect)
-                              .num("confidence", uint64_t(confidence))
-                              .done()),
-                    phase_event(s, Phase::kPredict, Phase::kInspect)});
+  return append({phase_event(s, Phase::kObserve, Phase::kPredict),
+                 draft(s, "attempt.predicted", learner_actor(learner),
+                       header(s)
+                           .str("hypothesis", hypothesis)
+                           .str("expect", expect)
+                           .num("confidence", uint64_t(confidence))
+                           .done()),
+                 phase_event(s, Phase::kPredict, Phase::kInspect)});
 }
 
 Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view learner,
@@ -395,23 +398,23 @@ Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view l
   JsonArray resolved;
   for (size_t i = 0; i < out.resolved.size() && i < 64; ++i)
     resolved.str(safe_text(out.resolved[i], 256));
-  AURA_RETURN_IF_ERROR(append(s, {draft(s, "probe.requested", learner_actor(learner),
-                                        header(s)
-                                            .num("probe", uint64_t(r.probe))
-                                            .raw("call", scenario::call_json(call))
-                                            .num("cost", uint64_t(spec->cost))
-                                            .num("spent", uint64_t(r.spent))
-                                            .done()),
-                                  draft(s, "probe.completed", "supervisor",
-                                        header(s)
-                                            .num("probe", uint64_t(r.probe))
-                                            .str("evidence", r.evidence)
-                                            .num("exit_code", int64_t(r.exit_code))
-                                            .boolean("truncated", r.truncated)
-                                            .str("error", r.error)
-                                            .raw("resolved", resolved.done())
-                                            .raw("refs", ref_json(r.evidence, blob, "probe.output"))
-                                            .done())}));
+  AURA_RETURN_IF_ERROR(append({draft(s, "probe.requested", learner_actor(learner),
+                                     header(s)
+                                         .num("probe", uint64_t(r.probe))
+                                         .raw("call", scenario::call_json(call))
+                                         .num("cost", uint64_t(spec->cost))
+                                         .num("spent", uint64_t(r.spent))
+                                         .done()),
+                               draft(s, "probe.completed", "supervisor",
+                                     header(s)
+                                         .num("probe", uint64_t(r.probe))
+                                         .str("evidence", r.evidence)
+                                         .num("exit_code", int64_t(r.exit_code))
+                                         .boolean("truncated", r.truncated)
+                                         .str("error", r.error)
+                                         .raw("resolved", resolved.done())
+                                         .raw("refs", ref_json(r.evidence, blob, "probe.output"))
+                                         .done())}));
   r.output = std::move(out.output);
   return r;
 }
@@ -453,7 +456,7 @@ Result<uint32_t> AttemptEngine::submit(std::string_view id, std::string_view lea
                 .done()));
   if (s.phase == Phase::kInspect)
     drafts.push_back(phase_event(s, Phase::kInspect, Phase::kContract));
-  AURA_RETURN_IF_ERROR(append(s, std::move(drafts)));
+  AURA_RETURN_IF_ERROR(append(std::move(drafts)));
   return revision;
 }
 
@@ -473,8 +476,8 @@ Status AttemptEngine::authorize(std::string_view id, std::string_view learner,
                                        std::string(script_status_name(it->second)));
   }
   return append(
-      s, {draft(s, "script.authorized", learner_actor(learner),
-                header(s).num("revision", uint64_t(s.revision)).str("sha256", sha256_hex).done())});
+      {draft(s, "script.authorized", learner_actor(learner),
+             header(s).num("revision", uint64_t(s.revision)).str("sha256", sha256_hex).done())});
 }
 
 Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view learner) {
@@ -527,7 +530,7 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
                              .boolean("aborted", r.aborted)
                              .done()));
   drafts.push_back(phase_event(s, Phase::kApply, Phase::kAck));
-  AURA_RETURN_IF_ERROR(append(s, std::move(drafts)));
+  AURA_RETURN_IF_ERROR(append(std::move(drafts)));
   return r;
 }
 
@@ -537,9 +540,9 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   AURA_RETURN_IF_ERROR(need_phase(s, "ack", Phase::kAck));
   AURA_RETURN_IF_ERROR(learner_text("the note", note, true));
-  return append(s, {draft(s, "attempt.acknowledged", learner_actor(learner),
-                          header(s).str("note", note).done()),
-                    phase_event(s, Phase::kAck, Phase::kVerify)});
+  return append(
+      {draft(s, "attempt.acknowledged", learner_actor(learner), header(s).str("note", note).done()),
+       phase_event(s, Phase::kAck, Phase::kVerify)});
 }
 
 // ---- verify, gate, receipt ----
@@ -585,10 +588,10 @@ Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view
   if (!appended.ok()) return appended.status();
   JsonArray seqs;
   for (const auto& a : *appended) seqs.raw(std::to_string(a.seq));
-  AURA_RETURN_IF_ERROR(append(
-      s, {draft(s, "attempt.verified", "engine",
-                header(s).boolean("recovered", r.recovered).raw("facts", seqs.done()).done()),
-          phase_event(s, Phase::kVerify, Phase::kTransferGate)}));
+  AURA_RETURN_IF_ERROR(
+      append({draft(s, "attempt.verified", "engine",
+                    header(s).boolean("recovered", r.recovered).raw("facts", seqs.done()).done()),
+              phase_event(s, Phase::kVerify, Phase::kTransferGate)}));
   return r;
 }
 
@@ -716,8 +719,8 @@ Status AttemptEngine::reflect(std::string_view id, std::string_view learner,
   AURA_RETURN_IF_ERROR(need_phase(s, "reflect", Phase::kReflect));
   AURA_RETURN_IF_ERROR(learner_text("the reflection", text, false));
   AURA_RETURN_IF_ERROR(append(
-      s, {draft(s, "attempt.reflected", learner_actor(learner), header(s).str("text", text).done()),
-          phase_event(s, Phase::kReflect, Phase::kDone)}));
+      {draft(s, "attempt.reflected", learner_actor(learner), header(s).str("text", text).done()),
+       phase_event(s, Phase::kReflect, Phase::kDone)}));
   destroy_live(s);
   return Status::ok();
 }
@@ -729,9 +732,9 @@ Status AttemptEngine::abandon(std::string_view id, std::string_view learner,
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   if (s.phase == Phase::kDone) return Status::failed_precondition("attempt " + s.id + " is done");
   AURA_RETURN_IF_ERROR(learner_text("the reason", reason, false));
-  AURA_RETURN_IF_ERROR(append(s, {draft(s, "attempt.abandoned", learner_actor(learner),
-                                        header(s).str("reason", reason).done()),
-                                  phase_event(s, s.phase, Phase::kDone)}));
+  AURA_RETURN_IF_ERROR(append({draft(s, "attempt.abandoned", learner_actor(learner),
+                                     header(s).str("reason", reason).done()),
+                               phase_event(s, s.phase, Phase::kDone)}));
   destroy_live(s);
   return Status::ok();
 }

@@ -124,7 +124,7 @@ class AttemptEngine {
   Result<AttemptState> load(std::string_view id, std::string_view learner) const;
   Result<Bound> bind(const AttemptState& s) const;
   std::filesystem::path live_dir(std::string_view id) const;
-  Status append(const AttemptState& s, std::vector<EventDraft> drafts);
+  Status append(std::vector<EventDraft> drafts);
   void destroy_live(const AttemptState& s);
 
   EngineContext ctx_;
