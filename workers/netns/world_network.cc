@@ -153,6 +153,15 @@ Result<WorldNetwork> WorldNetwork::create(std::string_view tag,
     AURA_RETURN_IF_ERROR(
         run_ip({"-n", ns, "addr", "add", w.address(nodes[i]) + "/24", "dev", "eth0"}));
     AURA_RETURN_IF_ERROR(run_ip({"-n", ns, "link", "set", "eth0", "up"}));
+    // The node's processes live in a user namespace of their own, which does not own this
+    // network namespace: they cannot change its links, addresses or routes, and would need
+    // CAP_NET_BIND_SERVICE here for ports below 1024. Every port is theirs to bind instead.
+    Result<int> rc = w.run_in(nodes[i], [] {
+      const int fd = ::open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC);
+      return fd >= 0 && ::write(fd, "0", 1) == 1 ? 0 : 1;
+    });
+    if (!rc.ok()) return rc.status();
+    if (*rc != 0) return Status::io("setting ip_unprivileged_port_start in " + ns);
   }
   return w;
 }
