@@ -1,0 +1,155 @@
+// Hostile commands inside the sandbox: a fork bomb, a memory hog, a command past its deadline,
+// and every denied syscall. Each is contained, and the supervisor's facts say what happened.
+#include <doctest/doctest.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "tests/workers/sandbox_support.h"
+#include "workers/sandbox/registry.h"
+#include "workers/sandbox/seccomp_policy.h"
+
+namespace fs = std::filesystem;
+using aura::testing::sandbox_ran;
+using aura::testing::SandboxFixture;
+
+namespace {
+
+// Every cgroup folder and stage folder the runs under `state_dir` recorded is gone and marked
+// released.
+void check_nothing_left(const fs::path& state_dir) {
+  aura::sandbox::Registry registry(state_dir);
+  auto entries = registry.entries();
+  REQUIRE(entries.ok());
+  CHECK_FALSE(entries->empty());
+  for (const auto& e : *entries) {
+    INFO(e.path.string());
+    CHECK(e.released);
+    CHECK_FALSE(fs::exists(e.path));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("sandbox confinement: a fork bomb stops at the pids limit and is destroyed") {
+  SandboxFixture f;
+  f.profile.pids_max = 32;
+  f.profile.wall_deadline_ms = 2000;
+  auto r = f.sh("b() { b | b & }; b; sleep 100");
+  if (!sandbox_ran(r)) return;
+  CHECK(r->pids_limit_hits > 0);
+  CHECK(r->killed_by_deadline);
+  CHECK(r->wall_ns < 10'000'000'000ull);
+  check_nothing_left(f.options.state_dir);
+}
+
+TEST_CASE("sandbox confinement: a memory hog is killed by the memory limit") {
+  SandboxFixture f;
+  f.profile.memory_bytes = 48ull << 20;
+  auto r = f.run({"/usr/bin/awk", "BEGIN { s = \"xxxxxxxxxxxxxxxx\"; while (1) s = s s }"});
+  if (!sandbox_ran(r)) return;
+  CHECK_FALSE(r->exited);
+  CHECK(r->term_signal == SIGKILL);
+  CHECK(r->oom_kills >= 1);
+  CHECK_FALSE(r->killed_by_deadline);
+  CHECK(r->peak_memory_bytes <= f.profile.memory_bytes + (1u << 20));
+  CHECK(r->peak_memory_bytes > f.profile.memory_bytes / 2);
+  check_nothing_left(f.options.state_dir);
+}
+
+TEST_CASE("sandbox confinement: sleep 100 is killed at the deadline and its cgroup is gone") {
+  SandboxFixture f;
+  f.profile.wall_deadline_ms = 500;
+  auto r = f.run({"/bin/sleep", "100"});
+  if (!sandbox_ran(r)) return;
+  CHECK(r->killed_by_deadline);
+  CHECK_FALSE(r->exited);
+  CHECK(r->term_signal == SIGKILL);
+  CHECK(r->wall_ns >= 500'000'000ull);
+  CHECK(r->wall_ns < 5'000'000'000ull);
+  check_nothing_left(f.options.state_dir);
+}
+
+// Runs inside the sandbox (this binary, shown at /probe): tries each denied call and more, and
+// prints one "name=result" line each. Does nothing outside a sandbox run.
+TEST_CASE("sandbox probe: syscalls from inside") {
+  if (std::getenv("AURA_SANDBOX_PROBE") == nullptr) return;
+  std::ostringstream out;
+  for (const std::string& name : aura::sandbox::seccomp_denied_syscalls()) {
+    const int nr = seccomp_syscall_resolve_name(name.c_str());
+    if (nr < 0) continue;
+    errno = 0;
+    const long rc = ::syscall(nr, 0, 0, 0, 0, 0, 0);
+    out << "deny " << name << "=" << (rc == -1 ? strerrorname_np(errno) : "ok") << "\n";
+  }
+  errno = 0;
+  long rc = ::syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0);
+  if (rc == 0) ::_exit(0);
+  out << "clone-newnet=" << (rc == -1 ? strerrorname_np(errno) : "ok") << "\n";
+  rc = ::syscall(SYS_clone3, nullptr, 0);
+  out << "clone3=" << (rc == -1 ? strerrorname_np(errno) : "ok") << "\n";
+  rc = ::syscall(SYS_personality, 0xffffffffUL);
+  out << "personality-query=" << (rc == -1 ? strerrorname_np(errno) : "ok") << "\n";
+  rc = ::syscall(SYS_mknodat, AT_FDCWD, "/tmp/disk", S_IFBLK | 0600, makedev(8, 0));
+  out << "mknod-block=" << (rc == -1 ? strerrorname_np(errno) : "ok") << "\n";
+  out << "pid=" << ::getpid() << "\n";
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    for (const char* key :
+         {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:"}) {
+      if (line.rfind(key, 0) == 0) out << line << "\n";
+    }
+  }
+  std::cout << "PROBE\n" << out.str() << "END\n";
+}
+
+TEST_CASE("sandbox confinement: denied syscalls fail with EPERM inside; no capabilities") {
+  SandboxFixture f;
+  f.options.env = {"AURA_SANDBOX_PROBE=1", "PATH=/usr/bin:/bin"};
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  auto r = f.run({"/probe", "--test-case=sandbox probe: syscalls from inside", "--no-intro"},
+                 {{self, "/probe"}});
+  if (!sandbox_ran(r)) return;
+  INFO(r->stdout_bytes, r->stderr_bytes);
+  const std::string& out = r->stdout_bytes;
+  REQUIRE(out.find("PROBE\n") != std::string::npos);
+  REQUIRE(out.find("END\n") != std::string::npos);
+  for (const std::string& name : aura::sandbox::seccomp_denied_syscalls()) {
+    if (seccomp_syscall_resolve_name(name.c_str()) < 0) continue;
+    INFO(name);
+    CHECK(out.find("deny " + name + "=EPERM\n") != std::string::npos);
+  }
+  CHECK(out.find("deny mount=EPERM\n") != std::string::npos);
+  CHECK(out.find("deny unshare=EPERM\n") != std::string::npos);
+  CHECK(out.find("clone-newnet=EPERM\n") != std::string::npos);
+  CHECK(out.find("clone3=ENOSYS\n") != std::string::npos);
+  CHECK(out.find("personality-query=ok\n") != std::string::npos);
+  CHECK(out.find("mknod-block=EPERM\n") != std::string::npos);
+  CHECK(out.find("pid=1\n") != std::string::npos);
+  for (const char* key : {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"})
+    CHECK(out.find(std::string(key) + "\t0000000000000000\n") != std::string::npos);
+  CHECK(out.find("NoNewPrivs:\t1\n") != std::string::npos);
+  CHECK(out.find("Seccomp:\t2\n") != std::string::npos);
+}
+
+TEST_CASE("sandbox confinement: unshare(1) and mount(8) are refused inside") {
+  SandboxFixture f;
+  auto r = f.sh("unshare -U true; echo rc=$?; mount -t tmpfs none /tmp; echo rc=$?");
+  if (!sandbox_ran(r)) return;
+  INFO(r->stdout_bytes, r->stderr_bytes);
+  CHECK(r->stdout_bytes.find("rc=0") == std::string::npos);
+  CHECK(r->stderr_bytes.find("Operation not permitted") != std::string::npos);
+}

@@ -1,0 +1,130 @@
+// Leak accounting: every name a run makes is in the registry and gone after the run, over 100
+// create/destroy cycles; a supervisor killed mid-run leaves a run that reap() then removes.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/spawn_self.h"
+#include "tests/workers/sandbox_support.h"
+#include "workers/sandbox/registry.h"
+
+namespace fs = std::filesystem;
+using aura::sandbox::Registry;
+using aura::sandbox::ResourceKind;
+using aura::testing::sandbox_ran;
+using aura::testing::SandboxFixture;
+
+namespace {
+
+bool mounted_anywhere_under(const fs::path& dir) {
+  return aura::testing::read_text_file("/proc/self/mountinfo").find(dir.string()) !=
+         std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox leaks: 100 create/destroy cycles leave no recorded name behind") {
+  SandboxFixture f;
+  std::set<std::string> run_ids;
+  for (int i = 0; i < 100; ++i) {
+    auto r = f.run({"/bin/true"});
+    if (!sandbox_ran(r)) return;
+    REQUIRE(r->exit_code == 0);
+    run_ids.insert(r->run_id);
+  }
+  CHECK(run_ids.size() == 100);
+  Registry registry(f.options.state_dir);
+  auto entries = registry.entries();
+  REQUIRE(entries.ok());
+  std::set<std::string> recorded_runs;
+  size_t cgroups = 0, dirs = 0;
+  for (const auto& e : *entries) {
+    INFO(e.path.string());
+    recorded_runs.insert(e.run_id);
+    CHECK(e.released);
+    CHECK_FALSE(fs::exists(e.path));
+    (e.kind == ResourceKind::kCgroup ? cgroups : dirs)++;
+  }
+  CHECK(recorded_runs == run_ids);
+  CHECK(dirs == 100);
+  CHECK(cgroups >= 100);  // one per hierarchy: 5 on this machine's v1, 1 on v2
+  CHECK(cgroups % 100 == 0);
+  CHECK(fs::is_empty(f.options.state_dir / "runs"));
+  CHECK_FALSE(mounted_anywhere_under(f.options.state_dir));
+}
+
+// Child half of the reap test: a supervisor that starts a long run and is then SIGKILLed.
+TEST_CASE("sandbox leaks: supervisor that dies mid-run") {
+  const char* state = std::getenv("AURA_SANDBOX_DYING_STATE");
+  if (state == nullptr) return;
+  aura::sandbox::Profile profile;
+  profile.wall_deadline_ms = 60'000;
+  [[maybe_unused]] auto r = aura::sandbox::run(profile, {"/bin/sleep", "100"}, {}, {state});
+  std::_Exit(r.ok() ? 0 : 3);
+}
+
+TEST_CASE("sandbox leaks: reap() removes what a killed supervisor left") {
+  SandboxFixture f;
+  {
+    auto probe = f.run({"/bin/true"});
+    if (!sandbox_ran(probe)) return;
+  }
+  const pid_t supervisor =
+      aura::testing::spawn_self_case("sandbox leaks: supervisor that dies mid-run",
+                                     {"AURA_SANDBOX_DYING_STATE=" + f.options.state_dir.string()});
+  REQUIRE(supervisor > 0);
+  // Wait until its run's sleep is in its cgroup.
+  Registry registry(f.options.state_dir);
+  std::vector<fs::path> live;
+  pid_t sleeper = -1;
+  for (int i = 0; i < 1000 && sleeper < 0; ++i) {
+    auto entries = registry.entries();
+    REQUIRE(entries.ok());
+    live.clear();
+    for (const auto& e : *entries)
+      if (!e.released) live.push_back(e.path);
+    for (const fs::path& p : live) {
+      std::istringstream procs(aura::testing::read_text_file(p / "cgroup.procs"));
+      long pid;
+      if (procs >> pid &&
+          aura::testing::read_text_file("/proc/" + std::to_string(pid) + "/comm") == "sleep\n")
+        sleeper = static_cast<pid_t>(pid);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(sleeper > 0);
+  REQUIRE(::kill(supervisor, SIGKILL) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(supervisor, &status, 0) == supervisor);
+  CHECK(WIFSIGNALED(status));
+  // The run outlived its supervisor: that is the leak reap() exists for.
+  CHECK(::kill(sleeper, 0) == 0);
+  for (const fs::path& p : live) CHECK(fs::exists(p));
+
+  auto report = aura::sandbox::reap(f.options.state_dir);
+  REQUIRE(report.ok());
+  const std::string first_failure = report->failures.empty() ? "" : report->failures[0];
+  INFO(first_failure);
+  CHECK(report->failures.empty());
+  CHECK(report->runs_reaped == 1);
+  CHECK(report->paths_removed == static_cast<int>(live.size()));
+  for (const fs::path& p : live) CHECK_FALSE(fs::exists(p));
+  for (int i = 0; i < 500 && ::kill(sleeper, 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(aura::testing::read_text_file("/proc/" + std::to_string(sleeper) + "/comm") != "sleep\n");
+  auto after = registry.entries();
+  REQUIRE(after.ok());
+  CHECK(after->empty());  // compacted
+  // A second reap finds nothing.
+  auto again = aura::sandbox::reap(f.options.state_dir);
+  REQUIRE(again.ok());
+  CHECK(again->runs_reaped == 0);
+}

@@ -1,0 +1,204 @@
+// Black-box tests of the runner sandbox: what a command inside can see and do. Each case runs
+// real commands from the host's /usr in the sandbox and checks what came back, measured by the
+// supervisor.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/workers/sandbox_support.h"
+#include "workers/sandbox/registry.h"
+
+namespace fs = std::filesystem;
+using aura::sandbox::RunResult;
+using aura::testing::sandbox_ran;
+using aura::testing::SandboxFixture;
+
+namespace {
+
+// The host-side uid of the first process found in a live run's cgroup, or -1.
+long outside_uid_of_run(const fs::path& state_dir) {
+  aura::sandbox::Registry registry(state_dir);
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    auto entries = registry.entries();
+    if (entries.ok()) {
+      for (const auto& e : *entries) {
+        if (e.kind != aura::sandbox::ResourceKind::kCgroup || e.released) continue;
+        std::istringstream procs(aura::testing::read_text_file(e.path / "cgroup.procs"));
+        long pid;
+        if (!(procs >> pid)) continue;
+        std::istringstream status(
+            aura::testing::read_text_file("/proc/" + std::to_string(pid) + "/status"));
+        std::string line;
+        while (std::getline(status, line)) {
+          if (line.rfind("Uid:", 0) == 0) {
+            long real = -1;
+            std::istringstream(line.substr(4)) >> real;
+            // Before setresuid the child is still host root (unmapped); wait for the command.
+            if (real != 0) return real;
+          }
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox run: stdout, stderr and the exit code come back") {
+  SandboxFixture f;
+  auto r = f.sh("echo hello; echo oops >&2; exit 3");
+  if (!sandbox_ran(r)) return;
+  CHECK(r->exited);
+  CHECK(r->exit_code == 3);
+  CHECK(r->stdout_bytes == "hello\n");
+  CHECK(r->stderr_bytes == "oops\n");
+  CHECK_FALSE(r->stdout_truncated);
+  CHECK_FALSE(r->killed_by_deadline);
+  CHECK(r->wall_ns > 0);
+  CHECK(r->profile_digest == aura::sandbox::profile_digest(f.profile));
+}
+
+TEST_CASE("sandbox run: output past the cap is cut and flagged") {
+  SandboxFixture f;
+  f.profile.output_cap_bytes = 1000;
+  auto r = f.sh("head -c 50000 /dev/zero | tr '\\0' a");
+  if (!sandbox_ran(r)) return;
+  CHECK(r->stdout_bytes.size() == 1000);
+  CHECK(r->stdout_truncated);
+  CHECK(r->exit_code == 0);
+}
+
+TEST_CASE("sandbox run: root inside is the mapped unprivileged uid outside") {
+  SandboxFixture f;
+  std::atomic<long> outside{-2};
+  std::thread watcher([&] { outside = outside_uid_of_run(f.options.state_dir); });
+  auto r = f.sh("id -u; id -g; cat /proc/self/uid_map; sleep 1");
+  watcher.join();
+  if (!sandbox_ran(r)) return;
+  CHECK(r->stdout_bytes.rfind("0\n0\n", 0) == 0);
+  CHECK(r->stdout_bytes.find("100000") != std::string::npos);
+  CHECK(outside.load() == static_cast<long>(f.profile.uid_base));
+}
+
+TEST_CASE("sandbox run: the host's /root, the repo and the state folder are not visible") {
+  SandboxFixture f;
+  const fs::path marker = "/root/aura-sandbox-marker-" + std::to_string(::getpid());
+  std::ofstream(marker) << "secret";
+  const std::string repo = fs::current_path().string();
+  auto r = f.sh("test -e " + marker.string() + " && echo root-visible; test -e " + repo +
+                " && echo repo-visible; test -e " + f.options.state_dir.string() +
+                " && echo state-visible; ls /; echo pid=$$");
+  fs::remove(marker);
+  if (!sandbox_ran(r)) return;
+  CHECK(r->stdout_bytes.find("visible") == std::string::npos);
+  // PID namespace: the shell is PID 1.
+  CHECK(r->stdout_bytes.find("pid=1\n") != std::string::npos);
+  // Only the planned entries make the root.
+  CHECK(r->stdout_bytes.find("home") == std::string::npos);
+  CHECK(r->stdout_bytes.find("work") == std::string::npos);
+  CHECK(r->stdout_bytes.find("usr") != std::string::npos);
+}
+
+TEST_CASE("sandbox run: writes land on tmpfs and vanish with the run") {
+  SandboxFixture f;
+  const std::string probe = "/usr/aura-sandbox-write-" + std::to_string(::getpid());
+  auto first = f.sh("echo x > " + probe + " && cat " + probe +
+                    "; echo y > /tmp/t && cat /tmp/t; "
+                    "stat -f -c %T /; stat -f -c %T /tmp");
+  if (!sandbox_ran(first)) return;
+  CHECK(first->stdout_bytes == "x\ny\ntmpfs\ntmpfs\n");
+  CHECK_FALSE(fs::exists(probe));  // the host's /usr is the read-only lower layer
+  auto second = f.sh("test -e " + probe + " || echo gone; test -e /tmp/t || echo gone");
+  REQUIRE(second.ok());
+  CHECK(second->stdout_bytes == "gone\ngone\n");
+}
+
+TEST_CASE("sandbox run: the network namespace has only lo, up, and no route") {
+  SandboxFixture f;
+  auto r = f.sh(
+      "echo routes:; tail -n +2 /proc/net/route; echo links:; ip -o link show | cut -d: -f2; "
+      "echo up:; cat /sys/class/net/lo/operstate 2>/dev/null; ip -o link show lo | grep -c UP; "
+      "echo v4:; ip -4 route show; echo end");
+  if (!sandbox_ran(r)) return;
+  INFO(r->stdout_bytes, r->stderr_bytes);
+  CHECK(r->stdout_bytes.find("routes:\nlinks:\n lo\nup:\n1\nv4:\nend\n") == 0);
+}
+
+TEST_CASE("sandbox run: a busy loop's CPU time comes from the cgroup, within the quota") {
+  SandboxFixture f;
+  f.profile.cpu_quota_us = 50'000;  // half a CPU
+  f.profile.wall_deadline_ms = 1500;
+  // The loop runs in a grandchild that is never waited for, so no wait status counts it;
+  // only the cgroup does. The deadline kills everything.
+  auto r = f.sh("(while :; do :; done) & sleep 100");
+  if (!sandbox_ran(r)) return;
+  CHECK(r->killed_by_deadline);
+  CHECK(r->cpu_ns > 400'000'000ull);  // about 0.75 s at half a CPU over 1.5 s
+  CHECK(r->cpu_ns < 1'100'000'000ull);
+  CHECK(r->peak_memory_known);
+  CHECK(r->peak_memory_bytes > 0);
+}
+
+TEST_CASE("sandbox run: hostname and IPC are the run's own") {
+  SandboxFixture f;
+  auto r = f.sh("hostname; ls /dev; ipcs -q 2>/dev/null | grep -c 0x || true");
+  if (!sandbox_ran(r)) return;
+  CHECK(r->stdout_bytes.rfind("aura-sandbox\n", 0) == 0);
+  CHECK(r->stdout_bytes.find("sda") == std::string::npos);
+  CHECK(r->stdout_bytes.find("vda") == std::string::npos);
+  CHECK(r->stdout_bytes.find("null") != std::string::npos);
+}
+
+TEST_CASE("sandbox run: a missing command is not found, and bad requests are refused") {
+  SandboxFixture f;
+  auto missing = f.run({"/usr/bin/no-such-command"});
+  if (!missing.ok() && missing.status().code() == aura::ErrorCode::kUnavailable) {
+    CHECK(sandbox_ran(missing) == false);
+    return;
+  }
+  CHECK(missing.status().code() == aura::ErrorCode::kNotFound);
+  CHECK(f.run({"sh", "-c", "true"}).status().code() == aura::ErrorCode::kInvalidArgument);
+  f.profile.lower_paths = {"/"};
+  auto root = f.run({"/bin/true"});
+  CHECK(root.status().code() == aura::ErrorCode::kInvalidArgument);
+  CHECK(root.status().message().find("host root") != std::string::npos);
+  f.profile.lower_paths = {"/usr"};
+  f.options.forbidden_paths = {"/usr/share"};
+  CHECK(f.run({"/bin/true"}).status().code() == aura::ErrorCode::kInvalidArgument);
+  f.options.forbidden_paths = {};
+  CHECK(f.run({"/bin/true"}, {{f.options.state_dir.parent_path().string(), "/data"}})
+            .status()
+            .code() == aura::ErrorCode::kInvalidArgument);
+  f.profile.uid_base = 0;
+  CHECK(f.run({"/bin/true"}).status().code() == aura::ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("sandbox run: package files are shown read-only at their inside path") {
+  SandboxFixture f;
+  const fs::path pkg = f.dir.path() / "pkg";
+  fs::create_directories(pkg / "bin");
+  // The run reads package files as its unprivileged uid: a 0700 folder above them is refused
+  // before anything starts, with the folder named.
+  fs::permissions(f.dir.path(), fs::perms(0700));
+  auto hidden = f.run({"/bin/true"}, {{pkg.string(), "/opt/pkg"}});
+  CHECK(hidden.status().code() == aura::ErrorCode::kInvalidArgument);
+  CHECK(hidden.status().message().find("not searchable by others") != std::string::npos);
+  fs::permissions(f.dir.path(), fs::perms(0755));
+  std::ofstream(pkg / "bin" / "hello.sh") << "echo from-package\n";
+  std::ofstream(f.dir.path() / "single") << "one file\n";
+  auto r = f.run({"/bin/sh", "-c",
+                  "sh /opt/pkg/bin/hello.sh; cat /etc/single; echo z > /etc/single || echo ro"},
+                 {{pkg.string(), "/opt/pkg"}, {(f.dir.path() / "single").string(), "/etc/single"}});
+  if (!sandbox_ran(r)) return;
+  CHECK(r->stdout_bytes == "from-package\none file\nro\n");
+  CHECK(aura::testing::read_text_file(f.dir.path() / "single") == "one file\n");
+}

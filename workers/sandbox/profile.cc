@@ -1,0 +1,27 @@
+#include "workers/sandbox/profile.h"
+
+#include "workers/sandbox/seccomp_policy.h"
+
+namespace aura::sandbox {
+
+Digest profile_digest(const Profile& p) {
+  // One "key=value\n" line per field, in declaration order; lists are one line per entry.
+  std::string text = "aura-sandbox-profile v1\n";
+  text += "name=" + p.name + "\n";
+  text += "cpu_quota_us=" + std::to_string(p.cpu_quota_us) + "\n";
+  text += "cpu_period_us=" + std::to_string(p.cpu_period_us) + "\n";
+  text += "memory_bytes=" + std::to_string(p.memory_bytes) + "\n";
+  text += "pids_max=" + std::to_string(p.pids_max) + "\n";
+  text += "wall_deadline_ms=" + std::to_string(p.wall_deadline_ms) + "\n";
+  text += "output_cap_bytes=" + std::to_string(p.output_cap_bytes) + "\n";
+  text += "tmpfs_bytes=" + std::to_string(p.tmpfs_bytes) + "\n";
+  text += "capabilities=" + std::to_string(p.capabilities) + "\n";
+  text += "uid_base=" + std::to_string(p.uid_base) + "\n";
+  text += "id_count=" + std::to_string(p.id_count) + "\n";
+  text += "hostname=" + p.hostname + "\n";
+  for (const std::string& l : p.lower_paths) text += "lower=" + l + "\n";
+  text += "seccomp_policy=" + std::to_string(kSeccompPolicyVersion) + "\n";
+  return sha256(text);
+}
+
+}  // namespace aura::sandbox

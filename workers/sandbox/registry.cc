@@ -1,0 +1,218 @@
+#include "workers/sandbox/registry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "engine/common/file_io.h"
+#include "workers/sandbox/cgroup.h"
+
+namespace aura::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+using file_io::errno_text;
+
+constexpr const char* kFileName = "sandbox-registry";
+constexpr uint64_t kReapKillTimeoutMs = 5000;
+
+const char* kind_name(ResourceKind k) { return k == ResourceKind::kCgroup ? "cgroup" : "dir"; }
+
+// Holds the registry file's exclusive flock for its lifetime.
+class Locked {
+ public:
+  explicit Locked(const fs::path& file)
+      : fd_(::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) {
+    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~Locked() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string start_time_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream rest(text.substr(close + 2));
+  std::string field;
+  // Fields after "(comm)": state is field 3; starttime is field 22.
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return field;
+  }
+  return "";
+}
+
+Result<std::vector<RegistryEntry>> parse(const std::string& text) {
+  std::vector<RegistryEntry> out;
+  std::map<std::string, size_t> live;  // key → index in out
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string op, owner, run_id, kind, path;
+    f >> op;
+    if (op == "+") {
+      f >> owner >> run_id >> kind;
+    } else if (op == "-") {
+      f >> run_id >> kind;
+    } else {
+      continue;
+    }
+    std::getline(f >> std::ws, path);
+    if (run_id.empty() || path.empty()) return Status::corruption("registry line: " + line);
+    const std::string key = run_id + " " + kind + " " + path;
+    if (op == "+") {
+      RegistryEntry e;
+      e.owner = owner;
+      e.run_id = run_id;
+      e.kind = kind == "cgroup" ? ResourceKind::kCgroup : ResourceKind::kDir;
+      e.path = path;
+      live[key] = out.size();
+      out.push_back(std::move(e));
+    } else if (auto it = live.find(key); it != live.end()) {
+      out[it->second].released = true;
+      live.erase(it);
+    }
+  }
+  return out;
+}
+
+Result<std::string> read_all(int fd) {
+  std::string text;
+  char buf[8192];
+  off_t off = 0;
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, off);
+    if (n < 0) return Status::io("read registry: " + errno_text(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+  return text;
+}
+
+}  // namespace
+
+Registry::Registry(fs::path state_dir)
+    : state_dir_(std::move(state_dir)), file_(state_dir_ / kFileName) {}
+
+std::string Registry::self_owner() {
+  return std::to_string(::getpid()) + "." + start_time_of(::getpid());
+}
+
+bool Registry::owner_alive(const std::string& owner) {
+  const size_t dot = owner.find('.');
+  if (dot == std::string::npos) return false;
+  const pid_t pid = static_cast<pid_t>(std::stol(owner.substr(0, dot)));
+  const std::string started = start_time_of(pid);
+  return !started.empty() && started == owner.substr(dot + 1);
+}
+
+Status Registry::append(const std::string& line) {
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(state_dir_, 0700));
+  Locked lock(file_);
+  if (lock.fd() < 0) return Status::io("open " + file_.string() + ": " + errno_text(errno));
+  const ssize_t n = ::write(lock.fd(), line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size()))
+    return Status::io("append to " + file_.string() + ": " + errno_text(errno));
+  return Status::ok();
+}
+
+Status Registry::record(const std::string& run_id, ResourceKind kind, const fs::path& path) {
+  return append("+ " + self_owner() + " " + run_id + " " + kind_name(kind) + " " + path.string() +
+                "\n");
+}
+
+Status Registry::release(const std::string& run_id, ResourceKind kind, const fs::path& path) {
+  return append("- " + run_id + " " + kind_name(kind) + " " + path.string() + "\n");
+}
+
+Result<std::vector<RegistryEntry>> Registry::entries() const {
+  if (::access(file_.c_str(), F_OK) != 0) return std::vector<RegistryEntry>{};
+  Locked lock(file_);
+  if (lock.fd() < 0) return Status::io("open " + file_.string() + ": " + errno_text(errno));
+  auto text = read_all(lock.fd());
+  if (!text.ok()) return text.status();
+  return parse(*text);
+}
+
+Result<ReapReport> reap(const fs::path& state_dir) {
+  Registry registry(state_dir);
+  ReapReport report;
+  if (::access(registry.file().c_str(), F_OK) != 0) return report;
+  Locked lock(registry.file());
+  if (lock.fd() < 0)
+    return Status::io("open " + registry.file().string() + ": " + errno_text(errno));
+  auto text = read_all(lock.fd());
+  if (!text.ok()) return text.status();
+  auto parsed = parse(*text);
+  if (!parsed.ok()) return parsed.status();
+
+  // Leftover runs of dead owners, cgroups first (their processes die before folders go).
+  std::map<std::string, std::vector<RegistryEntry*>> runs;
+  for (RegistryEntry& e : *parsed) {
+    if (!e.released && !Registry::owner_alive(e.owner)) runs[e.run_id].push_back(&e);
+  }
+  auto tree = CgroupTree::detect();
+  for (auto& [run_id, entries] : runs) {
+    ++report.runs_reaped;
+    // The whole run at once (freezer first on v1), then each folder by path.
+    if (tree.ok()) {
+      Status killed = (*tree)->kill_all(run_id, kReapKillTimeoutMs);
+      if (!killed.is_ok()) report.failures.push_back(run_id + ": " + killed.message());
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      const ResourceKind want = pass == 0 ? ResourceKind::kCgroup : ResourceKind::kDir;
+      for (RegistryEntry* e : entries) {
+        if (e->kind != want) continue;
+        Status s;
+        if (want == ResourceKind::kCgroup) {
+          s = kill_and_remove_group_path(e->path, kReapKillTimeoutMs);
+        } else {
+          ::umount2(e->path.c_str(), MNT_DETACH);  // only if something left it mounted here
+          if (::rmdir(e->path.c_str()) != 0 && errno != ENOENT)
+            s = Status::io("rmdir " + e->path.string() + ": " + errno_text(errno));
+        }
+        if (s.is_ok()) {
+          e->released = true;
+          ++report.paths_removed;
+        } else {
+          report.failures.push_back(run_id + ": " + s.message());
+        }
+      }
+    }
+  }
+
+  // Compact: keep only entries still live (their owners run, or reaping them failed).
+  std::string kept;
+  for (const RegistryEntry& e : *parsed) {
+    if (e.released) continue;
+    kept +=
+        "+ " + e.owner + " " + e.run_id + " " + kind_name(e.kind) + " " + e.path.string() + "\n";
+  }
+  if (::ftruncate(lock.fd(), 0) != 0)
+    return Status::io("truncate " + registry.file().string() + ": " + errno_text(errno));
+  if (!kept.empty() &&
+      ::write(lock.fd(), kept.data(), kept.size()) != static_cast<ssize_t>(kept.size()))
+    return Status::io("rewrite " + registry.file().string() + ": " + errno_text(errno));
+  if (::fsync(lock.fd()) != 0)
+    return Status::io("fsync " + registry.file().string() + ": " + errno_text(errno));
+  return report;
+}
+
+}  // namespace aura::sandbox

@@ -1,0 +1,66 @@
+// The leak registry: every host-visible name a sandbox run creates (cgroup folders, its stage
+// folder) is written here before it is made and marked released after it is gone, so a later
+// supervisor can reap what a dead one left. One append-only text file, locked with flock.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/common/status.h"
+
+namespace aura::sandbox {
+
+enum class ResourceKind { kCgroup, kDir };
+
+struct RegistryEntry {
+  std::string owner;  // "<pid>.<start time in ticks>" of the process that created it
+  std::string run_id;
+  ResourceKind kind = ResourceKind::kDir;
+  std::filesystem::path path;
+  bool released = false;
+};
+
+// Thread-safe and multi-process safe (each call takes the file's flock).
+class Registry {
+ public:
+  // REQUIRES: state_dir exists or can be created.
+  explicit Registry(std::filesystem::path state_dir);
+
+  // Records that this process is about to create `path` for `run_id`.
+  Status record(const std::string& run_id, ResourceKind kind, const std::filesystem::path& path);
+  // Records that `path` of `run_id` is gone.
+  Status release(const std::string& run_id, ResourceKind kind, const std::filesystem::path& path);
+
+  // Every entry ever recorded since the last compaction, with `released` folded in.
+  Result<std::vector<RegistryEntry>> entries() const;
+
+  const std::filesystem::path& file() const { return file_; }
+  const std::filesystem::path& state_dir() const { return state_dir_; }
+
+  // This process's owner token.
+  static std::string self_owner();
+  // Whether the process named by `owner` still runs (same pid and start time).
+  static bool owner_alive(const std::string& owner);
+
+ private:
+  Status append(const std::string& line);
+  std::filesystem::path state_dir_;
+  std::filesystem::path file_;
+};
+
+struct ReapReport {
+  int runs_reaped = 0;
+  int paths_removed = 0;
+  std::vector<std::string> failures;  // what could not be removed, and why
+};
+
+// Removes everything a dead earlier process left under `state_dir`: kills each leftover run's
+// processes through its cgroup, removes its cgroup folders and stage folder, marks them released
+// and compacts the registry. Entries of live owners are left alone. Fails only if the registry
+// cannot be read or rewritten; per-path failures are listed in the report.
+Result<ReapReport> reap(const std::filesystem::path& state_dir);
+
+}  // namespace aura::sandbox
