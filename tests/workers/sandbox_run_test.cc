@@ -2,6 +2,7 @@
 // real commands from the host's /usr in the sandbox and checks what came back, measured by the
 // supervisor.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -148,11 +149,12 @@ TEST_CASE("sandbox run: a busy loop's CPU time comes from the cgroup, within the
   CHECK(r->peak_memory_bytes > 0);
 }
 
-TEST_CASE("sandbox run: hostname and IPC are the run's own") {
+TEST_CASE("sandbox run: hostname, cgroup view and /dev are the run's own") {
   SandboxFixture f;
-  auto r = f.sh("hostname; ls /dev; ipcs -q 2>/dev/null | grep -c 0x || true");
+  auto r = f.sh("hostname; cat /proc/self/cgroup | cut -d: -f3 | sort -u; ls /dev");
   if (!sandbox_ran(r)) return;
-  CHECK(r->stdout_bytes.rfind("aura-sandbox\n", 0) == 0);
+  // UTS: the profile's hostname. cgroup namespace: the run's own group is its root.
+  CHECK(r->stdout_bytes.rfind("aura-sandbox\n/\n", 0) == 0);
   CHECK(r->stdout_bytes.find("sda") == std::string::npos);
   CHECK(r->stdout_bytes.find("vda") == std::string::npos);
   CHECK(r->stdout_bytes.find("null") != std::string::npos);
@@ -201,4 +203,22 @@ TEST_CASE("sandbox run: package files are shown read-only at their inside path")
   if (!sandbox_ran(r)) return;
   CHECK(r->stdout_bytes == "from-package\none file\nro\n");
   CHECK(aura::testing::read_text_file(f.dir.path() / "single") == "one file\n");
+}
+
+TEST_CASE("sandbox run: only stdio and the passed descriptor (as fd 3) reach the command") {
+  SandboxFixture f;
+  int channel[2];
+  REQUIRE(::pipe2(channel, O_CLOEXEC) == 0);
+  f.options.pass_fd = channel[1];
+  auto r = f.sh("echo via-fd3 >&3; ls /proc/self/fd");
+  ::close(channel[1]);
+  char buf[64] = {};
+  const ssize_t n = ::read(channel[0], buf, sizeof buf - 1);
+  ::close(channel[0]);
+  if (!sandbox_ran(r)) return;
+  CHECK(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0) == "via-fd3\n");
+  // ls lists 0-3 and the folder it reads (4); nothing else was inherited.
+  CHECK(r->stdout_bytes == "0\n1\n2\n3\n4\n");
+  f.options.pass_fd = 1;
+  CHECK(f.run({"/bin/true"}).status().code() == aura::ErrorCode::kInvalidArgument);
 }

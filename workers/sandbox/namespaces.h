@@ -11,10 +11,10 @@
 
 namespace aura::sandbox {
 
-// user, mount, PID, network, IPC, UTS and cgroup namespaces.
-inline constexpr unsigned long kCloneNamespaces = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-                                                  CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                                                  CLONE_NEWCGROUP;
+// user, mount, PID, network, IPC and UTS namespaces. The cgroup namespace is unshared by the
+// child once the supervisor has moved it into the run's cgroup, so that group is its root.
+inline constexpr unsigned long kCloneNamespaces =
+    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
 
 // Writes /proc/<pid>/setgroups "deny" and uid_map/gid_map "0 <base> <count>".
 // REQUIRES: `pid` is a child made with CLONE_NEWUSER that has not yet exec'd.

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -37,6 +38,7 @@ constexpr uint64_t kKillWaitMs = 5000;
 // and errno. Written once to the error pipe, which close-on-exec closes on success.
 enum class ChildStep : int32_t {
   kSync = 1,
+  kCgroupNamespace,
   kPrivateRoot,
   kStageTmpfs,
   kChdirStage,
@@ -58,6 +60,8 @@ const char* step_name(ChildStep s) {
   switch (s) {
     case ChildStep::kSync:
       return "wait for the supervisor";
+    case ChildStep::kCgroupNamespace:
+      return "unshare the cgroup namespace";
     case ChildStep::kPrivateRoot:
       return "make mounts private";
     case ChildStep::kStageTmpfs:
@@ -111,6 +115,7 @@ struct ChildArgs {
   int error_fd;
   int stdout_fd;
   int stderr_fd;
+  int pass_fd;  // becomes fd 3 inside, or -1
   char* const* argv;
   char* const* envp;
 };
@@ -125,6 +130,7 @@ struct ChildArgs {
 [[noreturn]] void child_main(const ChildArgs& a) {
   char byte;
   if (::read(a.sync_fd, &byte, 1) != 1) child_fail(a, ChildStep::kSync, errno);
+  if (::unshare(CLONE_NEWCGROUP) != 0) child_fail(a, ChildStep::kCgroupNamespace, errno);
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
     child_fail(a, ChildStep::kPrivateRoot, errno);
   // Still the host's uid 0 here (unmapped inside), so the stage folder is reachable even under
@@ -149,9 +155,14 @@ struct ChildArgs {
       ::dup2(a.stderr_fd, 2) < 0)
     child_fail(a, ChildStep::kStdio, errno);
   ::umask(022);
-  // Only stdio and the (close-on-exec) error pipe stay open.
-  if (a.error_fd > 3 &&
-      ::syscall(SYS_close_range, 3u, static_cast<unsigned>(a.error_fd - 1), 0u) != 0)
+  unsigned first_closed = 3;
+  if (a.pass_fd >= 0) {
+    const int rc = a.pass_fd == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(a.pass_fd, 3);
+    if (rc < 0) child_fail(a, ChildStep::kStdio, errno);
+    first_closed = 4;
+  }
+  // Only stdio, the passed fd and the (close-on-exec, fd >= 10) error pipe stay open.
+  if (::syscall(SYS_close_range, first_closed, static_cast<unsigned>(a.error_fd - 1), 0u) != 0)
     child_fail(a, ChildStep::kCloseFds, errno);
   if (::syscall(SYS_close_range, static_cast<unsigned>(a.error_fd + 1), ~0u, 0u) != 0)
     child_fail(a, ChildStep::kCloseFds, errno);
@@ -346,6 +357,15 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
     p->read = fds[0];
     p->write = fds[1];
   }
+  // The error pipe sits above the fds the child arranges (0-3) so none overwrites it.
+  if (const int high = ::fcntl(error.write, F_DUPFD_CLOEXEC, 10); high >= 0) {
+    close_fd(error.write);
+    error.write = high;
+  } else {
+    return Status::io("fcntl F_DUPFD_CLOEXEC: " + errno_text(errno));
+  }
+  if (options.pass_fd >= 0 && options.pass_fd < 3)
+    return Status::invalid("sandbox: pass_fd must not be stdio");
   struct Closer {
     std::vector<int*> fds;
     ~Closer() {
@@ -365,6 +385,7 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
                        error.write,
                        out.write,
                        err.write,
+                       options.pass_fd,
                        c_argv.data(),
                        c_envp.data()};
 
@@ -374,8 +395,7 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   if (pid == 0) child_main(args);
   if (pid < 0)
     return Status::unavailable(
-        "sandbox: clone with user, mount, PID, network, IPC, UTS and "
-        "cgroup namespaces: " +
+        "sandbox: clone with user, mount, PID, network, IPC and UTS namespaces: " +
         errno_text(errno));
   guard.set_child(static_cast<pid_t>(pid));
   close_fd(sync.read);

@@ -24,6 +24,9 @@ struct RunOptions {
   std::vector<std::filesystem::path> forbidden_paths;
   // Environment inside; empty means PATH, HOME=/root and LANG=C.UTF-8 only.
   std::vector<std::string> env;
+  // One descriptor the command inherits as fd 3 (the runner's end of its writer socket), or -1.
+  // Every other descriptor but stdio is closed before execve. Must not be 0, 1 or 2.
+  int pass_fd = -1;
 };
 
 // Host-stamped facts about one run.
