@@ -16,12 +16,14 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "tests/workers/sandbox_support.h"
 #include "workers/sandbox/registry.h"
 #include "workers/sandbox/seccomp_policy.h"
 
 namespace fs = std::filesystem;
+using aura::Result;
 using aura::testing::sandbox_ran;
 using aura::testing::SandboxFixture;
 
@@ -180,4 +182,44 @@ TEST_CASE("sandbox confinement: a syscall from another architecture kills the pr
   CHECK(r->stdout_bytes.find("survived") == std::string::npos);
   CHECK_FALSE(r->exited);
   CHECK(r->term_signal == SIGSYS);
+}
+
+TEST_CASE("sandbox confinement: /proc/sys, sysrq and the host's cgroup files cannot be written") {
+  SandboxFixture f;
+  auto r = f.sh(
+      "echo 3 > /proc/sys/vm/drop_caches && echo drop-caches-written; "
+      "echo h > /proc/sysrq-trigger && echo sysrq-written; "
+      "echo 1 > /proc/sys/kernel/panic && echo panic-written; "
+      "test -e /sys/fs/cgroup && echo cgroupfs-visible; "
+      "cat /proc/1/environ > /dev/null && echo own-pid1-readable; echo end");
+  if (!sandbox_ran(r)) return;
+  INFO(r->stdout_bytes, r->stderr_bytes);
+  CHECK(r->stdout_bytes == "own-pid1-readable\nend\n");
+}
+
+TEST_CASE(
+    "sandbox confinement: a setup step that fails stops the run, names the step, leaks "
+    "nothing") {
+  SandboxFixture f;
+  // procfs cannot be an overlay lower layer, so building the root fails at that mount.
+  auto r = f.run({"/bin/true"}, {{"/proc/sys/kernel", "/k"}});
+  REQUIRE_FALSE(r.ok());
+  INFO(r.status().message());
+  CHECK(r.status().code() == aura::ErrorCode::kUnavailable);
+  CHECK(r.status().message().find("mount overlay at root/k") != std::string::npos);
+  check_nothing_left(f.options.state_dir);
+}
+
+TEST_CASE("sandbox confinement: concurrent runs are separate and both destroyed") {
+  SandboxFixture f;
+  Result<aura::sandbox::RunResult> other = aura::Status::io("not run");
+  std::thread t([&] { other = f.sh("echo b > /tmp/x; sleep 0.3; cat /tmp/x"); });
+  auto mine = f.sh("echo a > /tmp/x; sleep 0.3; cat /tmp/x");
+  t.join();
+  if (!sandbox_ran(mine)) return;
+  REQUIRE(other.ok());
+  CHECK(mine->stdout_bytes == "a\n");
+  CHECK(other->stdout_bytes == "b\n");
+  CHECK(mine->run_id != other->run_id);
+  check_nothing_left(f.options.state_dir);
 }
