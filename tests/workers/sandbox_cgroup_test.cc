@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "tests/workers/sandbox_support.h"
 #include "workers/sandbox/cgroup.h"
@@ -142,4 +143,58 @@ TEST_CASE("cgroup: a cgroup2 mount without cpu, memory and pids is refused with 
   CHECK(v2.status().message().find("controller") != std::string::npos);
   REQUIRE(tree.ok());
   CHECK((*tree)->version() == CgroupVersion::kV1);
+}
+
+TEST_CASE("cgroup: a v2 group's processes are all killed by path and its folder removed") {
+  // cgroup.procs, cgroup.kill and cgroup.freeze are core cgroup2 files, present even on a mount
+  // without controllers, so this path (what reap() uses) is tested on v1 machines as well.
+  fs::path mount;
+  std::ifstream mounts("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    if (line.find(" - cgroup2 ") == std::string::npos) continue;
+    std::istringstream f(line);
+    std::string id, parent, dev, root, mount_point;
+    f >> id >> parent >> dev >> root >> mount_point;
+    mount = mount_point;
+  }
+  if (mount.empty()) return;  // a v1-only machine: the v1 case above covers it
+  std::string own = aura::testing::read_text_file("/proc/self/cgroup");
+  const size_t at = own.find("0::");
+  REQUIRE(at != std::string::npos);
+  own = own.substr(at + 3, own.find('\n', at) - at - 3);
+  const fs::path group = mount / fs::path(own).relative_path() / test_run_id();
+  REQUIRE(fs::create_directory(group));
+
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    char b;
+    [[maybe_unused]] ssize_t n = ::read(ready[0], &b, 1);
+    ::_exit(spawn_family(2) > 0 ? (::pause(), 0) : 1);
+  }
+  std::ofstream(group / "cgroup.procs") << child;
+  REQUIRE(::write(ready[1], "g", 1) == 1);
+  size_t count = 0;
+  for (int i = 0; i < 500 && count < 4; ++i) {
+    std::istringstream procs(aura::testing::read_text_file(group / "cgroup.procs"));
+    count = 0;
+    for (long p; procs >> p;) ++count;
+    ::usleep(2000);
+  }
+  CHECK(count == 4);
+  // Our own child stays a zombie in the group until reaped, so reap it while the kill waits.
+  std::thread reaper([&] {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    CHECK(WIFSIGNALED(status));
+  });
+  const aura::Status s = aura::sandbox::kill_and_remove_group_path(group, 5000);
+  reaper.join();
+  INFO(s.message());
+  CHECK(s.is_ok());
+  CHECK_FALSE(fs::exists(group));
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
