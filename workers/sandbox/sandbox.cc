@@ -283,17 +283,22 @@ Status check_profile(const Profile& p, const std::vector<std::string>& argv) {
   return Status::ok();
 }
 
-// Reads what is available on `fd` into `out` up to `cap`; returns false at EOF or error.
+// Reads what is available on the (non-blocking) `fd` into `out` up to `cap`, reading and
+// dropping the rest; returns false at EOF or error, true while the pipe may yield more.
 bool drain(int fd, std::string& out, uint64_t cap, bool& truncated) {
   char buf[16384];
-  const ssize_t n = ::read(fd, buf, sizeof buf);
-  if (n < 0) return errno == EINTR || errno == EAGAIN;
-  if (n == 0) return false;
-  const size_t room = out.size() < cap ? cap - out.size() : 0;
-  const size_t keep = std::min(room, static_cast<size_t>(n));
-  out.append(buf, keep);
-  if (keep < static_cast<size_t>(n)) truncated = true;
-  return true;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN;
+    }
+    if (n == 0) return false;
+    const size_t room = out.size() < cap ? cap - out.size() : 0;
+    const size_t keep = std::min(room, static_cast<size_t>(n));
+    out.append(buf, keep);
+    if (keep < static_cast<size_t>(n)) truncated = true;
+  }
 }
 
 }  // namespace
@@ -356,6 +361,10 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
     if (::pipe2(fds, O_CLOEXEC) != 0) return Status::io("pipe2: " + errno_text(errno));
     p->read = fds[0];
     p->write = fds[1];
+  }
+  for (int fd : {out.read, err.read}) {
+    if (::fcntl(fd, F_SETFL, O_NONBLOCK) != 0)
+      return Status::io("fcntl O_NONBLOCK: " + errno_text(errno));
   }
   // The error pipe sits above the fds the child arranges (0-3) so none overwrites it.
   if (const int high = ::fcntl(error.write, F_DUPFD_CLOEXEC, 10); high >= 0) {
@@ -479,13 +488,12 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   AURA_RETURN_IF_ERROR(guard.kill_and_reap(&killed_status, &usage));
   if (child_running) wait_status = killed_status;
   result.wall_ns = monotonic_ns() - start_ns;
-  // Every writer is dead, so the pipes hold only what is already in them.
-  while (out_open)
-    out_open =
-        drain(out.read, result.stdout_bytes, profile.output_cap_bytes, result.stdout_truncated);
-  while (err_open)
-    err_open =
-        drain(err.read, result.stderr_bytes, profile.output_cap_bytes, result.stderr_truncated);
+  // Every process of the run is dead, so the pipes hold only what is already in them; one
+  // non-blocking pass takes it (a descriptor smuggled out through pass_fd cannot stall us).
+  if (out_open)
+    drain(out.read, result.stdout_bytes, profile.output_cap_bytes, result.stdout_truncated);
+  if (err_open)
+    drain(err.read, result.stderr_bytes, profile.output_cap_bytes, result.stderr_truncated);
   if (!setup_done) {
     ChildError e;
     if (::read(error.read, &e, sizeof e) == static_cast<ssize_t>(sizeof e)) {
