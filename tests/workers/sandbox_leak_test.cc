@@ -128,3 +128,24 @@ TEST_CASE("sandbox leaks: reap() removes what a killed supervisor left") {
   REQUIRE(again.ok());
   CHECK(again->runs_reaped == 0);
 }
+
+TEST_CASE("sandbox leaks: reap() leaves a live owner's runs alone") {
+  aura::testing::TempDir dir;
+  const fs::path state = dir.path() / "state";
+  const fs::path live_dir = state / "runs" / "live";
+  fs::create_directories(live_dir);
+  Registry registry(state);
+  REQUIRE(registry.record("live", ResourceKind::kDir, live_dir).is_ok());
+  auto report = aura::sandbox::reap(state);
+  REQUIRE(report.ok());
+  CHECK(report->runs_reaped == 0);
+  CHECK(fs::exists(live_dir));
+  auto entries = registry.entries();
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 1);
+  CHECK_FALSE((*entries)[0].released);
+  CHECK(Registry::owner_alive((*entries)[0].owner));
+  CHECK_FALSE(Registry::owner_alive("999999999.1"));
+  CHECK_FALSE(Registry::owner_alive(std::to_string(::getpid()) + ".1"));  // pid reused
+  CHECK_FALSE(Registry::owner_alive("garbage"));
+}

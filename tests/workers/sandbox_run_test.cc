@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/msg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -149,12 +150,19 @@ TEST_CASE("sandbox run: a busy loop's CPU time comes from the cgroup, within the
   CHECK(r->peak_memory_bytes > 0);
 }
 
-TEST_CASE("sandbox run: hostname, cgroup view and /dev are the run's own") {
+TEST_CASE("sandbox run: hostname, cgroup view, IPC and /dev are the run's own") {
   SandboxFixture f;
-  auto r = f.sh("hostname; cat /proc/self/cgroup | cut -d: -f3 | sort -u; ls /dev");
+  // A System V queue on the host must not be seen from the run's IPC namespace.
+  const int queue = ::msgget(IPC_PRIVATE, IPC_CREAT | 0666);
+  REQUIRE(queue >= 0);
+  auto r = f.sh(
+      "hostname; cat /proc/self/cgroup | cut -d: -f3 | sort -u; echo queues=$(ipcs -q | grep -c "
+      "0x); ls /dev");
+  ::msgctl(queue, IPC_RMID, nullptr);
   if (!sandbox_ran(r)) return;
+  INFO(r->stdout_bytes, r->stderr_bytes);
   // UTS: the profile's hostname. cgroup namespace: the run's own group is its root.
-  CHECK(r->stdout_bytes.rfind("aura-sandbox\n/\n", 0) == 0);
+  CHECK(r->stdout_bytes.rfind("aura-sandbox\n/\nqueues=0\n", 0) == 0);
   CHECK(r->stdout_bytes.find("sda") == std::string::npos);
   CHECK(r->stdout_bytes.find("vda") == std::string::npos);
   CHECK(r->stdout_bytes.find("null") != std::string::npos);

@@ -6,6 +6,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -118,7 +119,9 @@ std::string Registry::self_owner() {
 bool Registry::owner_alive(const std::string& owner) {
   const size_t dot = owner.find('.');
   if (dot == std::string::npos) return false;
-  const pid_t pid = static_cast<pid_t>(std::stol(owner.substr(0, dot)));
+  pid_t pid = 0;
+  const auto parsed = std::from_chars(owner.data(), owner.data() + dot, pid);
+  if (parsed.ec != std::errc() || parsed.ptr != owner.data() + dot || pid <= 0) return false;
   const std::string started = start_time_of(pid);
   return !started.empty() && started == owner.substr(dot + 1);
 }
