@@ -293,6 +293,12 @@ class CgroupV1 final : public CgroupTree {
   Status kill_all(std::string_view run_id, uint64_t timeout_ms) override {
     const fs::path freezer = freezer_ / std::string(run_id);
     if (::access(freezer.c_str(), F_OK) != 0) return Status::ok();
+    // Already empty (the usual end of a run): nothing to freeze. A group cannot refill itself
+    // once empty, since only its own processes fork into it.
+    if (auto procs = read_procs(freezer); procs.ok() && procs->empty()) {
+      for (const fs::path& p : paths(run_id)) AURA_RETURN_IF_ERROR(wait_empty(p, timeout_ms));
+      return Status::ok();
+    }
     AURA_RETURN_IF_ERROR(write_text(freezer / "freezer.state", "FROZEN"));
     const uint64_t until = now_ms() + kFreezeWaitMs;
     for (;;) {
@@ -388,6 +394,7 @@ class CgroupV2 final : public CgroupTree {
 
   static Status kill_and_wait(const fs::path& dir, uint64_t timeout_ms) {
     if (::access(dir.c_str(), F_OK) != 0) return Status::ok();
+    if (auto procs = read_procs(dir); procs.ok() && procs->empty()) return Status::ok();
     if (::access((dir / "cgroup.kill").c_str(), F_OK) == 0) {
       AURA_RETURN_IF_ERROR(write_text(dir / "cgroup.kill", "1"));
     } else {

@@ -313,8 +313,10 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   MountPlan plan;
   AURA_ASSIGN_OR_RETURN(plan,
                         plan_mounts(profile.lower_paths, packages, profile.tmpfs_bytes, forbidden));
-  SeccompProgram seccomp;
-  AURA_ASSIGN_OR_RETURN(seccomp, build_seccomp_program());
+  // The policy is the same for every run: built once per process, copied per run.
+  static const Result<SeccompProgram> built = build_seccomp_program();
+  if (!built.ok()) return built.status();
+  SeccompProgram seccomp = *built;
   std::unique_ptr<CgroupTree> tree;
   AURA_ASSIGN_OR_RETURN(tree, CgroupTree::detect());
   std::string run_id;
