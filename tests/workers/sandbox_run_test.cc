@@ -144,7 +144,9 @@ TEST_CASE("sandbox run: a busy loop's CPU time comes from the cgroup, within the
   auto r = f.sh("(while :; do :; done) & sleep 100");
   if (!sandbox_ran(r)) return;
   CHECK(r->killed_by_deadline);
-  CHECK(r->cpu_ns > 400'000'000ull);  // about 0.75 s at half a CPU over 1.5 s
+  // About 0.75 s at half a CPU over 1.5 s on an idle machine; well above what any wait status
+  // shows (the loop is never waited for) even when other work shares the CPUs.
+  CHECK(r->cpu_ns > 150'000'000ull);
   CHECK(r->cpu_ns < 1'100'000'000ull);
   CHECK(r->peak_memory_known);
   CHECK(r->peak_memory_bytes > 0);
