@@ -1,0 +1,148 @@
+// The real path: supervise_run with the sandbox launcher. A runner inside the sandbox (python3
+// from the read-only lower image) holds only its writer socket as fd 3; its evidence is recorded,
+// its claims about the run are refused, the facts come from the sandbox's measurements, a
+// deadline kill is recorded, and from inside it finds neither the data folder nor any other
+// socket of the host.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "tests/log/log_test_util.h"
+#include "tests/support/temp_dir.h"
+#include "workers/supervisor/sandbox_launcher.h"
+
+using namespace aura;
+using namespace aura::supervisor;
+using aura::testing::TempDir;
+
+namespace {
+
+struct Lab {
+  TempDir dir;
+  std::optional<BlobStore> blobs;
+  std::unique_ptr<EventLog> log;
+  writer::TokenRegistry tokens;
+  Lab() {
+    std::filesystem::create_directories(dir / "data");
+    auto b = BlobStore::open(dir / "data" / "blobs");
+    REQUIRE(b.ok());
+    blobs.emplace(std::move(b).value());
+    log = aura::testing::open_log(dir / "data" / "log", 1000, false, nullptr, &*blobs);
+  }
+  sandbox::RunOptions options() const {
+    sandbox::RunOptions o;
+    o.state_dir = dir / "state";
+    o.forbidden_paths = {dir / "data"};
+    return o;
+  }
+  Result<RunRecord> run(const std::string& python, sandbox::Profile profile = {}) {
+    writer::RunBinding b;
+    b.attempt = "0123456789abcdef";
+    b.world = "primary";
+    b.kinds = {"probe.output"};
+    return supervise_run(
+        b, sandbox_launcher(profile, {"/usr/bin/python3", "-c", python}, {}, options()), *log,
+        *blobs, tokens, std::chrono::seconds(60));
+  }
+  std::vector<std::string> types() const {
+    std::vector<std::string> out;
+    REQUIRE(log->read_stream("attempt/0123456789abcdef", 1,
+                             [&](const EventView& e) {
+                               out.emplace_back(e.type);
+                               return true;
+                             })
+                .is_ok());
+    return out;
+  }
+  std::string last_payload() const {
+    std::string out;
+    REQUIRE(log->read_stream("attempt/0123456789abcdef", 1,
+                             [&](const EventView& e) {
+                               out = std::string(e.payload);
+                               return true;
+                             })
+                .is_ok());
+    return out;
+  }
+};
+
+// A runner in python: `body` runs after `send(frame)` and `hello()` are defined.
+std::string runner(const std::string& body) {
+  return "import os, socket, json, sys\n"
+         "s = socket.socket(fileno=int(os.environ['AURA_WRITER_FD']))\n"
+         "def send(header, data=b''):\n"
+         "    s.send(json.dumps(header, separators=(',', ':')).encode() + b'\\n' + data)\n"
+         "def hello():\n"
+         "    send({'t': 'hello', 'token': os.environ['AURA_WRITER_TOKEN']})\n" +
+         body;
+}
+
+}  // namespace
+
+TEST_CASE("sandboxed runner: evidence through fd 3, facts from the sandbox") {
+  Lab lab;
+  auto rec = lab.run(runner(
+      "hello()\n"
+      "send({'t':'evidence','kind':'probe.output','fields':{'stream':'stdout','truncated':False}},"
+      " b'uid inside: ' + str(os.getuid()).encode())\n"
+      "print('fds', sorted(int(f) for f in os.listdir('/proc/self/fd')))\n"));
+  REQUIRE_MESSAGE(rec.ok(), rec.status().message());
+  CHECK(rec->evidence.accepted == 1);
+  CHECK(rec->facts.exited);
+  CHECK(rec->facts.exit_code == 0);
+  CHECK(rec->facts.profile_digest == to_hex(sandbox::profile_digest(sandbox::Profile{})));
+  CHECK(rec->facts.cpu_ns > 0);
+  // Only stdio and the writer socket (the listing itself opens one more, for the directory).
+  CHECK(rec->facts.stdout_bytes.find("fds [0, 1, 2, 3, 4]") != std::string::npos);
+  CHECK(lab.types() == std::vector<std::string>{"run.started", "runner.evidence", "run.ended"});
+}
+
+TEST_CASE("sandboxed runner: claims refused, a deadline kill recorded") {
+  Lab lab;
+  auto claims =
+      lab.run(runner("hello()\n"
+                     "send({'t':'evidence','kind':'probe.output','sandboxed':False,"
+                     "'fields':{'stream':'stdout','truncated':False}}, b'x')\n"));
+  REQUIRE(claims.ok());
+  CHECK(claims->evidence.rejected);
+  CHECK(claims->evidence.reason.find("unknown member \"sandboxed\"") != std::string::npos);
+
+  sandbox::Profile quick;
+  quick.wall_deadline_ms = 500;
+  auto slow = lab.run(runner("hello()\nimport time\ntime.sleep(60)\n"), quick);
+  REQUIRE(slow.ok());
+  CHECK(slow->facts.killed_by_deadline);
+  CHECK_FALSE(slow->facts.exited);
+  CHECK(lab.last_payload().find(R"("killed_by_deadline":true)") != std::string::npos);
+  CHECK(aura::testing::verify(*lab.log, &*lab.blobs).ok());
+}
+
+TEST_CASE("sandboxed runner: no data folder, no other socket, no other run's writer") {
+  Lab lab;
+  const std::string data = (lab.dir / "data").string();
+  auto rec = lab.run(
+      runner("hello()\n"
+             "print('data visible', os.path.exists('" +
+             data +
+             "'), flush=True)\n"
+             "unix = open('/proc/net/unix').read().strip().splitlines()[1:]\n"
+             "print('unix sockets', len(unix), flush=True)\n"
+             "import stat\n"
+             "found = 0\n"
+             "for top in ('/run', '/tmp', '/var', '/dev', '/root', '/home', '/etc'):\n"
+             "    for root, dirs, files in os.walk(top):\n"
+             "        for f in files:\n"
+             "            try:\n"
+             "                found += stat.S_ISSOCK(os.lstat(os.path.join(root, f)).st_mode)\n"
+             "            except OSError:\n"
+             "                pass\n"
+             "print('sockets found', found, flush=True)\n"));
+  REQUIRE_MESSAGE(rec.ok(), rec.status().message());
+  INFO("stdout: " << rec->facts.stdout_bytes << " stderr: " << rec->facts.stderr_bytes);
+  CHECK(rec->facts.stdout_bytes.find("data visible False") != std::string::npos);
+  // Its network namespace is its own: it lists no Unix socket at all (its writer end was made in
+  // the supervisor's namespace), so no other run's writer or the engine's socket either.
+  CHECK(rec->facts.stdout_bytes.find("unix sockets 0") != std::string::npos);
+  CHECK(rec->facts.stdout_bytes.find("sockets found 0") != std::string::npos);
+}
