@@ -3,16 +3,21 @@
 #include <doctest/doctest.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -222,4 +227,56 @@ TEST_CASE("sandbox confinement: concurrent runs are separate and both destroyed"
   CHECK(other->stdout_bytes == "b\n");
   CHECK(mine->run_id != other->run_id);
   check_nothing_left(f.options.state_dir);
+}
+
+TEST_CASE(
+    "sandbox confinement: listeners on the host's loopback and abstract sockets are out of "
+    "reach") {
+  if (!fs::exists("/usr/bin/python3")) {
+    WARN_MESSAGE(false, "no /usr/bin/python3 to connect from inside; case not run");
+    return;
+  }
+  // Two listeners on the host: TCP on 127.0.0.1 and an abstract Unix socket.
+  const int tcp = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(tcp >= 0);
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(tcp, reinterpret_cast<sockaddr*>(&in), sizeof in) == 0);
+  socklen_t len = sizeof in;
+  REQUIRE(::getsockname(tcp, reinterpret_cast<sockaddr*>(&in), &len) == 0);
+  REQUIRE(::listen(tcp, 4) == 0);
+  const int port = ntohs(in.sin_port);
+  const std::string abstract_name = "aura-sandbox-test-" + std::to_string(::getpid());
+  const int unix_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(unix_fd >= 0);
+  sockaddr_un un{};
+  un.sun_family = AF_UNIX;
+  std::memcpy(un.sun_path + 1, abstract_name.data(), abstract_name.size());
+  const socklen_t un_len =
+      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + abstract_name.size());
+  REQUIRE(::bind(unix_fd, reinterpret_cast<sockaddr*>(&un), un_len) == 0);
+  REQUIRE(::listen(unix_fd, 4) == 0);
+
+  SandboxFixture f;
+  const std::string script =
+      "import socket\n"
+      "def attempt(family, addr):\n"
+      "    s = socket.socket(family, socket.SOCK_STREAM)\n"
+      "    s.settimeout(2)\n"
+      "    try:\n"
+      "        s.connect(addr); return 'connected'\n"
+      "    except OSError as e:\n"
+      "        return type(e).__name__\n"
+      "print('tcp', attempt(socket.AF_INET, ('127.0.0.1', " +
+      std::to_string(port) +
+      ")))\n"
+      "print('abstract', attempt(socket.AF_UNIX, '\\0" +
+      abstract_name + "'))\n";
+  auto r = f.run({"/usr/bin/python3", "-c", script});
+  ::close(tcp);
+  ::close(unix_fd);
+  if (!sandbox_ran(r)) return;
+  INFO(r->stdout_bytes, r->stderr_bytes);
+  CHECK(r->stdout_bytes == "tcp ConnectionRefusedError\nabstract ConnectionRefusedError\n");
 }
