@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -192,6 +193,9 @@ TEST_CASE("sandbox run: a missing command is not found, and bad requests are ref
             .code() == aura::ErrorCode::kInvalidArgument);
   f.profile.uid_base = 0;
   CHECK(f.run({"/bin/true"}).status().code() == aura::ErrorCode::kInvalidArgument);
+  f.profile.uid_base = 100'000;
+  f.profile.name = "probe\nlower=/etc";
+  CHECK(f.run({"/bin/true"}).status().code() == aura::ErrorCode::kInvalidArgument);
 }
 
 TEST_CASE("sandbox run: package files are shown read-only at their inside path") {
@@ -231,4 +235,39 @@ TEST_CASE("sandbox run: only stdio and the passed descriptor (as fd 3) reach the
   CHECK(r->stdout_bytes == "0\n1\n2\n3\n4\n");
   f.options.pass_fd = 1;
   CHECK(f.run({"/bin/true"}).status().code() == aura::ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("sandbox profile: named profiles, and the digest covers every field") {
+  auto probe = aura::sandbox::named_profile("probe");
+  auto script = aura::sandbox::named_profile("script");
+  REQUIRE(probe.ok());
+  REQUIRE(script.ok());
+  CHECK(probe->capabilities == 0);
+  CHECK(script->wall_deadline_ms > probe->wall_deadline_ms);
+  CHECK(aura::sandbox::named_profile("root").status().code() == aura::ErrorCode::kNotFound);
+  const aura::Digest base = aura::sandbox::profile_digest(*probe);
+  CHECK(aura::sandbox::profile_digest(*probe) == base);
+  CHECK(aura::sandbox::profile_digest(*script) != base);
+  // Any one field changed changes the digest.
+  std::vector<std::function<void(aura::sandbox::Profile&)>> changes = {
+      [](auto& p) { p.name = "x"; },
+      [](auto& p) { p.cpu_quota_us += 1; },
+      [](auto& p) { p.cpu_period_us += 1; },
+      [](auto& p) { p.memory_bytes += 1; },
+      [](auto& p) { p.pids_max += 1; },
+      [](auto& p) { p.wall_deadline_ms += 1; },
+      [](auto& p) { p.output_cap_bytes += 1; },
+      [](auto& p) { p.tmpfs_bytes += 1; },
+      [](auto& p) { p.capabilities = 1; },
+      [](auto& p) { p.uid_base += 1; },
+      [](auto& p) { p.id_count -= 1; },
+      [](auto& p) { p.hostname = "other"; },
+      [](auto& p) { p.lower_paths.pop_back(); },
+  };
+  for (size_t i = 0; i < changes.size(); ++i) {
+    aura::sandbox::Profile p = *probe;
+    changes[i](p);
+    INFO("change ", i);
+    CHECK(aura::sandbox::profile_digest(p) != base);
+  }
 }

@@ -4,6 +4,22 @@
 
 namespace aura::sandbox {
 
+Result<Profile> named_profile(std::string_view name) {
+  Profile p;
+  if (name == "probe") return p;
+  if (name == "script") {
+    p.name = "script";
+    p.memory_bytes = 512ull << 20;
+    p.pids_max = 128;
+    p.wall_deadline_ms = 60'000;
+    p.output_cap_bytes = 4u << 20;
+    p.tmpfs_bytes = 128ull << 20;
+    return p;
+  }
+  return Status::not_found("sandbox profile '" + std::string(name) +
+                           "': unknown (known: probe, script)");
+}
+
 Digest profile_digest(const Profile& p) {
   // One "key=value\n" line per field, in declaration order; lists are one line per entry.
   std::string text = "aura-sandbox-profile v1\n";

@@ -4,8 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "engine/common/status.h"
 #include "engine/crypto/sha256.h"
 
 namespace aura::sandbox {
@@ -51,6 +53,12 @@ struct Profile {
       "/etc/hosts",
   };
 };
+
+// The built-in profiles by name, for `--profile NAME` and scenario packages:
+//   "probe"  — the defaults above: one CPU, 256 MiB, 64 pids, 10 s;
+//   "script" — an authorised gray-path script: one CPU, 512 MiB, 128 pids, 60 s, 4 MiB output.
+// kNotFound names the known ones.
+Result<Profile> named_profile(std::string_view name);
 
 // SHA-256 over a canonical text form of every field (and the seccomp policy's version), so two
 // runs with the same digest had the same isolation.

@@ -280,6 +280,13 @@ Status check_profile(const Profile& p, const std::vector<std::string>& argv) {
     return Status::invalid("sandbox profile: root inside must not map to root outside");
   if (p.hostname.empty() || p.hostname.size() > 64)
     return Status::invalid("sandbox profile: hostname must be 1..64 bytes");
+  // The digest's text form is one field per line.
+  for (const std::string* s : {&p.name, &p.hostname}) {
+    for (char c : *s) {
+      if (static_cast<unsigned char>(c) < 0x20)
+        return Status::invalid("sandbox profile: control character in name or hostname");
+    }
+  }
   return Status::ok();
 }
 
