@@ -149,6 +149,33 @@ Status make_dir(const fs::path& dir, bool must_be_new) {
   return Status::io("mkdir " + dir.string() + ": " + errno_text(errno));
 }
 
+// Makes the run's folder `dir` (which must be new) and its parent `aura/`, calling `prepare`
+// after the parent exists. remove_run_dir() of a concurrent run may remove the parent between
+// the two steps; then the whole sequence is retried.
+template <class Prepare>
+Status make_run_dir(const fs::path& dir, Prepare prepare) {
+  for (int attempt = 0;; ++attempt) {
+    AURA_RETURN_IF_ERROR(make_dir(dir.parent_path(), false));
+    Status prepared = prepare();
+    if (prepared.is_ok() && ::mkdir(dir.c_str(), 0755) == 0) return Status::ok();
+    if (prepared.is_ok() && errno == EEXIST) return Status::busy(dir.string() + ": exists");
+    const bool parent_vanished = ::access(dir.parent_path().c_str(), F_OK) != 0;
+    if (!parent_vanished || attempt == 3) {
+      if (!prepared.is_ok()) return prepared;
+      return Status::io("mkdir " + dir.string() + ": " + errno_text(errno));
+    }
+  }
+}
+
+// Removes the run's folder, then its parent `aura/` if no other run uses it, so nothing of
+// the sandbox stays in a cgroup tree it does not own (a leftover child folder would keep the
+// owner of the enclosing cgroup from removing it).
+Status remove_run_dir(const fs::path& dir) {
+  AURA_RETURN_IF_ERROR(remove_dir(dir));
+  ::rmdir(dir.parent_path().c_str());  // EBUSY/ENOTEMPTY while other runs exist: fine
+  return Status::ok();
+}
+
 struct MountEntry {
   std::string root;
   fs::path mount_point;
@@ -246,10 +273,8 @@ class CgroupV1 final : public CgroupTree {
 
   Status create(std::string_view run_id, const CgroupLimits& limits) override {
     const std::string id(run_id);
-    for (const fs::path& p : paths(run_id)) {
-      AURA_RETURN_IF_ERROR(make_dir(p.parent_path(), false));
-      AURA_RETURN_IF_ERROR(make_dir(p, true));
-    }
+    for (const fs::path& p : paths(run_id))
+      AURA_RETURN_IF_ERROR(make_run_dir(p, [] { return Status::ok(); }));
     AURA_RETURN_IF_ERROR(
         write_text(cpu_ / id / "cpu.cfs_period_us", std::to_string(limits.cpu_period_us)));
     AURA_RETURN_IF_ERROR(
@@ -318,7 +343,7 @@ class CgroupV1 final : public CgroupTree {
   }
 
   Status remove(std::string_view run_id) override {
-    for (const fs::path& p : paths(run_id)) AURA_RETURN_IF_ERROR(remove_dir(p));
+    for (const fs::path& p : paths(run_id)) AURA_RETURN_IF_ERROR(remove_run_dir(p));
     return Status::ok();
   }
 
@@ -340,15 +365,15 @@ class CgroupV2 final : public CgroupTree {
 
   Status create(std::string_view run_id, const CgroupLimits& limits) override {
     const fs::path dir = base_ / std::string(run_id);
-    AURA_RETURN_IF_ERROR(make_dir(base_, false));
-    // The "no internal processes" rule: this fails with EBUSY when the supervisor's own cgroup
-    // (base_'s parent) holds processes and is not the root; run the supervisor in a delegated
-    // leaf whose parent has the controllers enabled.
-    Status enable =
-        write_text(base_.parent_path() / "cgroup.subtree_control", "+cpu +memory +pids");
-    if (!enable.is_ok()) return Status::unavailable("cgroup v2: " + enable.message());
-    AURA_RETURN_IF_ERROR(write_text(base_ / "cgroup.subtree_control", "+cpu +memory +pids"));
-    AURA_RETURN_IF_ERROR(make_dir(dir, true));
+    AURA_RETURN_IF_ERROR(make_run_dir(dir, [this] {
+      // The "no internal processes" rule: this fails with EBUSY when the supervisor's own
+      // cgroup (base_'s parent) holds processes and is not the root; run the supervisor in a
+      // delegated leaf whose parent has the controllers enabled.
+      Status enable =
+          write_text(base_.parent_path() / "cgroup.subtree_control", "+cpu +memory +pids");
+      if (!enable.is_ok()) return Status::unavailable("cgroup v2: " + enable.message());
+      return write_text(base_ / "cgroup.subtree_control", "+cpu +memory +pids");
+    }));
     AURA_RETURN_IF_ERROR(write_text(dir / "cpu.max", std::to_string(limits.cpu_quota_us) + " " +
                                                          std::to_string(limits.cpu_period_us)));
     AURA_RETURN_IF_ERROR(write_text(dir / "memory.max", std::to_string(limits.memory_bytes)));
@@ -389,7 +414,7 @@ class CgroupV2 final : public CgroupTree {
   }
 
   Status remove(std::string_view run_id) override {
-    return remove_dir(base_ / std::string(run_id));
+    return remove_run_dir(base_ / std::string(run_id));
   }
 
   static Status kill_and_wait(const fs::path& dir, uint64_t timeout_ms) {
@@ -504,7 +529,7 @@ Status kill_and_remove_group_path(const fs::path& path, uint64_t timeout_ms) {
       sleep_ms(2);
     }
   }
-  return remove_dir(path);
+  return remove_run_dir(path);
 }
 
 }  // namespace aura::sandbox
