@@ -280,3 +280,12 @@ TEST_CASE(
   INFO(r->stdout_bytes, r->stderr_bytes);
   CHECK(r->stdout_bytes == "tcp ConnectionRefusedError\nabstract ConnectionRefusedError\n");
 }
+
+TEST_CASE("sandbox confinement: a profile keeps exactly the capabilities it names") {
+  SandboxFixture f;
+  f.profile.capabilities = (1ull << 0) | (1ull << 13);  // CAP_CHOWN, CAP_NET_RAW
+  auto r = f.sh("grep -E '^Cap(Prm|Eff|Bnd)' /proc/self/status");
+  if (!sandbox_ran(r)) return;
+  CHECK(r->stdout_bytes ==
+        "CapPrm:\t0000000000002001\nCapEff:\t0000000000002001\nCapBnd:\t0000000000002001\n");
+}
