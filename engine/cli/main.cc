@@ -11,5 +11,6 @@ int main(int argc, char** argv) {
   aura::cli::register_receipt_commands(registry);
   aura::cli::register_projection_commands(registry);
   aura::cli::register_bench_replay_commands(registry);
+  aura::cli::register_sandbox_commands(registry);
   return registry.main(argc, argv);
 }

@@ -1,0 +1,56 @@
+// `aura sandbox run` black-box: the command's output passes through, the facts are printed
+// (stderr, or the last JSON line), the exit status is the command's, 125 when the sandbox
+// refuses, 2 on usage errors; the data and keys folders are not visible inside.
+#include <doctest/doctest.h>
+
+#include "tests/cli/cli_util.h"
+
+using namespace aura::testing;
+
+namespace {
+
+// `aura sandbox run FLAGS... --data DATA --keys KEYS -- CMD...` (Lab::aura would put the folder
+// flags after `--`, where they belong to the command).
+CliResult sandbox_run(const Lab& lab, std::vector<std::string> flags,
+                      const std::vector<std::string>& cmd) {
+  std::vector<std::string> args{"sandbox", "run"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"--data", lab.data().string(), "--keys", lab.keys().string(), "--"});
+  args.insert(args.end(), cmd.begin(), cmd.end());
+  return run_aura(args);
+}
+
+}  // namespace
+
+TEST_CASE("aura sandbox run: output, facts and exit status") {
+  Lab lab;
+  CliResult r = sandbox_run(lab, {"--json"}, {"/bin/sh", "-c", "id -u; exit 3"});
+  CHECK_MESSAGE(r.exit_code == 3, r.describe());
+  CHECK(r.out.rfind("0\n", 0) == 0);  // root inside (mapped to an unprivileged uid outside)
+  Json j(r.last_line());
+  REQUIRE(j.ok());
+  CHECK(j.boolean("ok") == true);
+  CHECK(r.last_line().find(R"("exit_code":3)") != std::string::npos);
+  CHECK(r.last_line().find(R"("profile":"probe")") != std::string::npos);
+  CHECK(r.last_line().find(R"("killed_by_deadline":false)") != std::string::npos);
+
+  r = sandbox_run(lab, {"--deadline-ms", "300"}, {"/bin/sleep", "30"});
+  CHECK_MESSAGE(r.exit_code == 137, r.describe());
+  CHECK(r.err.find("killed at the deadline") != std::string::npos);
+
+  r = sandbox_run(lab, {}, {"/bin/ls", lab.data().string(), lab.keys().string()});
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("No such file or directory") != std::string::npos);
+}
+
+TEST_CASE("aura sandbox run: refusals") {
+  Lab lab;
+  CliResult r = sandbox_run(lab, {}, {"bin/true"});
+  CHECK(r.exit_code == 125);
+  CHECK(r.err.find("absolute path") != std::string::npos);
+  r = sandbox_run(lab, {"--profile", "nope"}, {"/bin/true"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("probe") != std::string::npos);
+  r = lab.aura({"sandbox", "run"});
+  CHECK(r.exit_code == 2);
+}
