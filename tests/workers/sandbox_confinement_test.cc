@@ -189,17 +189,19 @@ TEST_CASE("sandbox confinement: a syscall from another architecture kills the pr
   CHECK(r->term_signal == SIGSYS);
 }
 
-TEST_CASE("sandbox confinement: /proc/sys, sysrq and the host's cgroup files cannot be written") {
+TEST_CASE("sandbox confinement: /proc/sys, sysrq and cgroupfs are out of reach; no core dumps") {
   SandboxFixture f;
   auto r = f.sh(
       "echo 3 > /proc/sys/vm/drop_caches && echo drop-caches-written; "
       "echo h > /proc/sysrq-trigger && echo sysrq-written; "
       "echo 1 > /proc/sys/kernel/panic && echo panic-written; "
       "test -e /sys/fs/cgroup && echo cgroupfs-visible; "
-      "cat /proc/1/environ > /dev/null && echo own-pid1-readable; echo end");
+      "cat /proc/1/environ > /dev/null && echo own-pid1-readable; "
+      "ulimit -H -c unlimited 2>/dev/null && echo core-raised; echo core=$(ulimit -H -c); echo "
+      "end");
   if (!sandbox_ran(r)) return;
   INFO(r->stdout_bytes, r->stderr_bytes);
-  CHECK(r->stdout_bytes == "own-pid1-readable\nend\n");
+  CHECK(r->stdout_bytes == "own-pid1-readable\ncore=0\nend\n");
 }
 
 TEST_CASE(

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <string>
@@ -33,8 +34,11 @@ Status write_id_maps(pid_t pid, uint32_t base, uint32_t count) {
 }
 
 int become_namespace_root() {
-  if (::setresgid(0, 0, 0) != 0) return errno;
-  if (::setresuid(0, 0, 0) != 0) return errno;
+  // Raw syscalls: glibc's setresuid() signals every thread it believes exists (to change all
+  // of their ids), and after a raw clone() of a multi-threaded supervisor the child has only one
+  // of them, so the wrapper would wait forever.
+  if (::syscall(SYS_setresgid, 0, 0, 0) != 0) return errno;
+  if (::syscall(SYS_setresuid, 0, 0, 0) != 0) return errno;
   return 0;
 }
 

@@ -51,6 +51,7 @@ enum class ChildStep : int32_t {
   kSetsid,
   kStdio,
   kCloseFds,
+  kCoreLimit,
   kCapabilities,
   kSeccomp,
   kExec,
@@ -86,6 +87,8 @@ const char* step_name(ChildStep s) {
       return "set up stdio";
     case ChildStep::kCloseFds:
       return "close inherited fds";
+    case ChildStep::kCoreLimit:
+      return "set RLIMIT_CORE";
     case ChildStep::kCapabilities:
       return "drop capabilities";
     case ChildStep::kSeccomp:
@@ -166,6 +169,11 @@ struct ChildArgs {
     child_fail(a, ChildStep::kCloseFds, errno);
   if (::syscall(SYS_close_range, static_cast<unsigned>(a.error_fd + 1), ~0u, 0u) != 0)
     child_fail(a, ChildStep::kCloseFds, errno);
+  // No core dumps: a host whose core_pattern pipes to a handler would run it, as host root,
+  // for a crashing process of the run. Hard limit too; raising it needs CAP_SYS_RESOURCE in the
+  // initial user namespace.
+  const struct rlimit no_core = {0, 0};
+  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) child_fail(a, ChildStep::kCoreLimit, errno);
   if (const int e = drop_capabilities(a.capabilities); e != 0)
     child_fail(a, ChildStep::kCapabilities, e);
   if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, a.seccomp, 0, 0) != 0)
