@@ -88,12 +88,6 @@ Result<Phase> run_appenders(EventLog& log, unsigned appenders, double budget_s, 
   return p;
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
-}
-
 int bench_log(Invocation& inv) {
   auto events_target = inv.get_u64("events", 1000000);
   if (!events_target.ok()) return inv.fail(events_target.status(), 2);

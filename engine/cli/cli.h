@@ -74,6 +74,7 @@ void register_receipt_commands(Registry& r);
 void register_projection_commands(Registry& r);
 void register_bench_replay_commands(Registry& r);
 void register_sandbox_commands(Registry& r);
+void register_bench_sandbox_commands(Registry& r);
 
 // A non-negative decimal integer, nothing else.
 std::optional<uint64_t> parse_u64(std::string_view s);

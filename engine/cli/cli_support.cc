@@ -1,5 +1,6 @@
 #include "engine/cli/cli_support.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -104,6 +105,12 @@ Result<TrustStore> publisher_trust(const Invocation& inv) {
                                        "init-publisher')");
   }
   return trust;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
 }
 
 }  // namespace aura::cli

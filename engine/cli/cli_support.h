@@ -48,6 +48,9 @@ struct Writer {
 };
 Result<Writer> open_writer(const Invocation& inv);
 
+// The q-quantile (0..1) of `v` by nearest rank; 0 for an empty vector.
+double percentile(std::vector<double> v, double q);
+
 // The folder a benchmark works in: --keep DIR (created if needed; refused if it already holds
 // data or keys), else a fresh mkdtemp folder from `mkdtemp_template` ("/tmp/x-XXXXXX").
 Result<std::filesystem::path> make_bench_root(const Invocation& inv, std::string mkdtemp_template);
