@@ -217,25 +217,32 @@ class RunGuard {
   void set_stage(fs::path stage) { stage_ = std::move(stage); }
   void set_cgroup_made() { cgroup_made_ = true; }
   void set_child(pid_t pid) { child_ = pid; }
-  pid_t child() const { return child_; }
   void reaped() { child_ = -1; }
 
-  // Kills the run's processes and reaps the child; returns the child's wait status if it was
-  // still running.
+  // Kills the run's processes and reaps the child, storing its wait status if it was still
+  // running. Each step runs even if an earlier one failed; the first failure is returned.
   Status kill_and_reap(int* wait_status, struct rusage* usage) {
+    Status first_error;
     if (cgroup_made_) {
-      Status first = tree_.kill_all(run_id_, 0);  // our child's zombie may linger until reaped
-      if (!first.is_ok() && first.code() != ErrorCode::kBusy) return first;
+      Status s = tree_.kill_all(run_id_, 0);  // our child's zombie may linger until reaped
+      if (!s.is_ok() && s.code() != ErrorCode::kBusy) first_error = s;
     }
     if (child_ > 0) {
+      // PID 1 of the run: its death makes the kernel kill the rest of its PID namespace.
       ::kill(child_, SIGKILL);
       while (::wait4(child_, wait_status, 0, usage) < 0) {
-        if (errno != EINTR) return Status::io("wait4: " + errno_text(errno));
+        if (errno != EINTR) {
+          if (first_error.is_ok()) first_error = Status::io("wait4: " + errno_text(errno));
+          break;
+        }
       }
       child_ = -1;
     }
-    if (cgroup_made_) return tree_.kill_all(run_id_, kKillWaitMs);
-    return Status::ok();
+    if (cgroup_made_) {
+      Status s = tree_.kill_all(run_id_, kKillWaitMs);
+      if (first_error.is_ok()) first_error = s;
+    }
+    return first_error;
   }
 
   Status destroy() {
