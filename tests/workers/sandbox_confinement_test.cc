@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_ether.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -112,6 +113,12 @@ TEST_CASE("sandbox probe: syscalls from inside") {
   out << "personality-query=" << (rc == -1 ? strerrorname_np(errno) : "ok") << "\n";
   rc = ::syscall(SYS_mknodat, AT_FDCWD, "/tmp/disk", S_IFBLK | 0600, makedev(8, 0));
   out << "mknod-block=" << (rc == -1 ? strerrorname_np(errno) : "ok") << "\n";
+  for (const auto& [name, family] : {std::pair{"vsock", AF_VSOCK}, std::pair{"packet", AF_PACKET},
+                                     std::pair{"inet", AF_INET}, std::pair{"unix", AF_UNIX}}) {
+    const int fd = ::socket(family, family == AF_PACKET ? SOCK_RAW : SOCK_STREAM, 0);
+    out << "socket-" << name << "=" << (fd < 0 ? strerrorname_np(errno) : "ok") << "\n";
+    if (fd >= 0) ::close(fd);
+  }
   out << "pid=" << ::getpid() << "\n";
   std::ifstream status("/proc/self/status");
   std::string line;
@@ -147,6 +154,11 @@ TEST_CASE("sandbox confinement: denied syscalls fail with EPERM inside; no capab
   CHECK(out.find("personality-query=ok\n") != std::string::npos);
   CHECK(out.find("mknod-block=EPERM\n") != std::string::npos);
   CHECK(out.find("pid=1\n") != std::string::npos);
+  // AF_VSOCK is not namespaced and would reach the hypervisor's host.
+  CHECK(out.find("socket-vsock=EAFNOSUPPORT\n") != std::string::npos);
+  CHECK(out.find("socket-packet=EAFNOSUPPORT\n") != std::string::npos);
+  CHECK(out.find("socket-inet=ok\n") != std::string::npos);
+  CHECK(out.find("socket-unix=ok\n") != std::string::npos);
   for (const char* key : {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"})
     CHECK(out.find(std::string(key) + "\t0000000000000000\n") != std::string::npos);
   CHECK(out.find("NoNewPrivs:\t1\n") != std::string::npos);

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "engine/common/file_io.h"
@@ -239,7 +240,6 @@ constexpr const char* kAllowed[] = {
     "sched_setattr",
     "ioprio_get",
     "ioprio_set",
-    "socket",
     "socketpair",
     "bind",
     "listen",
@@ -356,9 +356,10 @@ Status rule(scmp_filter_ctx ctx, uint32_t action, const char* name, unsigned cou
   const int nr = seccomp_syscall_resolve_name(name);
   if (nr == __NR_SCMP_ERROR) return Status::ok();  // not a call on this architecture
   const int rc = seccomp_rule_add_array(ctx, action, nr, count, cmp);
+  // A refused rule is a bug in this policy, not a feature the machine lacks: never "unavailable".
   if (rc != 0)
-    return Status::unavailable(std::string("seccomp rule for ") + name + ": " +
-                               file_io::errno_text(-rc));
+    return Status::failed_precondition(std::string("seccomp policy: rule for ") + name + ": " +
+                                       file_io::errno_text(-rc));
   return Status::ok();
 }
 
@@ -381,6 +382,25 @@ Result<SeccompProgram> build_seccomp_program() {
   const scmp_arg_cmp change[] = {SCMP_A0(SCMP_CMP_NE, 0xffffffffu)};
   AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ALLOW, "personality", 1, query));
   AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ERRNO(EPERM), "personality", 1, change));
+
+  // socket: only the families that stay inside the run's network namespace. AF_VSOCK in
+  // particular is not namespaced and reaches the hypervisor's host; AF_PACKET, AF_KEY, AF_ALG,
+  // Bluetooth and the rest are kernel surface no probe needs.
+  for (const int family : {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK}) {
+    const scmp_arg_cmp is[] = {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))};
+    AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ALLOW, "socket", 1, is));
+  }
+  // Every other family fails with EAFNOSUPPORT: libseccomp takes one comparison per argument
+  // per rule, so the complement is each value below AF_NETLINK (16) that is not allowed, plus
+  // everything above it (compared as 64 bits, so high garbage bits land there too).
+  static_assert(AF_UNIX == 1 && AF_INET == 2 && AF_INET6 == 10 && AF_NETLINK == 16);
+  for (scmp_datum_t family = 0; family < AF_NETLINK; ++family) {
+    if (family == AF_UNIX || family == AF_INET || family == AF_INET6) continue;
+    const scmp_arg_cmp is[] = {SCMP_A0(SCMP_CMP_EQ, family)};
+    AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, is));
+  }
+  const scmp_arg_cmp above[] = {SCMP_A0(SCMP_CMP_GT, static_cast<scmp_datum_t>(AF_NETLINK))};
+  AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, above));
 
   // clone: allowed without namespace flags; each namespace flag is refused with EPERM.
   const scmp_arg_cmp no_ns[] = {SCMP_A0(SCMP_CMP_MASKED_EQ, kNamespaceFlags, 0)};
