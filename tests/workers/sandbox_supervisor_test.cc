@@ -4,9 +4,15 @@
 // deadline kill is recorded, and from inside it finds neither the data folder nor any other
 // socket of the host.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <thread>
 
 #include "tests/log/log_test_util.h"
 #include "tests/support/temp_dir.h"
@@ -145,4 +151,47 @@ TEST_CASE("sandboxed runner: no data folder, no other socket, no other run's wri
   // the supervisor's namespace), so no other run's writer or the engine's socket either.
   CHECK(rec->facts.stdout_bytes.find("unix sockets 0") != std::string::npos);
   CHECK(rec->facts.stdout_bytes.find("sockets found 0") != std::string::npos);
+}
+
+TEST_CASE("supervisor start: what a killed supervisor left is reaped and recorded") {
+  Lab lab;
+  const auto options = lab.options();
+  // A supervisor process starts a long run, and is killed while it runs.
+  const pid_t dying = ::fork();
+  REQUIRE(dying >= 0);
+  if (dying == 0) {
+    sandbox::Profile p;
+    p.wall_deadline_ms = 60'000;
+    (void)sandbox::run(p, {"/bin/sleep", "100"}, {}, options);
+    ::_exit(0);
+  }
+  // Its run's folder appears once the run is set up; give the sleep a moment to start.
+  bool started = false;
+  for (int i = 0; i < 500 && !started; ++i) {
+    std::error_code ec;
+    started = std::filesystem::exists(options.state_dir / "runs", ec) &&
+              !std::filesystem::is_empty(options.state_dir / "runs", ec);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(started);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  REQUIRE(::kill(dying, SIGKILL) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(dying, &status, 0) == dying);
+
+  auto rec = reap_and_record(options.state_dir, *lab.log);
+  REQUIRE_MESSAGE(rec.ok(), rec.status().message());
+  CHECK(rec->runs_reaped == 1);
+  CHECK(rec->failures.empty());
+  REQUIRE(rec->seq > 0);
+  auto ev = lab.log->get(rec->seq);
+  REQUIRE(ev.ok());
+  CHECK(ev->type == "supervisor.reaped");
+  CHECK(ev->actor == "supervisor");
+  CHECK(ev->payload.find(R"("runs_reaped":1)") != std::string::npos);
+  CHECK(std::filesystem::is_empty(options.state_dir / "runs"));
+  // Nothing left: a second start records nothing.
+  auto again = reap_and_record(options.state_dir, *lab.log);
+  REQUIRE(again.ok());
+  CHECK(again->seq == 0);
 }

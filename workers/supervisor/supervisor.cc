@@ -11,6 +11,7 @@
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
+#include "workers/sandbox/registry.h"
 
 namespace aura::supervisor {
 namespace {
@@ -118,6 +119,29 @@ Result<RunRecord> supervise_run(writer::RunBinding binding, const Launcher& laun
   auto ended = log.append({binding.stream(), "run.ended", "supervisor", w.done()});
   if (!ended.ok()) return ended.status();
   rec.ended_seq = ended->seq;
+  return rec;
+}
+
+Result<ReapRecord> reap_and_record(const std::filesystem::path& state_dir, EventLog& log) {
+  ReapRecord rec;
+  sandbox::ReapReport report;
+  AURA_ASSIGN_OR_RETURN(report, sandbox::reap(state_dir));
+  rec.runs_reaped = report.runs_reaped;
+  rec.paths_removed = report.paths_removed;
+  rec.failures = report.failures;
+  if (rec.runs_reaped == 0 && rec.paths_removed == 0 && rec.failures.empty()) return rec;
+  JsonArray failures;
+  for (const auto& f : rec.failures) failures.str(f);
+  auto appended = log.append({"lab/supervisor", "supervisor.reaped", "supervisor",
+                              JsonWriter()
+                                  .num("v", 1)
+                                  .str("state_dir", state_dir.string())
+                                  .num("runs_reaped", uint64_t(rec.runs_reaped))
+                                  .num("paths_removed", uint64_t(rec.paths_removed))
+                                  .raw("failures", failures.done())
+                                  .done()});
+  if (!appended.ok()) return appended.status();
+  rec.seq = appended->seq;
   return rec;
 }
 

@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/blob/blob_store.h"
 #include "engine/common/status.h"
@@ -55,5 +57,16 @@ struct RunRecord {
 Result<RunRecord> supervise_run(writer::RunBinding binding, const Launcher& launch, EventLog& log,
                                 BlobStore& blobs, writer::TokenRegistry& tokens,
                                 std::chrono::milliseconds deadline);
+
+// What a starting supervisor found and removed of an earlier, dead one (sandbox::reap over
+// `state_dir`), recorded as one `supervisor.reaped` event (actor supervisor, stream
+// lab/supervisor) when anything was found: runs reaped, paths removed, failures.
+struct ReapRecord {
+  int runs_reaped = 0;
+  int paths_removed = 0;
+  std::vector<std::string> failures;
+  uint64_t seq = 0;  // the event, 0 when there was nothing to record
+};
+Result<ReapRecord> reap_and_record(const std::filesystem::path& state_dir, EventLog& log);
 
 }  // namespace aura::supervisor
