@@ -137,12 +137,26 @@ Status Registry::append(const std::string& line) {
 }
 
 Status Registry::record(const std::string& run_id, ResourceKind kind, const fs::path& path) {
-  return append("+ " + self_owner() + " " + run_id + " " + kind_name(kind) + " " + path.string() +
-                "\n");
+  return record(run_id, {{kind, path}});
+}
+
+Status Registry::record(const std::string& run_id, const std::vector<Resource>& resources) {
+  const std::string owner = self_owner();
+  std::string lines;
+  for (const Resource& r : resources)
+    lines += "+ " + owner + " " + run_id + " " + kind_name(r.kind) + " " + r.path.string() + "\n";
+  return append(lines);
 }
 
 Status Registry::release(const std::string& run_id, ResourceKind kind, const fs::path& path) {
-  return append("- " + run_id + " " + kind_name(kind) + " " + path.string() + "\n");
+  return release(run_id, {{kind, path}});
+}
+
+Status Registry::release(const std::string& run_id, const std::vector<Resource>& resources) {
+  std::string lines;
+  for (const Resource& r : resources)
+    lines += "- " + run_id + " " + kind_name(r.kind) + " " + r.path.string() + "\n";
+  return append(lines);
 }
 
 Result<std::vector<RegistryEntry>> Registry::entries() const {

@@ -29,10 +29,18 @@ class Registry {
   // REQUIRES: state_dir exists or can be created.
   explicit Registry(std::filesystem::path state_dir);
 
+  struct Resource {
+    ResourceKind kind;
+    std::filesystem::path path;
+  };
+
   // Records that this process is about to create `path` for `run_id`.
   Status record(const std::string& run_id, ResourceKind kind, const std::filesystem::path& path);
+  // Records several at once (one append, one lock).
+  Status record(const std::string& run_id, const std::vector<Resource>& resources);
   // Records that `path` of `run_id` is gone.
   Status release(const std::string& run_id, ResourceKind kind, const std::filesystem::path& path);
+  Status release(const std::string& run_id, const std::vector<Resource>& resources);
 
   // Every entry ever recorded since the last compaction, with `released` folded in.
   Result<std::vector<RegistryEntry>> entries() const;

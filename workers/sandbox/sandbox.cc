@@ -223,7 +223,7 @@ class RunGuard {
   // running. Each step runs even if an earlier one failed; the first failure is returned.
   Status kill_and_reap(int* wait_status, struct rusage* usage) {
     Status first_error;
-    if (cgroup_made_) {
+    if (cgroup_made_ && child_ > 0) {
       Status s = tree_.kill_all(run_id_, 0);  // our child's zombie may linger until reaped
       if (!s.is_ok() && s.code() != ErrorCode::kBusy) first_error = s;
     }
@@ -254,10 +254,9 @@ class RunGuard {
     if (cgroup_made_ && status.is_ok()) {
       status = tree_.remove(run_id_);
       if (status.is_ok()) {
-        for (const fs::path& p : tree_.paths(run_id_)) {
-          Status r = registry_.release(run_id_, ResourceKind::kCgroup, p);
-          if (status.is_ok()) status = r;
-        }
+        std::vector<Registry::Resource> gone;
+        for (const fs::path& p : tree_.paths(run_id_)) gone.push_back({ResourceKind::kCgroup, p});
+        status = registry_.release(run_id_, gone);
       }
     }
     if (!stage_.empty()) {
@@ -354,12 +353,13 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   RunGuard guard(*tree, registry, run_id);
 
   const fs::path stage = runs_dir / run_id;
-  AURA_RETURN_IF_ERROR(registry.record(run_id, ResourceKind::kDir, stage));
+  // Every name the run will make, recorded (in one append) before any is made.
+  std::vector<Registry::Resource> names = {{ResourceKind::kDir, stage}};
+  for (const fs::path& p : tree->paths(run_id)) names.push_back({ResourceKind::kCgroup, p});
+  AURA_RETURN_IF_ERROR(registry.record(run_id, names));
   if (::mkdir(stage.c_str(), 0700) != 0)
     return Status::io("mkdir " + stage.string() + ": " + errno_text(errno));
   guard.set_stage(stage);
-  for (const fs::path& p : tree->paths(run_id))
-    AURA_RETURN_IF_ERROR(registry.record(run_id, ResourceKind::kCgroup, p));
   guard.set_cgroup_made();
   AURA_RETURN_IF_ERROR(tree->create(run_id, {profile.cpu_quota_us, profile.cpu_period_us,
                                              profile.memory_bytes, profile.pids_max}));
