@@ -13,7 +13,9 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +25,9 @@
 #include <set>
 #include <sstream>
 #include <string>
+
+#include "tests/support/temp_dir.h"
+#include "workers/sandbox/registry.h"
 
 using namespace aura;
 using netns::WorldNetwork;
@@ -258,4 +263,37 @@ TEST_CASE("world network: refuses bad names, and nothing is left after 100 cycle
   CHECK(registered.size() == 400);
   for (const auto& n : registered) CHECK_FALSE(fs::exists("/run/netns/" + n));
   CHECK(host_interfaces() == ifaces_before);
+}
+
+TEST_CASE("world network: the names a killed supervisor left are reaped from the registry") {
+  aura::testing::TempDir state;
+  const std::string tag = random_tag();
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t dying = ::fork();
+  REQUIRE(dying >= 0);
+  if (dying == 0) {
+    aura::sandbox::Registry registry(state.path());
+    auto w = WorldNetwork::create(tag, {"lb", "web1"}, &registry);
+    (void)!::write(ready[1], w.ok() ? "y" : "n", 1);
+    ::pause();  // killed while the world exists: nothing is destroyed
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  REQUIRE(c == 'y');
+  REQUIRE(::kill(dying, SIGKILL) == 0);
+  ::waitpid(dying, nullptr, 0);
+  const std::vector<std::string> names = {"aura-" + tag + "-sw", "aura-" + tag + "-n-lb",
+                                          "aura-" + tag + "-n-web1"};
+  for (const auto& n : names) CHECK(fs::exists("/run/netns/" + n));
+
+  auto report = aura::sandbox::reap(state.path());
+  REQUIRE(report.ok());
+  CHECK(report->failures.empty());
+  CHECK(report->runs_reaped == 1);
+  CHECK(report->paths_removed == 3);
+  for (const auto& n : names) CHECK_FALSE(fs::exists("/run/netns/" + n));
+  CHECK(netns::netns_names_with_prefix("aura-" + tag).empty());
 }

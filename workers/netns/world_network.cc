@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <utility>
 
 #include "engine/common/file_io.h"
 
@@ -118,8 +119,17 @@ std::vector<std::string> WorldNetwork::registered_names() const {
   return out;
 }
 
+Status WorldNetwork::add_netns(const std::string& name) {
+  if (registry_ != nullptr) {
+    AURA_RETURN_IF_ERROR(registry_->record(tag_, sandbox::ResourceKind::kNetns,
+                                           fs::path(std::string(kNetnsDir)) / name));
+  }
+  return run_ip({"netns", "add", name});
+}
+
 Result<WorldNetwork> WorldNetwork::create(std::string_view tag,
-                                          const std::vector<std::string>& nodes) {
+                                          const std::vector<std::string>& nodes,
+                                          sandbox::Registry* registry) {
   if (!valid_tag(tag)) return Status::invalid("world network tag must be 8..16 lowercase hex");
   if (nodes.empty() || nodes.size() > kMaxNodes) {
     return Status::invalid("a world network has 1.." + std::to_string(kMaxNodes) + " nodes");
@@ -136,14 +146,15 @@ Result<WorldNetwork> WorldNetwork::create(std::string_view tag,
   w.tag_ = std::string(tag);
   w.nodes_ = nodes;
   w.live_ = true;  // from here on, the destructor cleans up whatever exists
+  w.registry_ = registry;
   const std::string sw = w.switch_name();
-  AURA_RETURN_IF_ERROR(run_ip({"netns", "add", sw}));
+  AURA_RETURN_IF_ERROR(w.add_netns(sw));
   AURA_RETURN_IF_ERROR(run_ip({"-n", sw, "link", "add", std::string(kBridge), "type", "bridge"}));
   AURA_RETURN_IF_ERROR(run_ip({"-n", sw, "link", "set", std::string(kBridge), "up"}));
   for (size_t i = 0; i < nodes.size(); ++i) {
     const std::string ns = w.netns_name(nodes[i]);
     const std::string port = "p" + std::to_string(i);
-    AURA_RETURN_IF_ERROR(run_ip({"netns", "add", ns}));
+    AURA_RETURN_IF_ERROR(w.add_netns(ns));
     // Both ends are made in the switch; the peer moves straight into the node.
     AURA_RETURN_IF_ERROR(run_ip(
         {"-n", sw, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns}));
@@ -166,14 +177,30 @@ Result<WorldNetwork> WorldNetwork::create(std::string_view tag,
   return w;
 }
 
+WorldNetwork::WorldNetwork(WorldNetwork&& other) noexcept { *this = std::move(other); }
+
+WorldNetwork& WorldNetwork::operator=(WorldNetwork&& other) noexcept {
+  if (this != &other) {
+    (void)destroy();
+    tag_ = std::move(other.tag_);
+    nodes_ = std::move(other.nodes_);
+    live_ = std::exchange(other.live_, false);
+    registry_ = std::exchange(other.registry_, nullptr);
+  }
+  return *this;
+}
+
 WorldNetwork::~WorldNetwork() { (void)destroy(); }
 
 Status WorldNetwork::destroy() {
   if (!live_) return Status::ok();
   Status first = Status::ok();
   for (const auto& name : registered_names()) {
-    if (!fs::exists(fs::path(std::string(kNetnsDir)) / name)) continue;
-    Status s = run_ip({"netns", "delete", name});
+    const fs::path path = fs::path(std::string(kNetnsDir)) / name;
+    Status s = fs::exists(path) ? run_ip({"netns", "delete", name}) : Status::ok();
+    if (s.is_ok() && registry_ != nullptr) {
+      s = registry_->release(tag_, sandbox::ResourceKind::kNetns, path);
+    }
     if (!s.is_ok() && first.is_ok()) first = s;
   }
   if (first.is_ok()) live_ = false;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/common/status.h"
+#include "workers/sandbox/registry.h"
 
 namespace aura::netns {
 
@@ -22,11 +23,15 @@ class WorldNetwork {
   // Creates the switch and one namespace per node (names [a-z][a-z0-9-]{0,15}, unique), all
   // named "aura-<tag>-..." (tag: 8..16 lowercase hex, unique per world). On failure everything
   // already made is removed before returning.
-  static Result<WorldNetwork> create(std::string_view tag, const std::vector<std::string>& nodes);
+  // With `registry`, every namespace name is recorded (kind netns, run id = tag) before it is
+  // made and released after it is gone, so a later supervisor's sandbox::reap() removes the
+  // names a dead one left. The registry must outlive the world network.
+  static Result<WorldNetwork> create(std::string_view tag, const std::vector<std::string>& nodes,
+                                     sandbox::Registry* registry = nullptr);
 
   WorldNetwork() = default;
-  WorldNetwork(WorldNetwork&&) noexcept = default;
-  WorldNetwork& operator=(WorldNetwork&&) noexcept = default;
+  WorldNetwork(WorldNetwork&& other) noexcept;  // the moved-from object owns nothing
+  WorldNetwork& operator=(WorldNetwork&& other) noexcept;
   ~WorldNetwork();  // destroys what is left
 
   // Removes every namespace it made (and with them the bridge and veths). Idempotent.
@@ -45,9 +50,12 @@ class WorldNetwork {
   Result<int> run_in(std::string_view node, const std::function<int()>& fn) const;
 
  private:
+  Status add_netns(const std::string& name);
+
   std::string tag_;
   std::vector<std::string> nodes_;
   bool live_ = false;
+  sandbox::Registry* registry_ = nullptr;
 };
 
 // Runs /usr/sbin/ip (or /sbin/ip, /bin/ip) with `args`, no shell; kUnavailable when there is

@@ -23,7 +23,17 @@ using file_io::errno_text;
 constexpr const char* kFileName = "sandbox-registry";
 constexpr uint64_t kReapKillTimeoutMs = 5000;
 
-const char* kind_name(ResourceKind k) { return k == ResourceKind::kCgroup ? "cgroup" : "dir"; }
+const char* kind_name(ResourceKind k) {
+  switch (k) {
+    case ResourceKind::kCgroup:
+      return "cgroup";
+    case ResourceKind::kNetns:
+      return "netns";
+    case ResourceKind::kDir:
+      break;
+  }
+  return "dir";
+}
 
 // Holds the registry file's exclusive flock for its lifetime.
 class Locked {
@@ -81,7 +91,9 @@ Result<std::vector<RegistryEntry>> parse(const std::string& text) {
       RegistryEntry e;
       e.owner = owner;
       e.run_id = run_id;
-      e.kind = kind == "cgroup" ? ResourceKind::kCgroup : ResourceKind::kDir;
+      e.kind = kind == "cgroup"  ? ResourceKind::kCgroup
+               : kind == "netns" ? ResourceKind::kNetns
+                                 : ResourceKind::kDir;
       e.path = path;
       live[key] = out.size();
       out.push_back(std::move(e));
@@ -196,10 +208,17 @@ Result<ReapReport> reap(const fs::path& state_dir) {
     for (int pass = 0; pass < 2; ++pass) {
       const ResourceKind want = pass == 0 ? ResourceKind::kCgroup : ResourceKind::kDir;
       for (RegistryEntry* e : entries) {
-        if (e->kind != want) continue;
+        // Network namespaces go with the folders, after the processes.
+        if (e->kind != want && !(want == ResourceKind::kDir && e->kind == ResourceKind::kNetns))
+          continue;
         Status s;
         if (want == ResourceKind::kCgroup) {
           s = kill_and_remove_group_path(e->path, kReapKillTimeoutMs);
+        } else if (e->kind == ResourceKind::kNetns) {
+          // As `ip netns delete`: detach the name's bind mount, then remove the name.
+          ::umount2(e->path.c_str(), MNT_DETACH);
+          if (::unlink(e->path.c_str()) != 0 && errno != ENOENT)
+            s = Status::io("unlink " + e->path.string() + ": " + errno_text(errno));
         } else {
           ::umount2(e->path.c_str(), MNT_DETACH);  // only if something left it mounted here
           if (::rmdir(e->path.c_str()) != 0 && errno != ENOENT)

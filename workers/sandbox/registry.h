@@ -13,7 +13,8 @@
 
 namespace aura::sandbox {
 
-enum class ResourceKind { kCgroup, kDir };
+// kNetns: a named network namespace (its /run/netns bind mount) of a world network.
+enum class ResourceKind { kCgroup, kDir, kNetns };
 
 struct RegistryEntry {
   std::string owner;  // "<pid>.<start time in ticks>" of the process that created it
