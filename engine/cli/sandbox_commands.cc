@@ -98,8 +98,9 @@ int sandbox_run(Invocation& inv) {
 
 void register_sandbox_commands(Registry& r) {
   r.add({"sandbox run",
-         "-- CMD [ARGS...]",
+         "CMD [ARGS...]",
          "run one command in the runner sandbox exactly as a probe would, and print the facts",
+         "Usage: aura sandbox run [options] -- CMD [ARGS...] (options before the --).\n"
          "The same namespaces (user, mount, PID, network, IPC, UTS, cgroup), overlay root, cgroup "
          "limits, seccomp\nallowlist and deadline as a probe (docs/SANDBOX.md). CMD is an absolute "
          "path inside the sandbox.\nIts stdout and stderr are passed through; then the facts the "
