@@ -73,6 +73,7 @@ void register_attempt_commands(Registry& r);
 void register_receipt_commands(Registry& r);
 void register_projection_commands(Registry& r);
 void register_bench_replay_commands(Registry& r);
+void register_caps_commands(Registry& r);
 void register_sandbox_commands(Registry& r);
 void register_bench_sandbox_commands(Registry& r);
 

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   aura::cli::register_receipt_commands(registry);
   aura::cli::register_projection_commands(registry);
   aura::cli::register_bench_replay_commands(registry);
+  aura::cli::register_caps_commands(registry);
   aura::cli::register_sandbox_commands(registry);
   aura::cli::register_bench_sandbox_commands(registry);
   return registry.main(argc, argv);

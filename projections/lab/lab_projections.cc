@@ -5,6 +5,7 @@
 
 #include "engine/common/json_writer.h"
 #include "projections/lab/attempt_projection.h"
+#include "projections/lab/capability_projection.h"
 #include "projections/lab/evidence_projection.h"
 #include "projections/lab/gate_projection.h"
 #include "projections/lab/intervention_projection.h"
@@ -51,6 +52,7 @@ LabProjections::LabProjections(const EventLog& log, std::unique_ptr<SqliteDb> db
   projections_.push_back(std::make_unique<InterventionProjection>());
   projections_.push_back(std::make_unique<GateProjection>());
   projections_.push_back(std::make_unique<ReceiptProjection>());
+  projections_.push_back(std::make_unique<CapabilityProjection>());
   for (auto& p : projections_) projectors_.push_back(std::make_unique<Projector>(log_, *db_, *p));
 }
 
@@ -208,6 +210,18 @@ Result<Rows> LabProjections::attempts() {
   AURA_RETURN_IF_ERROR(serve_check({"attempts"}));
   LAB_TRY(columns, table_columns(*db_, "attempts"));
   return query(columns, "FROM attempts ORDER BY first_seq", "", {"seed"});
+}
+
+Result<Rows> LabProjections::capabilities() {
+  AURA_RETURN_IF_ERROR(serve_check({"capabilities"}));
+  LAB_TRY(columns, table_columns(*db_, "capabilities"));
+  return query(columns, "FROM capabilities ORDER BY name", "", {});
+}
+
+Result<Rows> LabProjections::labs() {
+  AURA_RETURN_IF_ERROR(serve_check({"capabilities"}));
+  LAB_TRY(columns, table_columns(*db_, "labs"));
+  return query(columns, "FROM labs ORDER BY lab", "", {});
 }
 
 Result<std::optional<AttemptDetail>> LabProjections::attempt(std::string_view id) {

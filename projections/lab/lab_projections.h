@@ -1,7 +1,7 @@
 // The lab's read models in one SQLite file (DATA/projections.sqlite): the scenario registry,
-// attempts, evidence, interventions, gate results and receipts, each a Projection with its own
-// position. Writers catch them up from the log; readers serve only what serve_check accepts.
-// Not thread-safe: one LabProjections per thread (SQLite connection rules).
+// attempts, evidence, interventions, gate results, receipts and the capability panel, each a
+// Projection with its own position. Writers catch them up from the log; readers serve only what
+// serve_check accepts. Not thread-safe: one LabProjections per thread (SQLite connection rules).
 #pragma once
 
 #include <cstdint>
@@ -69,7 +69,7 @@ class LabProjections {
   ~LabProjections();
 
   // The projections, in a fixed order: scenarios, attempts, evidence, interventions, gates,
-  // receipts.
+  // receipts, capabilities.
   const std::vector<std::unique_ptr<Projection>>& projections() const { return projections_; }
   SqliteDb& db() { return *db_; }
 
@@ -94,6 +94,10 @@ class LabProjections {
   Result<Rows> attempts();
   // One attempt; nullopt when no attempt has that ID.
   Result<std::optional<AttemptDetail>> attempt(std::string_view id);
+  // The newest measurement of each capability, ordered by name.
+  Result<Rows> capabilities();
+  // Each lab of the requirements table and whether it is available, ordered by lab.
+  Result<Rows> labs();
 
  private:
   LabProjections(const EventLog& log, std::unique_ptr<SqliteDb> db);

@@ -44,7 +44,7 @@ TEST_CASE(
   Json j(first.last_line());
   REQUIRE(j.ok());
   CHECK(j.u64("head_seq") == head);
-  CHECK(first.out.find("rebuilt 6 projections from seq 1 to " + std::to_string(head)) !=
+  CHECK(first.out.find("rebuilt 7 projections from seq 1 to " + std::to_string(head)) !=
         std::string::npos);
   // 2 rounds x 5 attempts that reach the gate x 5 properties.
   CHECK(first.out.find("gate_results=50") != std::string::npos);
@@ -123,7 +123,7 @@ TEST_CASE(
                     " (0 behind): serves") != std::string::npos);
   Json sj(st.last_line());
   REQUIRE(sj.ok());
-  CHECK(sj.root()["projections"].get_array().size() == 6);
+  CHECK(sj.root()["projections"].get_array().size() == 7);
 
   // b's log with a's projections.
   std::filesystem::copy_file(a.data() / "projections.sqlite", b.data() / "projections.sqlite");

@@ -263,6 +263,20 @@ LabStory make_lab_story(BlobStore& store, int rounds) {
   story.drafts.push_back({"attempt/demo-01", "attempt.started", "learner:demo",
                           R"({"scenario":"demo","phase":"observe"})"});
   story.drafts.push_back({"lab/other", "scenario.loaded", "engine", R"({"anything":1})"});
+  // Two capability measurements (docs/CAPABILITIES.md): the second finds nginx, which the first
+  // lacked; a measurement in another stream is ignored.
+  auto caps = [&](const char* stream, bool nginx) {
+    story.drafts.push_back(
+        {stream, "capabilities.measured", "supervisor",
+         std::string(R"({"v":1,"host":"story","kernel_release":"6.1.0","capabilities":[)") +
+             R"({"name":"ns_user","available":true,"reason":"unshared"},)" +
+             R"({"name":"sched_ext","available":false,"reason":"no /sys/kernel/sched_ext"},)" +
+             R"({"name":"tool_nginx","available":)" + (nginx ? "true" : "false") +
+             R"(,"reason":")" + (nginx ? "nginx/1.22.1" : "not found on PATH") + R"("}]})"});
+  };
+  caps("lab/capabilities", false);
+  caps("lab/other", true);
+  caps("lab/capabilities", true);
 
   std::vector<AttemptRun> runs;
   for (int r = 0; r < rounds; ++r) {

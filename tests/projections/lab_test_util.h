@@ -45,7 +45,8 @@ inline std::string dump_all(lab::LabProjections& p) {
   return out;
 }
 
-// Every query's answer: the registry, the attempt list, and each attempt in full.
+// Every query's answer: the registry, the attempt list, each attempt in full, the capability
+// panel and the labs.
 inline std::string query_all(lab::LabProjections& p) {
   std::string out = lab::rows_json(must(p.scenarios())) + "\n";
   const lab::Rows attempts = must(p.attempts());
@@ -55,6 +56,8 @@ inline std::string query_all(lab::LabProjections& p) {
     if (!detail) throw std::runtime_error("attempt listed but not found");
     out += detail->json() + "\n";
   }
+  out += lab::rows_json(must(p.capabilities())) + "\n";
+  out += lab::rows_json(must(p.labs())) + "\n";
   return out;
 }
 

@@ -1,0 +1,137 @@
+// `aura caps`: measures the capability panel on this machine (workers/caps), prints it with the
+// labs it allows, and records it as one `capabilities.measured` event; `aura caps show`: the
+// panel as the capabilities projection holds it (docs/CAPABILITIES.md).
+#include <iomanip>
+#include <iostream>
+
+#include "engine/cli/cli.h"
+#include "engine/cli/cli_support.h"
+#include "engine/common/json_writer.h"
+#include "projections/lab/capability_projection.h"
+#include "projections/lab/lab_projections.h"
+#include "workers/caps/capability.h"
+
+namespace aura::cli {
+namespace {
+
+void print_table(const std::vector<lab::CapabilityRow>& caps) {
+  size_t width = 10;
+  for (const auto& c : caps) width = std::max(width, c.name.size());
+  std::cout << std::left << std::setw(int(width)) << "capability"
+            << "  state        reason\n";
+  for (const auto& c : caps) {
+    std::cout << std::left << std::setw(int(width)) << c.name << "  "
+              << (c.available ? "available  " : "UNAVAILABLE") << "  " << c.reason << "\n";
+  }
+}
+
+void print_labs(const std::vector<lab::LabAvailability>& labs) {
+  std::cout << "\nlabs\n";
+  for (const auto& l : labs) {
+    std::cout << "  " << std::left << std::setw(3) << l.lab << " " << std::setw(18) << l.title
+              << (l.available ? "available" : "UNAVAILABLE")
+              << (l.reason.empty() ? "" : (l.available ? "    " : "  ") + l.reason) << "\n";
+  }
+}
+
+int caps_measure(Invocation& inv) {
+  const caps::Measurement m = caps::measure_capabilities();
+  std::vector<lab::CapabilityRow> rows;
+  for (const auto& c : m.capabilities) rows.push_back({c.name, c.available, c.reason});
+
+  std::cout << "capability panel of " << m.host << " (kernel " << m.kernel_release
+            << "), measured now\n";
+  print_table(rows);
+  print_labs(lab::derive_labs(rows));
+
+  if (!inv.has("no-record")) {
+    auto w = open_writer(inv);
+    if (!w.ok()) return inv.fail(w.status().with_context("record the measurement"));
+    const EventDraft draft{caps::kCapabilityStream, caps::kCapabilityEventType,
+                           caps::kCapabilityActor, caps::measurement_payload(m)};
+    auto appended = w->log->append(draft);
+    if (!appended.ok())
+      return inv.fail(appended.status().with_context("append capabilities.measured"));
+    std::cout << "recorded as seq " << appended->seq << " (" << caps::kCapabilityEventType
+              << ", stream " << caps::kCapabilityStream << ")\n";
+  }
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .raw("capabilities", caps::capabilities_json(m.capabilities))
+                    .done());
+  return 0;
+}
+
+int caps_show(Invocation& inv) {
+  auto log = open_reader(inv);
+  if (!log.ok()) return inv.fail(log.status());
+  auto p = lab::LabProjections::open(**log, lab::LabProjections::file_in(inv.data_dir));
+  if (!p.ok()) return inv.fail(p.status());
+  auto caught = (*p)->catch_up_all();
+  if (!caught.ok()) return inv.fail(caught.status().with_context("catch up"));
+  auto caps = (*p)->capabilities();
+  if (!caps.ok()) return inv.fail(caps.status());
+  auto labs = (*p)->labs();
+  if (!labs.ok()) return inv.fail(labs.status());
+  if (caps->rows.empty()) {
+    std::cout << "no capability measurement recorded yet (run 'aura caps')\n";
+  } else {
+    std::vector<lab::CapabilityRow> rows;
+    for (size_t i = 0; i < caps->rows.size(); ++i) {
+      rows.push_back(
+          {caps->get(i, "name")->s, caps->get(i, "available")->i != 0, caps->get(i, "reason")->s});
+    }
+    std::cout << "capability panel as recorded (host " << caps->get(0, "host")->s << ")\n";
+    print_table(rows);
+    std::vector<lab::LabAvailability> l;
+    for (size_t i = 0; i < labs->rows.size(); ++i) {
+      l.push_back({labs->get(i, "lab")->s, labs->get(i, "title")->s,
+                   labs->get(i, "available")->i != 0, labs->get(i, "reason")->s});
+    }
+    print_labs(l);
+  }
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .raw("capabilities", lab::rows_json(*caps))
+                    .raw("labs", lab::rows_json(*labs))
+                    .done());
+  return 0;
+}
+
+}  // namespace
+
+void register_caps_commands(Registry& r) {
+  r.add({"caps",
+         "",
+         "measure this machine's capability panel and record it",
+         "Tries each capability for real (docs/CAPABILITIES.md): every namespace kind unshared in "
+         "a child,\n"
+         "an overlay mount, openat2, a seccomp filter, BPF program and ring buffer, BTF, "
+         "sched_ext, /dev/kvm,\n"
+         "cgroup v1 and v2 hierarchies, and the tools scenarios need (nginx, ansible-playbook, "
+         "bwrap).\n"
+         "Prints each capability (available or UNAVAILABLE with the reason) and the labs that "
+         "follow from them,\n"
+         "then appends one capabilities.measured event (stream lab/capabilities, actor "
+         "supervisor) to the log\n"
+         "in --data. With --json the last line is "
+         "{\"ok\":true,\"capabilities\":[{name,available,reason},...]}.",
+         {{"no-record", "", "only measure and print; append nothing"}},
+         0,
+         0,
+         caps_measure});
+  r.add({"caps show",
+         "",
+         "the capability panel and lab availability as recorded in the log",
+         "Catches up the capabilities projection (DATA/projections.sqlite) and prints the newest "
+         "measurement\n"
+         "of each capability and each lab's availability with the reason. Opens the log "
+         "read-only.\n"
+         "With --json: {\"ok\":true,\"capabilities\":[...],\"labs\":[...]}.",
+         {},
+         0,
+         0,
+         caps_show});
+}
+
+}  // namespace aura::cli
