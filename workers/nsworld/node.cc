@@ -1,0 +1,348 @@
+#include "workers/nsworld/node.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sodium.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <span>
+
+#include "engine/common/file_io.h"
+#include "engine/crypto/sha256.h"
+#include "workers/sandbox/namespaces.h"
+#include "workers/sandbox/network.h"
+
+namespace aura::nsworld {
+namespace {
+
+namespace fs = std::filesystem;
+using file_io::errno_text;
+
+constexpr uint64_t kKillTimeoutMs = 5000;
+
+// What the node's init needs, prepared before fork: the child only issues syscalls.
+struct InitArgs {
+  int sync_fd;   // one byte once the id maps are written and it is in its cgroup
+  int error_fd;  // a failed step writes {step, errno} here
+  const char* stage;
+  const char* stage_data;
+  const sandbox::MountPlan* plan;
+  const char* hostname;
+  size_t hostname_len;
+  bool fresh_net;
+};
+
+[[noreturn]] void init_fail(const InitArgs& a, int step, int err) {
+  const int frame[2] = {step, err};
+  [[maybe_unused]] ssize_t n = ::write(a.error_fd, frame, sizeof frame);
+  ::_exit(127);
+}
+
+// The node's PID 1: sets up its root and reaps orphans for as long as the node lives.
+[[noreturn]] void init_main(const InitArgs& a) {
+  char byte;
+  if (::read(a.sync_fd, &byte, 1) != 1) init_fail(a, 1, errno);
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) init_fail(a, 2, errno);
+  if (::mount("tmpfs", a.stage, "tmpfs", MS_NOSUID | MS_NODEV, a.stage_data) != 0)
+    init_fail(a, 3, errno);
+  if (::chdir(a.stage) != 0) init_fail(a, 4, errno);
+  if (const int err = sandbox::become_namespace_root(); err != 0) init_fail(a, 5, err);
+  ::umask(0);
+  int err = 0;
+  if (sandbox::apply_mount_plan(*a.plan, &err) >= 0) init_fail(a, 6, err);
+  if (::chdir("root") != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0) init_fail(a, 7, errno);
+  if (::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0) init_fail(a, 8, errno);
+  ::umask(022);
+  if (::sethostname(a.hostname, a.hostname_len) != 0) init_fail(a, 9, errno);
+  if (a.fresh_net) {
+    if (const int e = sandbox::bring_loopback_up(); e != 0) init_fail(a, 10, e);
+  }
+  if (::setsid() < 0) init_fail(a, 11, errno);
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(null_fd, 1) < 0 || ::dup2(null_fd, 2) < 0)
+    init_fail(a, 12, errno);
+  // Ready: the error pipe closing without a frame says so.
+  ::syscall(SYS_close_range, 3u, ~0u, 0u);
+  while (true) {
+    int status;
+    if (::waitpid(-1, &status, 0) < 0) ::sleep(1);  // no children now: wait for orphans
+  }
+}
+
+std::string random_id() {
+  uint8_t raw[8];
+  randombytes_buf(raw, sizeof raw);
+  return to_hex(std::span<const uint8_t>(raw, sizeof raw));
+}
+
+const char* init_step_name(int step) {
+  static const char* const kNames[] = {"?",
+                                       "wait for the id maps",
+                                       "make / private",
+                                       "mount the stage tmpfs",
+                                       "enter the stage",
+                                       "become root of the user namespace",
+                                       "mount the root",
+                                       "pivot_root",
+                                       "detach the old root",
+                                       "set the hostname",
+                                       "bring lo up",
+                                       "setsid",
+                                       "stdio"};
+  return step > 0 && step < int(std::size(kNames)) ? kNames[step] : "?";
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupTree& tree) {
+  if (sodium_init() < 0) return Status::unavailable("libsodium failed to initialise");
+  if (o.hostname.empty() || o.hostname.size() > 64) {
+    return Status::invalid("node hostname must be 1..64 bytes");
+  }
+  std::unique_ptr<Node> n(new Node());
+  n->id_ = random_id();
+  n->tree_ = &tree;
+  n->registry_ = std::make_unique<sandbox::Registry>(o.state_dir);
+  n->stage_ = o.state_dir / "nodes" / n->id_;
+  n->live_ = true;  // from here on destroy() undoes what exists
+
+  std::vector<fs::path> forbidden = o.forbidden;
+  forbidden.push_back(o.state_dir);
+  sandbox::MountPlan plan;
+  AURA_ASSIGN_OR_RETURN(plan,
+                        sandbox::plan_mounts(o.lower_paths, o.packages, o.tmpfs_bytes, forbidden));
+  AURA_RETURN_IF_ERROR(n->registry_->record(n->id_, sandbox::ResourceKind::kDir, n->stage_));
+  std::error_code ec;
+  fs::create_directories(n->stage_, ec);
+  if (ec) return Status::io("create " + n->stage_.string() + ": " + ec.message());
+  for (const fs::path& p : tree.paths(n->id_)) {
+    AURA_RETURN_IF_ERROR(n->registry_->record(n->id_, sandbox::ResourceKind::kCgroup, p));
+  }
+  AURA_RETURN_IF_ERROR(tree.create(n->id_, o.limits));
+
+  int netfd = -1;
+  if (!o.netns.empty()) {
+    netfd = ::open(o.netns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (netfd < 0) return Status::io("open " + o.netns.string() + ": " + errno_text(errno));
+  }
+  int sync[2], err[2], pidp[2];
+  if (::pipe2(sync, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
+      ::pipe2(pidp, O_CLOEXEC) != 0) {
+    return Status::io("pipe: " + errno_text(errno));
+  }
+  const std::string stage = n->stage_.string();
+  // The stage tmpfs holds the root and every overlay's upper layer; mounted by the init inside
+  // its user namespace, so uid 0 here is the node's root (uid_base outside).
+  const std::string stage_data = "size=" + std::to_string(o.tmpfs_bytes) + ",mode=0755,uid=0,gid=0";
+  InitArgs args{sync[0],
+                err[1],
+                stage.c_str(),
+                stage_data.c_str(),
+                &plan,
+                o.hostname.c_str(),
+                o.hostname.size(),
+                o.netns.empty()};
+  unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+  if (o.netns.empty()) flags |= CLONE_NEWNET;
+
+  // The keeper joins the node's network namespace (as host root: the user namespace it is
+  // about to make will not own it) and makes the init there.
+  const pid_t keeper = ::fork();
+  if (keeper < 0) return Status::io("fork: " + errno_text(errno));
+  if (keeper == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (netfd >= 0 && ::setns(netfd, CLONE_NEWNET) != 0) ::_exit(120);
+    const long child = ::syscall(SYS_clone, SIGCHLD | flags, nullptr, nullptr, nullptr, 0);
+    if (child == 0) init_main(args);
+    if (child < 0) ::_exit(121);
+    const pid_t pid = pid_t(child);
+    [[maybe_unused]] ssize_t w = ::write(pidp[1], &pid, sizeof pid);
+    // The keeper holds nothing of the supervisor's: the init's error pipe must close when the
+    // init is ready, and no other descriptor may live on here.
+    ::syscall(SYS_close_range, 3u, ~0u, 0u);
+    const int status = wait_exit(pid);
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  n->keeper_ = keeper;
+  ::close(sync[0]);
+  ::close(err[1]);
+  ::close(pidp[1]);
+  if (netfd >= 0) ::close(netfd);
+  pid_t init = -1;
+  const ssize_t got = ::read(pidp[0], &init, sizeof init);
+  ::close(pidp[0]);
+  auto fail = [&](Status s) {
+    ::close(sync[1]);
+    ::close(err[0]);
+    return s;
+  };
+  if (got != sizeof init) {
+    return fail(Status::unavailable("node " + o.hostname + ": clone of its namespaces failed"));
+  }
+  n->init_ = init;
+  if (Status s = sandbox::write_id_maps(init, o.uid_base, o.id_count); !s.is_ok()) return fail(s);
+  if (Status s = tree.add_pid(n->id_, init); !s.is_ok()) return fail(s);
+  const char go = 1;
+  if (::write(sync[1], &go, 1) != 1) return fail(Status::io("start node init"));
+  ::close(sync[1]);
+  int frame[2];
+  const ssize_t r = ::read(err[0], frame, sizeof frame);
+  ::close(err[0]);
+  if (r == sizeof frame) {
+    return Status::unavailable("node " + o.hostname + ": " + init_step_name(frame[0]) + ": " +
+                               errno_text(frame[1]));
+  }
+  return n;
+}
+
+Node::~Node() { (void)destroy(); }
+
+Status Node::destroy() {
+  if (!live_) return Status::ok();
+  Status first = Status::ok();
+  auto note = [&](Status s) {
+    if (!s.is_ok() && first.is_ok()) first = s;
+  };
+  note(tree_->kill_all(id_, kKillTimeoutMs));
+  if (keeper_ > 0) {
+    ::kill(keeper_, SIGKILL);
+    wait_exit(keeper_);
+    keeper_ = -1;
+  }
+  Status removed = tree_->remove(id_);
+  note(removed);
+  if (removed.is_ok()) {
+    for (const fs::path& p : tree_->paths(id_))
+      note(registry_->release(id_, sandbox::ResourceKind::kCgroup, p));
+  }
+  ::umount2(stage_.c_str(), MNT_DETACH);
+  std::error_code ec;
+  fs::remove(stage_, ec);
+  if (!fs::exists(stage_)) note(registry_->release(id_, sandbox::ResourceKind::kDir, stage_));
+  if (first.is_ok()) live_ = false;
+  return first;
+}
+
+Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
+                              const std::vector<std::string>& env,
+                              std::chrono::milliseconds deadline, size_t cap) {
+  if (!live_) return Status::failed_precondition("the node is destroyed");
+  if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
+    return Status::invalid("argv[0] must be an absolute path inside the node");
+  }
+  // Handles on the node, opened before fork: the network namespace first (the host's user
+  // namespace owns it), then the node's own user namespace, then the rest it owns.
+  const std::string proc = "/proc/" + std::to_string(init_);
+  const char* kinds[] = {"net", "user", "mnt", "uts", "ipc", "pid"};
+  int fds[6];
+  for (int i = 0; i < 6; ++i) {
+    fds[i] = ::open((proc + "/ns/" + kinds[i]).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fds[i] < 0) {
+      for (int j = 0; j < i; ++j) ::close(fds[j]);
+      return Status::io("open " + proc + "/ns/" + kinds[i] + ": " + errno_text(errno));
+    }
+  }
+  const int rootfd = ::open((proc + "/root").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  std::vector<std::string> cgroup_procs;
+  for (const fs::path& p : tree_->paths(id_)) cgroup_procs.push_back((p / "cgroup.procs").string());
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  int out[2], errp[2];
+  if (rootfd < 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(errp, O_CLOEXEC) != 0) {
+    for (int fd : fds) ::close(fd);
+    return Status::io("open " + proc + "/root or pipes: " + errno_text(errno));
+  }
+
+  const pid_t child = ::fork();
+  if (child < 0) return Status::io("fork: " + errno_text(errno));
+  if (child == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Into the node's cgroup first, while still the host's root.
+    const std::string self = std::to_string(::getpid());
+    for (const auto& p : cgroup_procs) {
+      const int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ::write(fd, self.data(), self.size()) < 0) ::_exit(122);
+      ::close(fd);
+    }
+    for (int fd : fds)
+      if (::setns(fd, 0) != 0) ::_exit(123);
+    if (::fchdir(rootfd) != 0 || ::chroot(".") != 0 || ::chdir("/") != 0) ::_exit(124);
+    // A PID namespace applies to children: the command is the grandchild.
+    const pid_t inner = ::fork();
+    if (inner == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (sandbox::become_namespace_root() != 0) ::_exit(125);
+      ::dup2(out[1], 1);
+      ::dup2(errp[1], 2);
+      const int null_fd = ::open("/dev/null", O_RDONLY);
+      ::dup2(null_fd, 0);
+      ::syscall(SYS_close_range, 3u, ~0u, 0u);
+      ::execve(cargv[0], cargv.data(), cenv.data());
+      ::_exit(127);
+    }
+    if (inner < 0) ::_exit(126);
+    ::syscall(SYS_close_range, 3u, ~0u, 0u);  // the output pipes close when the command's do
+    const int status = wait_exit(inner);
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  for (int fd : fds) ::close(fd);
+  ::close(rootfd);
+  ::close(out[1]);
+  ::close(errp[1]);
+
+  ExecResult r;
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  pollfd p[2] = {{out[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+  int open_pipes = 2;
+  while (open_pipes > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      ::kill(child, SIGKILL);  // its command dies with it (PDEATHSIG)
+      break;
+    }
+    if (::poll(p, 2, int(left.count())) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        std::string& s = i == 0 ? r.out : r.err;
+        s.append(buf, std::min(size_t(n), cap - std::min(cap, s.size())));
+      } else if (n == 0) {
+        ::close(p[i].fd);
+        p[i].fd = -1;
+        --open_pipes;
+      }
+    }
+  }
+  for (auto& x : p)
+    if (x.fd >= 0) ::close(x.fd);
+  const int status = wait_exit(child);
+  r.exited = WIFEXITED(status);
+  r.exit_code = r.exited ? WEXITSTATUS(status) : -1;
+  r.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  return r;
+}
+
+}  // namespace aura::nsworld
