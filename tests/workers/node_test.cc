@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "tests/support/temp_dir.h"
@@ -114,4 +115,56 @@ TEST_CASE("node: commands run inside the node's namespaces, services answer acro
   auto entries = sandbox::Registry(state.path()).entries();
   REQUIRE(entries.ok());
   for (const auto& e : *entries) CHECK(e.released);
+}
+
+TEST_CASE("node: Debian's nginx runs in a node on port 80 and serves another node") {
+  REQUIRE_MESSAGE(fs::exists("/usr/sbin/nginx"),
+                  "nginx is not installed (scripts/install-deps.sh)");
+  auto tree = sandbox::CgroupTree::detect();
+  REQUIRE(tree.ok());
+  aura::testing::TempDir state;
+  auto net = netns::WorldNetwork::create(tag(), {"lb", "web1"});
+  REQUIRE(net.ok());
+  auto lb = Node::start(options(state, "lb", "/run/netns/" + net->netns_name("lb")), **tree);
+  auto web1 = Node::start(options(state, "web1", "/run/netns/" + net->netns_name("web1")), **tree);
+  REQUIRE(lb.ok());
+  REQUIRE(web1.ok());
+  const std::string conf =
+      "worker_processes 1; pid /tmp/nginx.pid; error_log /tmp/error.log; "
+      "events { worker_connections 16; } "
+      "http { access_log off; client_body_temp_path /tmp/body; proxy_temp_path /tmp/proxy; "
+      "fastcgi_temp_path /tmp/fcgi; uwsgi_temp_path /tmp/uwsgi; scgi_temp_path /tmp/scgi; "
+      "server { listen 80; root /tmp/www; } }";
+  auto r =
+      (*web1)->exec({"/bin/sh", "-c",
+                     "mkdir -p /tmp/www && echo nginx-in-web1 > /tmp/www/index.html && "
+                     "printf '%s' \"$0\" > /tmp/nginx.conf && /usr/sbin/nginx -c /tmp/nginx.conf",
+                     conf},
+                    kEnv, std::chrono::seconds(10));
+  REQUIRE(r.ok());
+  INFO(r->out << r->err);
+  REQUIRE(r->exit_code == 0);
+  std::string body;
+  for (int i = 0; i < 50 && body.find("nginx-in-web1") == std::string::npos; ++i) {
+    auto got = (*lb)->exec({"/usr/bin/python3", "-c",
+                            "import urllib.request;"
+                            "print(urllib.request.urlopen('http://10.77.0.2/', timeout=2).read()"
+                            ".decode())"},
+                           kEnv, std::chrono::seconds(10));
+    REQUIRE(got.ok());
+    body = got->out;
+    if (body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(body.find("nginx-in-web1") != std::string::npos);
+  // The master runs as the node's root (uid 100000 outside), never as the host's root.
+  r = (*web1)->exec({"/bin/sh", "-c", "cat /proc/$(cat /tmp/nginx.pid)/status | grep ^Uid"}, kEnv,
+                    std::chrono::seconds(10));
+  REQUIRE(r.ok());
+  CHECK(r->out.find("Uid:\t0\t0\t0\t0") != std::string::npos);
+  const std::string host_status = "/proc/" + std::to_string((*web1)->init_pid()) + "/status";
+  std::string line;
+  std::ifstream in(host_status);
+  while (std::getline(in, line) && line.rfind("Uid:", 0) != 0) {
+  }
+  CHECK(line.find("100000") != std::string::npos);
 }
