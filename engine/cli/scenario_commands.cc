@@ -17,6 +17,7 @@
 #include "engine/package/publisher_key.h"
 #include "engine/package/trust_store.h"
 #include "engine/scenario/manifest.h"
+#include "workers/caps/capability.h"
 #include "workers/drivers.h"
 
 namespace aura::cli {
@@ -400,7 +401,24 @@ int setup(Invocation& inv) {
     outcomes.push_back(load_one(dir, *trust));
   }
   if (Status s = record(*w, outcomes); !s.is_ok()) return inv.fail(s);
+
+  // 4. The capability panel, measured on this machine at set-up and recorded
+  // (docs/CAPABILITIES.md):
+  //    what is unavailable is said, with the reason, before anyone starts a lab that needs it.
+  const caps::Measurement measured = caps::measure_capabilities();
+  auto caps_seq = w->log->append({caps::kCapabilityStream, caps::kCapabilityEventType,
+                                  caps::kCapabilityActor, caps::measurement_payload(measured)});
+  if (!caps_seq.ok()) return inv.fail(caps_seq.status().with_context("record the capabilities"));
+  size_t available = 0;
+  for (const auto& c : measured.capabilities) available += c.available ? 1 : 0;
+  std::cout << "measured " << measured.capabilities.size() << " capabilities, " << available
+            << " available (recorded at seq " << caps_seq->seq << "; 'aura caps show')\n";
+  for (const auto& c : measured.capabilities) {
+    if (!c.available) std::cout << "  unavailable: " << c.name << ": " << c.reason << "\n";
+  }
+
   return report(inv, outcomes, [&](JsonWriter& json) {
+    json.num("capabilities_seq", caps_seq->seq);
     json.boolean("lab_key_created", lab_created)
         .str("lab_key", lab->lab_signer().name())
         .boolean("publisher_key_created", publisher->created)
