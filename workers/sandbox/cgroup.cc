@@ -294,6 +294,13 @@ class CgroupV1 final : public CgroupTree {
     return Status::ok();
   }
 
+  void prime_migration() override {
+    // The process's own freezer cgroup (the parent of aura/), where a new thread already is;
+    // the helper thread exits right after, so nothing is left moved either way.
+    [[maybe_unused]] Status s =
+        write_text(freezer_.parent_path() / "tasks", std::to_string(::gettid()));
+  }
+
   Result<std::vector<pid_t>> pids(std::string_view run_id) const override {
     return read_procs(freezer_ / std::string(run_id));
   }

@@ -61,6 +61,15 @@ class CgroupTree {
   // Moves `pid` into the group (every hierarchy). Its later children are born inside.
   virtual Status add_pid(std::string_view run_id, pid_t pid) = 0;
 
+  // Makes a following add_pid() cheap, without touching any group of a run: on v1 the first
+  // migration after an idle spell waits for an RCU grace period (the cgroup migration lock's
+  // rcu_sync leaving its fast mode), later ones within about a grace period do not. Moves the
+  // calling thread into the cgroup it already belongs to (a no-op migration that pays the
+  // wait); called on a helper thread while the run is prepared, so the wait overlaps that work.
+  // Nothing on v2 (no per-run migration wait worth hiding). Best effort: a failure only means
+  // add_pid() pays the wait itself.
+  virtual void prime_migration() {}
+
   // The pids in the group now (host pid namespace).
   virtual Result<std::vector<pid_t>> pids(std::string_view run_id) const = 0;
 

@@ -25,7 +25,22 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
   return true;
 }
 
-Status check_path(const std::string& p, const std::vector<fs::path>& forbidden) {
+// A forbidden folder as given (for the message) and resolved once per plan.
+struct Forbidden {
+  fs::path given;
+  fs::path real;
+};
+
+std::vector<Forbidden> resolve(const std::vector<fs::path>& forbidden) {
+  std::vector<Forbidden> out;
+  for (const fs::path& f : forbidden) {
+    std::error_code ec;
+    out.push_back({f, fs::weakly_canonical(f, ec)});
+  }
+  return out;
+}
+
+Status check_path(const std::string& p, const std::vector<Forbidden>& forbidden) {
   if (p.empty() || p[0] != '/') return Status::invalid("lower path '" + p + "': not absolute");
   if (p == "/") return Status::invalid("lower path '/': the host root is never a lower layer");
   if (fs::path(p).lexically_normal().string() != p || p.back() == '/')
@@ -34,12 +49,13 @@ Status check_path(const std::string& p, const std::vector<fs::path>& forbidden) 
     if (c == ',' || c == ':' || c == '\\' || c == ' ' || c == '\t' || c == '\n')
       return Status::invalid("lower path '" + p + "': has a character overlayfs options forbid");
   }
-  for (const fs::path& f : forbidden) {
-    std::error_code ec;
-    const fs::path real = fs::weakly_canonical(p, ec);
-    const fs::path freal = fs::weakly_canonical(f, ec);
-    if (is_within(real, freal) || is_within(freal, real))
-      return Status::invalid("lower path '" + p + "': overlaps forbidden folder " + f.string());
+  if (forbidden.empty()) return Status::ok();
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(p, ec);
+  for (const Forbidden& f : forbidden) {
+    if (is_within(real, f.real) || is_within(f.real, real))
+      return Status::invalid("lower path '" + p + "': overlaps forbidden folder " +
+                             f.given.string());
   }
   return Status::ok();
 }
@@ -154,17 +170,18 @@ std::string MountStep::describe() const {
 Result<MountPlan> plan_mounts(const std::vector<std::string>& lower_paths,
                               const std::vector<PackageMount>& packages, uint64_t tmpfs_bytes,
                               const std::vector<fs::path>& forbidden) {
+  const std::vector<Forbidden> forbidden_real = resolve(forbidden);
   Planner planner;
   planner.add({MountStepKind::kMkdir, "", "root", "", 0, 0755});
   planner.add({MountStepKind::kTmpfs, "tmpfs", "root",
                "size=" + std::to_string(tmpfs_bytes) + ",mode=0755"});
   planner.add({MountStepKind::kMkdir, "", "ovl", "", 0, 0700});
   for (const std::string& p : lower_paths) {
-    AURA_RETURN_IF_ERROR(check_path(p, forbidden));
+    AURA_RETURN_IF_ERROR(check_path(p, forbidden_real));
     AURA_RETURN_IF_ERROR(plan_one(planner, p, p));
   }
   for (const PackageMount& m : packages) {
-    AURA_RETURN_IF_ERROR(check_path(m.host, forbidden));
+    AURA_RETURN_IF_ERROR(check_path(m.host, forbidden_real));
     Status inside = check_path(m.inside, {});
     if (!inside.is_ok()) return inside.with_context("package mount inside path");
     struct stat st;

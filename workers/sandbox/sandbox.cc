@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <thread>
 
 #include "engine/common/file_io.h"
 #include "workers/sandbox/capabilities.h"
@@ -242,6 +243,9 @@ class RunGuard {
       Status s = tree_.kill_all(run_id_, kKillWaitMs);
       if (first_error.is_ok()) first_error = s;
     }
+    // Reaped and every hierarchy seen empty: an empty group cannot refill (only its own
+    // processes fork into it), so destroy() need not kill or wait again.
+    emptied_ = first_error.is_ok();
     return first_error;
   }
 
@@ -250,7 +254,7 @@ class RunGuard {
     destroyed_ = true;
     int ws;
     struct rusage ru;
-    Status status = kill_and_reap(&ws, &ru);
+    Status status = emptied_ ? Status::ok() : kill_and_reap(&ws, &ru);
     if (cgroup_made_ && status.is_ok()) {
       status = tree_.remove(run_id_);
       if (status.is_ok()) {
@@ -279,6 +283,7 @@ class RunGuard {
   bool cgroup_made_ = false;
   pid_t child_ = -1;
   bool destroyed_ = false;
+  bool emptied_ = false;
 };
 
 Status check_profile(const Profile& p, const std::vector<std::string>& argv) {
@@ -329,6 +334,12 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   AURA_RETURN_IF_ERROR(check_profile(profile, argv));
   if (options.state_dir.empty() || !options.state_dir.is_absolute())
     return Status::invalid("sandbox: state_dir must be an absolute path");
+  std::unique_ptr<CgroupTree> tree;
+  AURA_ASSIGN_OR_RETURN(tree, CgroupTree::detect());
+  // The v1 migration's grace period, paid on a helper thread while the run is prepared (plan,
+  // registry, cgroup, clone, id maps) instead of by add_pid() after it. Joined after add_pid()
+  // and on every way out.
+  std::jthread primer([&tree] { tree->prime_migration(); });
   std::vector<fs::path> forbidden = options.forbidden_paths;
   forbidden.push_back(options.state_dir);
   MountPlan plan;
@@ -338,8 +349,6 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   static const Result<SeccompProgram> built = build_seccomp_program();
   if (!built.ok()) return built.status();
   SeccompProgram seccomp = *built;
-  std::unique_ptr<CgroupTree> tree;
-  AURA_ASSIGN_OR_RETURN(tree, CgroupTree::detect());
   std::string run_id;
   AURA_ASSIGN_OR_RETURN(run_id, new_run_id());
 
@@ -438,6 +447,7 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
 
   AURA_RETURN_IF_ERROR(write_id_maps(static_cast<pid_t>(pid), profile.uid_base, profile.id_count));
   AURA_RETURN_IF_ERROR(tree->add_pid(run_id, static_cast<pid_t>(pid)));
+  primer.join();
   if (::write(sync.write, "g", 1) != 1)
     return Status::io("sandbox: release child: " + errno_text(errno));
   close_fd(sync.write);
