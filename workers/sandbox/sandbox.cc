@@ -339,7 +339,9 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   // The v1 migration's grace period, paid on a helper thread while the run is prepared (plan,
   // registry, cgroup, clone, id maps) instead of by add_pid() after it. Joined after add_pid()
   // and on every way out.
-  std::jthread primer([&tree] { tree->prime_migration(); });
+  std::jthread primer;
+  if (tree->version() == CgroupVersion::kV1)
+    primer = std::jthread([&tree] { tree->prime_migration(); });
   std::vector<fs::path> forbidden = options.forbidden_paths;
   forbidden.push_back(options.state_dir);
   MountPlan plan;
@@ -447,7 +449,7 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
 
   AURA_RETURN_IF_ERROR(write_id_maps(static_cast<pid_t>(pid), profile.uid_base, profile.id_count));
   AURA_RETURN_IF_ERROR(tree->add_pid(run_id, static_cast<pid_t>(pid)));
-  primer.join();
+  if (primer.joinable()) primer.join();
   if (::write(sync.write, "g", 1) != 1)
     return Status::io("sandbox: release child: " + errno_text(errno));
   close_fd(sync.write);
