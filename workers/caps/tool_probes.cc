@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "engine/common/text.h"
 #include "workers/caps/capability.h"
 #include "workers/caps/probe_child.h"
 
@@ -48,11 +49,13 @@ std::string find_on_path(const std::string& name, const std::string& path) {
   return "";
 }
 
+// The first line of a tool's output, bounded and made safe for an event payload (a tool may
+// print anything: other encodings, control characters).
 std::string first_line(const std::string& s) {
   const size_t nl = s.find('\n');
   std::string line = s.substr(0, nl);
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  return line;
+  return safe_text(line, 256);
 }
 
 }  // namespace
