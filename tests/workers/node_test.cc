@@ -140,7 +140,8 @@ TEST_CASE("node: Debian's nginx runs in a node on port 80 and serves another nod
                      "mkdir -p /tmp/www && echo nginx-in-web1 > /tmp/www/index.html && "
                      "printf '%s' \"$0\" > /tmp/nginx.conf && /usr/sbin/nginx -c /tmp/nginx.conf",
                      conf},
-                    kEnv, std::chrono::seconds(10));
+                    kEnv, std::chrono::seconds(10), 1 << 20,
+                    nsworld::Confinement::kNodeRoot);  // nginx switches its workers' user
   REQUIRE(r.ok());
   INFO(r->out << r->err);
   REQUIRE(r->exit_code == 0);
@@ -167,4 +168,29 @@ TEST_CASE("node: Debian's nginx runs in a node on port 80 and serves another nod
   while (std::getline(in, line) && line.rfind("Uid:", 0) != 0) {
   }
   CHECK(line.find("100000") != std::string::npos);
+}
+
+TEST_CASE("node: a runner's command has no capabilities and the sandbox's seccomp policy") {
+  auto tree = sandbox::CgroupTree::detect();
+  REQUIRE(tree.ok());
+  aura::testing::TempDir state;
+  auto node = Node::start(options(state, "n1", ""), **tree);
+  REQUIRE_MESSAGE(node.ok(), node.status().message());
+  const std::vector<std::string> probe = {
+      "/bin/sh", "-c",
+      "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; "
+      "mkdir -p /tmp/m && (mount -t tmpfs none /tmp/m 2>&1 || true)"};
+  auto runner = (*node)->exec(probe, kEnv, std::chrono::seconds(10));
+  REQUIRE(runner.ok());
+  INFO(runner->out << runner->err);
+  CHECK(runner->out.find("CapEff:\t0000000000000000") != std::string::npos);
+  CHECK(runner->out.find("NoNewPrivs:\t1") != std::string::npos);
+  CHECK(runner->out.find("Seccomp:\t2") != std::string::npos);
+  CHECK(runner->out.find("ermission denied") != std::string::npos);  // mount refused
+
+  auto root = (*node)->exec(probe, kEnv, std::chrono::seconds(10), 1 << 20,
+                            nsworld::Confinement::kNodeRoot);
+  REQUIRE(root.ok());
+  CHECK(root->out.find("CapEff:\t0000000000000000") == std::string::npos);
+  CHECK(root->out.find("Seccomp:\t0") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 #include "workers/nsworld/node.h"
 
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,8 +19,10 @@
 
 #include "engine/common/file_io.h"
 #include "engine/crypto/sha256.h"
+#include "workers/sandbox/capabilities.h"
 #include "workers/sandbox/namespaces.h"
 #include "workers/sandbox/network.h"
+#include "workers/sandbox/seccomp_policy.h"
 
 namespace aura::nsworld {
 namespace {
@@ -241,7 +244,7 @@ Status Node::destroy() {
 
 Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
                               const std::vector<std::string>& env,
-                              std::chrono::milliseconds deadline, size_t cap) {
+                              std::chrono::milliseconds deadline, size_t cap, Confinement confine) {
   if (!live_) return Status::failed_precondition("the node is destroyed");
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
     return Status::invalid("argv[0] must be an absolute path inside the node");
@@ -258,6 +261,15 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
       return Status::io("open " + proc + "/ns/" + kinds[i] + ": " + errno_text(errno));
     }
   }
+  // The runner policy is built before fork: the child only installs it.
+  static const Result<sandbox::SeccompProgram> built = sandbox::build_seccomp_program();
+  if (confine == Confinement::kRunner && !built.ok()) {
+    for (int fd : fds) ::close(fd);
+    return built.status();
+  }
+  sandbox::SeccompProgram seccomp = built.ok() ? *built : sandbox::SeccompProgram{};
+  sock_fprog fprog = seccomp.fprog();
+  const bool runner = confine == Confinement::kRunner;
   const int rootfd = ::open((proc + "/root").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   std::vector<std::string> cgroup_procs;
   for (const fs::path& p : tree_->paths(id_)) cgroup_procs.push_back((p / "cgroup.procs").string());
@@ -296,6 +308,11 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
       const int null_fd = ::open("/dev/null", O_RDONLY);
       ::dup2(null_fd, 0);
       ::syscall(SYS_close_range, 3u, ~0u, 0u);
+      // Last, so nothing above runs under the filter.
+      if (runner) {
+        if (sandbox::drop_capabilities(0) != 0) ::_exit(125);
+        if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) ::_exit(125);
+      }
       ::execve(cargv[0], cargv.data(), cenv.data());
       ::_exit(127);
     }

@@ -41,6 +41,16 @@ struct ExecResult {
   std::string out, err;  // each capped at the exec's cap
 };
 
+// How a command run in a node is confined beyond the node's namespaces and cgroup.
+enum class Confinement {
+  // Probes, actions, learner scripts: no capabilities (no_new_privs) and the runner sandbox's
+  // seccomp allowlist.
+  kRunner,
+  // The lab's own setup and the node's services (a service manager must switch users): the
+  // node root's capabilities, which reach nothing outside the node's user namespace.
+  kNodeRoot,
+};
+
 class Node {
  public:
   // Starts the node. kUnavailable names a mechanism this machine lacks; on any failure
@@ -52,10 +62,12 @@ class Node {
   pid_t init_pid() const { return init_; }
 
   // Runs argv (absolute inside the node) as the node's root, in all of its namespaces and its
-  // cgroup, with `env`; stdout and stderr captured up to `cap` bytes each. A command still
-  // running at `deadline` is killed. Background processes it leaves (daemons) stay in the node.
+  // cgroup, with `env`, confined as `confine` says; stdout and stderr captured up to `cap`
+  // bytes each. A command still running at `deadline` is killed. Background processes it
+  // leaves (daemons) stay in the node.
   Result<ExecResult> exec(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                          std::chrono::milliseconds deadline, size_t cap = 1 << 20);
+                          std::chrono::milliseconds deadline, size_t cap = 1 << 20,
+                          Confinement confine = Confinement::kRunner);
 
   // Kills every process of the node, removes its cgroup and stage folder. Idempotent.
   Status destroy();
