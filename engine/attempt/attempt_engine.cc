@@ -227,6 +227,14 @@ Result<AttemptEngine::Bound> AttemptEngine::bind(const AttemptState& s) const {
   return b;
 }
 
+Result<AttemptState> AttemptEngine::load(std::string_view id, std::string_view learner,
+                                         std::string_view command, Phase phase) const {
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  AURA_RETURN_IF_ERROR(need_phase(s, command, phase));
+  return s;
+}
+
 Status AttemptEngine::append(std::vector<EventDraft> drafts) {
   auto r = ctx_.log->append_all(drafts);
   return r.ok() ? Status::ok() : r.status();
@@ -328,8 +336,7 @@ Status AttemptEngine::predict(std::string_view id, std::string_view learner,
                               uint32_t confidence) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
-  AURA_RETURN_IF_ERROR(need_phase(s, "predict", Phase::kObserve));
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "predict", Phase::kObserve));
   scenario::Manifest m;
   AURA_ASSIGN_OR_RETURN(m, manifest_of(*ctx_.blobs, s));
   const bool known = std::any_of(m.hypotheses.begin(), m.hypotheses.end(),
@@ -464,8 +471,7 @@ Status AttemptEngine::authorize(std::string_view id, std::string_view learner,
                                 std::string_view sha256_hex) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
-  AURA_RETURN_IF_ERROR(need_phase(s, "authorize", Phase::kContract));
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "authorize", Phase::kContract));
   auto it = s.scripts.find(std::string(sha256_hex));
   if (it == s.scripts.end()) {
     return Status::invalid("no script of IR revision " + std::to_string(s.revision) +
@@ -483,8 +489,7 @@ Status AttemptEngine::authorize(std::string_view id, std::string_view learner,
 Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view learner) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
-  AURA_RETURN_IF_ERROR(need_phase(s, "apply", Phase::kContract));
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "apply", Phase::kContract));
   for (const auto& [sha, status] : s.scripts) {
     if (status != ScriptStatus::kPendingExecution) {
       return Status::failed_precondition(
@@ -537,8 +542,7 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
 Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::string_view note) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
-  AURA_RETURN_IF_ERROR(need_phase(s, "ack", Phase::kAck));
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "ack", Phase::kAck));
   AURA_RETURN_IF_ERROR(learner_text("the note", note, true));
   return append(
       {draft(s, "attempt.acknowledged", learner_actor(learner), header(s).str("note", note).done()),
@@ -550,8 +554,7 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
 Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view learner) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
-  AURA_RETURN_IF_ERROR(need_phase(s, "verify", Phase::kVerify));
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "verify", Phase::kVerify));
   Bound b;
   AURA_ASSIGN_OR_RETURN(b, bind(s));
   intervention::Intervention ir;
@@ -600,8 +603,7 @@ Result<GateOutcome> AttemptEngine::gate(
     std::function<void(gate::Property, gate::Status)> progress) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
-  AURA_RETURN_IF_ERROR(need_phase(s, "gate", Phase::kTransferGate));
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "gate", Phase::kTransferGate));
   Bound b;
   AURA_ASSIGN_OR_RETURN(b, bind(s));
   intervention::Intervention ir;
@@ -682,8 +684,7 @@ Result<GateOutcome> AttemptEngine::gate(
 Result<ReceiptOutcome> AttemptEngine::receipt(std::string_view id, std::string_view learner) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
-  AURA_RETURN_IF_ERROR(need_phase(s, "receipt", Phase::kReceipt));
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "receipt", Phase::kReceipt));
   if (s.verdict != gate::verdict_name(gate::Verdict::kVerified)) {
     return Status::failed_precondition("attempt " + s.id + "'s verdict is " + s.verdict +
                                        "; receipts are issued only for VERIFIED");
@@ -715,8 +716,7 @@ Status AttemptEngine::reflect(std::string_view id, std::string_view learner,
                               std::string_view text) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
-  AURA_RETURN_IF_ERROR(need_phase(s, "reflect", Phase::kReflect));
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "reflect", Phase::kReflect));
   AURA_RETURN_IF_ERROR(learner_text("the reflection", text, false));
   AURA_RETURN_IF_ERROR(append(
       {draft(s, "attempt.reflected", learner_actor(learner), header(s).str("text", text).done()),

@@ -122,6 +122,9 @@ class AttemptEngine {
  private:
   struct Bound;
   Result<AttemptState> load(std::string_view id, std::string_view learner) const;
+  // load(), then refuses unless the attempt is in `phase` (naming `command`).
+  Result<AttemptState> load(std::string_view id, std::string_view learner, std::string_view command,
+                            Phase phase) const;
   Result<Bound> bind(const AttemptState& s) const;
   std::filesystem::path live_dir(std::string_view id) const;
   Status append(std::vector<EventDraft> drafts);

@@ -15,31 +15,20 @@
 #include <thread>
 
 #include "tests/log/log_test_util.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/log_lab.h"
 #include "workers/supervisor/sandbox_launcher.h"
 
 using namespace aura;
 using namespace aura::supervisor;
-using aura::testing::TempDir;
 
 namespace {
 
-struct Lab {
-  TempDir dir;
-  std::optional<BlobStore> blobs;
-  std::unique_ptr<EventLog> log;
+struct Lab : aura::testing::LogLab {
   writer::TokenRegistry tokens;
-  Lab() {
-    std::filesystem::create_directories(dir / "data");
-    auto b = BlobStore::open(dir / "data" / "blobs");
-    REQUIRE(b.ok());
-    blobs.emplace(std::move(b).value());
-    log = aura::testing::open_log(dir / "data" / "log", 1000, false, nullptr, &*blobs);
-  }
   sandbox::RunOptions options() const {
     sandbox::RunOptions o;
     o.state_dir = dir / "state";
-    o.forbidden_paths = {dir / "data"};
+    o.forbidden_paths = {data()};
     return o;
   }
   Result<RunRecord> run(const std::string& python, sandbox::Profile profile = {}) {
@@ -126,7 +115,7 @@ TEST_CASE("sandboxed runner: claims refused, a deadline kill recorded") {
 
 TEST_CASE("sandboxed runner: no data folder, no other socket, no other run's writer") {
   Lab lab;
-  const std::string data = (lab.dir / "data").string();
+  const std::string data = lab.data().string();
   auto rec = lab.run(
       runner("hello()\n"
              "print('data visible', os.path.exists('" +

@@ -17,25 +17,15 @@
 #include "engine/blob/evidence_ref.h"
 #include "engine/writer/frame.h"
 #include "tests/log/log_test_util.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/log_lab.h"
 
 using namespace aura;
 using namespace aura::supervisor;
-using aura::testing::TempDir;
 
 namespace {
 
-struct Lab {
-  TempDir dir;
-  std::optional<BlobStore> blobs;
-  std::unique_ptr<EventLog> log;
+struct Lab : aura::testing::LogLab {
   writer::TokenRegistry tokens;
-  Lab() {
-    auto b = BlobStore::open(dir / "blobs");
-    REQUIRE(b.ok());
-    blobs.emplace(std::move(b).value());
-    log = aura::testing::open_log(dir / "log", 1000, false, nullptr, &*blobs);
-  }
   writer::RunBinding binding() const {
     writer::RunBinding b;
     b.attempt = "0123456789abcdef";

@@ -19,11 +19,10 @@
 #include "engine/writer/evidence_writer.h"
 #include "engine/writer/frame.h"
 #include "tests/log/log_test_util.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/log_lab.h"
 
 using namespace aura;
 using namespace aura::writer;
-using aura::testing::TempDir;
 
 namespace {
 
@@ -33,19 +32,12 @@ struct Recorded {
   std::string type, actor, payload;
 };
 
-struct WriterLab {
-  TempDir dir;
-  std::optional<BlobStore> blobs;
-  std::unique_ptr<EventLog> log;
+struct WriterLab : aura::testing::LogLab {
   TokenRegistry tokens;
   RunBinding binding;
   std::string token;
 
   WriterLab() {
-    auto b = BlobStore::open(dir / "blobs");
-    REQUIRE(b.ok());
-    blobs.emplace(std::move(b).value());
-    log = aura::testing::open_log(dir / "log", 1000, false, nullptr, &*blobs);
     binding.run_id = "00000000000000a1";
     binding.attempt = "0123456789abcdef";
     binding.world = "primary";
