@@ -149,31 +149,93 @@ Status make_dir(const fs::path& dir, bool must_be_new) {
   return Status::io("mkdir " + dir.string() + ": " + errno_text(errno));
 }
 
-// Makes the run's folder `dir` (which must be new) and its parent `aura/`, calling `prepare`
-// after the parent exists. remove_run_dir() of a concurrent run may remove the parent between
-// the two steps; then the whole sequence is retried.
+// A run id is one group name or a nested one ("<node>/learner"): no empty, "." or ".." part.
+Status check_run_id(std::string_view run_id) {
+  size_t pos = 0;
+  while (pos <= run_id.size()) {
+    size_t end = run_id.find('/', pos);
+    if (end == std::string_view::npos) end = run_id.size();
+    const std::string_view part = run_id.substr(pos, end - pos);
+    if (part.empty() || part == "." || part == "..")
+      return Status::invalid("cgroup id '" + std::string(run_id) + "': bad component");
+    pos = end + 1;
+  }
+  return Status::ok();
+}
+
+// Makes the run's folder `dir` (which must be new) under `base` (the `aura/` folder), calling
+// `prepare` after `base` exists. remove_run_dir() of a concurrent run may remove `base` between
+// the two steps; then the whole sequence is retried. A nested group's enclosing group must
+// exist already (kNotFound): it is never made here without its limits.
 template <class Prepare>
-Status make_run_dir(const fs::path& dir, Prepare prepare) {
+Status make_run_dir(const fs::path& base, const fs::path& dir, Prepare prepare) {
   for (int attempt = 0;; ++attempt) {
-    AURA_RETURN_IF_ERROR(make_dir(dir.parent_path(), false));
+    AURA_RETURN_IF_ERROR(make_dir(base, false));
     Status prepared = prepare();
     if (prepared.is_ok() && ::mkdir(dir.c_str(), 0755) == 0) return Status::ok();
-    if (prepared.is_ok() && errno == EEXIST) return Status::busy(dir.string() + ": exists");
-    const bool parent_vanished = ::access(dir.parent_path().c_str(), F_OK) != 0;
-    if (!parent_vanished || attempt == 3) {
+    const int err = errno;
+    if (prepared.is_ok() && err == EEXIST) return Status::busy(dir.string() + ": exists");
+    const bool base_vanished = ::access(base.c_str(), F_OK) != 0;
+    if (!base_vanished || attempt == 3) {
       if (!prepared.is_ok()) return prepared;
-      return Status::io("mkdir " + dir.string() + ": " + errno_text(errno));
+      if (err == ENOENT && dir.parent_path() != base)
+        return Status::not_found("mkdir " + dir.string() + ": the enclosing group does not exist");
+      return Status::io("mkdir " + dir.string() + ": " + errno_text(err));
     }
   }
 }
 
-// Removes the run's folder, then its parent `aura/` if no other run uses it, so nothing of
-// the sandbox stays in a cgroup tree it does not own (a leftover child folder would keep the
-// owner of the enclosing cgroup from removing it).
-Status remove_run_dir(const fs::path& dir) {
+// Removes the run's folder, then `base` (its `aura/` folder) if no other run uses it, so
+// nothing of the sandbox stays in a cgroup tree it does not own (a leftover child folder would
+// keep the owner of the enclosing cgroup from removing it). A nested group's enclosing group is
+// left alone.
+Status remove_run_dir(const fs::path& base, const fs::path& dir) {
   AURA_RETURN_IF_ERROR(remove_dir(dir));
-  ::rmdir(dir.parent_path().c_str());  // EBUSY/ENOTEMPTY while other runs exist: fine
+  ::rmdir(base.c_str());  // EBUSY/ENOTEMPTY while other runs exist: fine
   return Status::ok();
+}
+
+// Writes `value` to `dir/file`, then polls `dir/state_file` until `reached(its text)`, for at
+// most kFreezeWaitMs (kBusy "<dir>: did not <what>"). The value is written again every 10 ms
+// while waiting: the v1 freezer kicks each task once per write, and a task that was running
+// then and is now asleep waiting on a frozen one (a vfork() parent whose child froze before
+// exec, as dash does) stays unfrozen until the next kick, leaving the group FREEZING for good.
+// Writing the same value again is a no-op otherwise (and on v2).
+template <class Reached>
+Status write_and_wait(const fs::path& dir, const char* file, std::string_view value,
+                      const char* state_file, Reached reached, std::string_view what) {
+  AURA_RETURN_IF_ERROR(write_text(dir / file, value));
+  const uint64_t until = now_ms() + kFreezeWaitMs;
+  for (uint64_t polls = 1;; ++polls) {
+    auto state = read_text(dir / state_file);
+    if (!state.ok()) return state.status();
+    if (reached(*state)) return Status::ok();
+    if (now_ms() >= until) return Status::busy(dir.string() + ": did not " + std::string(what));
+    sleep_ms(1);
+    if (polls % 10 == 0) AURA_RETURN_IF_ERROR(write_text(dir / file, value));
+  }
+}
+
+Status set_v1_freezer(const fs::path& dir, std::string_view state, std::string_view what) {
+  return write_and_wait(
+      dir, "freezer.state", state, "freezer.state",
+      [state](std::string_view text) { return text.rfind(state, 0) == 0; }, what);
+}
+
+Status set_v2_freeze(const fs::path& dir, bool frozen) {
+  return write_and_wait(
+      dir, "cgroup.freeze", frozen ? "1" : "0", "cgroup.events",
+      [frozen](std::string_view text) { return keyed_value(text, "frozen") == (frozen ? 1 : 0); },
+      frozen ? "freeze" : "thaw");
+}
+
+// freeze() for either version: `set(true)` freezes and waits; on failure the group is thawed
+// again (best effort) so a half-frozen group is not left behind.
+template <class Set>
+Status freeze_or_thaw_back(Set set) {
+  Status frozen = set(true);
+  if (!frozen.is_ok()) (void)set(false);
+  return frozen;
 }
 
 struct MountEntry {
@@ -264,17 +326,15 @@ class CgroupV1 final : public CgroupTree {
 
   std::vector<fs::path> paths(std::string_view run_id) const override {
     std::vector<fs::path> out;
-    for (const fs::path* base : {&cpu_, &cpuacct_, &memory_, &pids_, &freezer_}) {
-      fs::path p = *base / std::string(run_id);
-      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
-    }
+    for (const fs::path& base : bases()) out.push_back(base / std::string(run_id));
     return out;
   }
 
   Status create(std::string_view run_id, const CgroupLimits& limits) override {
+    AURA_RETURN_IF_ERROR(check_run_id(run_id));
     const std::string id(run_id);
-    for (const fs::path& p : paths(run_id))
-      AURA_RETURN_IF_ERROR(make_run_dir(p, [] { return Status::ok(); }));
+    for (const fs::path& base : bases())
+      AURA_RETURN_IF_ERROR(make_run_dir(base, base / id, [] { return Status::ok(); }));
     AURA_RETURN_IF_ERROR(
         write_text(cpu_ / id / "cpu.cfs_period_us", std::to_string(limits.cpu_period_us)));
     AURA_RETURN_IF_ERROR(
@@ -331,15 +391,7 @@ class CgroupV1 final : public CgroupTree {
       for (const fs::path& p : paths(run_id)) AURA_RETURN_IF_ERROR(wait_empty(p, timeout_ms));
       return Status::ok();
     }
-    AURA_RETURN_IF_ERROR(write_text(freezer / "freezer.state", "FROZEN"));
-    const uint64_t until = now_ms() + kFreezeWaitMs;
-    for (;;) {
-      auto state = read_text(freezer / "freezer.state");
-      if (!state.ok()) return state.status();
-      if (state->rfind("FROZEN", 0) == 0) break;
-      if (now_ms() >= until) return Status::busy(freezer.string() + ": did not freeze");
-      sleep_ms(1);
-    }
+    AURA_RETURN_IF_ERROR(set_v1_freezer(freezer, "FROZEN", "freeze"));
     Status killed = kill_each(freezer);
     // Frozen tasks only act on SIGKILL once thawed.
     Status thawed = write_text(freezer / "freezer.state", "THAWED");
@@ -350,11 +402,33 @@ class CgroupV1 final : public CgroupTree {
   }
 
   Status remove(std::string_view run_id) override {
-    for (const fs::path& p : paths(run_id)) AURA_RETURN_IF_ERROR(remove_run_dir(p));
+    AURA_RETURN_IF_ERROR(check_run_id(run_id));
+    for (const fs::path& base : bases())
+      AURA_RETURN_IF_ERROR(remove_run_dir(base, base / std::string(run_id)));
     return Status::ok();
   }
 
+  Status freeze(std::string_view run_id) override {
+    const fs::path dir = freezer_ / std::string(run_id);
+    return freeze_or_thaw_back([&dir](bool frozen) {
+      return frozen ? set_v1_freezer(dir, "FROZEN", "freeze")
+                    : set_v1_freezer(dir, "THAWED", "thaw");
+    });
+  }
+
+  Status thaw(std::string_view run_id) override {
+    return set_v1_freezer(freezer_ / std::string(run_id), "THAWED", "thaw");
+  }
+
  private:
+  // The `aura/` folder in each hierarchy, once each (cpu and cpuacct may be co-mounted).
+  std::vector<fs::path> bases() const {
+    std::vector<fs::path> out;
+    for (const fs::path* base : {&cpu_, &cpuacct_, &memory_, &pids_, &freezer_})
+      if (std::find(out.begin(), out.end(), *base) == out.end()) out.push_back(*base);
+    return out;
+  }
+
   fs::path cpu_, cpuacct_, memory_, pids_, freezer_;
 };
 
@@ -371,15 +445,27 @@ class CgroupV2 final : public CgroupTree {
   }
 
   Status create(std::string_view run_id, const CgroupLimits& limits) override {
+    AURA_RETURN_IF_ERROR(check_run_id(run_id));
     const fs::path dir = base_ / std::string(run_id);
-    AURA_RETURN_IF_ERROR(make_run_dir(dir, [this] {
+    AURA_RETURN_IF_ERROR(make_run_dir(base_, dir, [this, &dir] {
       // The "no internal processes" rule: this fails with EBUSY when the supervisor's own
       // cgroup (base_'s parent) holds processes and is not the root; run the supervisor in a
       // delegated leaf whose parent has the controllers enabled.
       Status enable =
           write_text(base_.parent_path() / "cgroup.subtree_control", "+cpu +memory +pids");
       if (!enable.is_ok()) return Status::unavailable("cgroup v2: " + enable.message());
-      return write_text(base_ / "cgroup.subtree_control", "+cpu +memory +pids");
+      AURA_RETURN_IF_ERROR(write_text(base_ / "cgroup.subtree_control", "+cpu +memory +pids"));
+      // A nested group's enclosing groups pass the controllers on too (the same rule: an
+      // enclosing group that holds processes itself cannot).
+      fs::path up = base_;
+      const fs::path rel = dir.lexically_relative(base_);
+      for (auto it = rel.begin(); std::next(it) != rel.end(); ++it) {
+        up /= *it;
+        if (::access(up.c_str(), F_OK) != 0) break;  // mkdir says which one is missing
+        enable = write_text(up / "cgroup.subtree_control", "+cpu +memory +pids");
+        if (!enable.is_ok()) return Status::unavailable("cgroup v2: " + enable.message());
+      }
+      return Status::ok();
     }));
     AURA_RETURN_IF_ERROR(write_text(dir / "cpu.max", std::to_string(limits.cpu_quota_us) + " " +
                                                          std::to_string(limits.cpu_period_us)));
@@ -421,7 +507,17 @@ class CgroupV2 final : public CgroupTree {
   }
 
   Status remove(std::string_view run_id) override {
-    return remove_run_dir(base_ / std::string(run_id));
+    AURA_RETURN_IF_ERROR(check_run_id(run_id));
+    return remove_run_dir(base_, base_ / std::string(run_id));
+  }
+
+  Status freeze(std::string_view run_id) override {
+    const fs::path dir = base_ / std::string(run_id);
+    return freeze_or_thaw_back([&dir](bool frozen) { return set_v2_freeze(dir, frozen); });
+  }
+
+  Status thaw(std::string_view run_id) override {
+    return set_v2_freeze(base_ / std::string(run_id), false);
   }
 
   static Status kill_and_wait(const fs::path& dir, uint64_t timeout_ms) {
@@ -430,15 +526,7 @@ class CgroupV2 final : public CgroupTree {
     if (::access((dir / "cgroup.kill").c_str(), F_OK) == 0) {
       AURA_RETURN_IF_ERROR(write_text(dir / "cgroup.kill", "1"));
     } else {
-      AURA_RETURN_IF_ERROR(write_text(dir / "cgroup.freeze", "1"));
-      const uint64_t until = now_ms() + kFreezeWaitMs;
-      for (;;) {
-        auto events = read_text(dir / "cgroup.events");
-        if (!events.ok()) return events.status();
-        if (keyed_value(*events, "frozen") == 1) break;
-        if (now_ms() >= until) return Status::busy(dir.string() + ": did not freeze");
-        sleep_ms(1);
-      }
+      AURA_RETURN_IF_ERROR(set_v2_freeze(dir, true));
       Status killed = kill_each(dir);
       Status thawed = write_text(dir / "cgroup.freeze", "0");
       AURA_RETURN_IF_ERROR(killed);
@@ -536,7 +624,9 @@ Status kill_and_remove_group_path(const fs::path& path, uint64_t timeout_ms) {
       sleep_ms(2);
     }
   }
-  return remove_run_dir(path);
+  // The registry records a group by its own path; `aura/` above it goes too when empty.
+  const fs::path parent = path.parent_path();
+  return parent.filename() == "aura" ? remove_run_dir(parent, path) : remove_dir(path);
 }
 
 }  // namespace aura::sandbox

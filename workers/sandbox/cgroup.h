@@ -35,6 +35,8 @@ struct CgroupUsage {
 enum class CgroupVersion { kV1, kV2 };
 
 // Thread safety: distinct run ids may be used from distinct threads; one run id from one thread.
+// A run id may name a nested group ("<node>/learner"): its parent group must exist first (create()
+// never makes it), and remove() removes only the nested group.
 class CgroupTree {
  public:
   virtual ~CgroupTree() = default;
@@ -83,6 +85,16 @@ class CgroupTree {
 
   // Removes the group's folders. kBusy while processes remain; ok if already gone.
   virtual Status remove(std::string_view run_id) = 0;
+
+  // Stops every process of the group (and of its nested groups) where it stands, so the host
+  // can inspect a state that does not change under it: v1 writes FROZEN to freezer.state and
+  // polls until it reads FROZEN, v2 writes 1 to cgroup.freeze and polls cgroup.events until
+  // "frozen 1". kBusy when that takes longer than a bounded wait (the group is thawed again).
+  virtual Status freeze(std::string_view run_id) = 0;
+
+  // Lets the group run again and waits until the kernel says it is no longer frozen. A group
+  // stays frozen while an enclosing group is frozen (kBusy then).
+  virtual Status thaw(std::string_view run_id) = 0;
 };
 
 // Kills what is in the group at `path` (any version, a single folder) and removes the folder;
