@@ -1,0 +1,130 @@
+// NodeView: the supervisor's read-only view into a running world node, from the host. Every
+// path is resolved inside the node's root (openat2 RESOLVE_IN_ROOT on /proc/<init>/root), ids
+// are translated through the node's maps, and every read is bounded and never blocks: nothing a
+// world contains makes the host follow a path outside it, open a FIFO or device, or hang.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/common/status.h"
+
+namespace aura::inspect {
+
+struct FileInfo {
+  enum class Type { kFile, kDir, kSymlink, kFifo, kSocket, kChar, kBlock };
+  Type type = Type::kFile;
+  uint32_t mode = 0;          // the 07777 bits
+  uint32_t uid = 0, gid = 0;  // as seen inside the node (65534 when unmapped)
+  uint64_t size = 0;
+};
+
+// "file", "dir", "symlink", "fifo", "socket", "char device", "block device".
+std::string_view type_name(FileInfo::Type type);
+
+struct ProcessInfo {
+  pid_t pid = 0;        // host pid
+  pid_t ppid_host = 0;  // host pid of the parent
+  std::string comm;
+  uint32_t uid = 0, gid = 0;     // real ids, inside
+  std::vector<uint32_t> groups;  // supplementary groups, inside
+  std::string cmdline;           // NULs as spaces, at most kMaxCmdlineBytes
+};
+
+struct Listener {
+  std::string proto;        // "tcp", "tcp6", "unix"
+  std::string address;      // "0.0.0.0:80", "[::]:80", or the unix path ("@name": abstract)
+  std::vector<pid_t> pids;  // host pids of the given node processes holding it, sorted
+};
+
+inline constexpr size_t kMaxCmdlineBytes = 256;
+inline constexpr uint32_t kOverflowId = 65534;
+
+// Thread safety: const methods may be called from several threads at once.
+class NodeView {
+ public:
+  // Opens /proc/<init>/root as an O_PATH folder and reads the init's uid_map and gid_map.
+  // kFailedPrecondition when the process is gone. The view stays valid (and keeps reading the
+  // same root) as long as the node lives; after that calls fail.
+  static Result<NodeView> open(pid_t init_pid);
+
+  NodeView(NodeView&& other) noexcept;
+  NodeView& operator=(NodeView&& other) noexcept;
+  NodeView(const NodeView&) = delete;
+  NodeView& operator=(const NodeView&) = delete;
+  ~NodeView();
+
+  // lstat of an absolute path in the node: folders on the way resolve inside the node's root
+  // (symlinks included), the final name is not followed.
+  Result<FileInfo> stat(std::string_view path) const;
+
+  // The content of a regular file (a final symlink is followed, inside the root), at most
+  // `cap` bytes. With `truncated`, a longer file gives its first `cap` bytes and sets it; without,
+  // a longer file is kFailedPrecondition (a check never sees a silently cut file). A FIFO,
+  // socket or device is kFailedPrecondition naming its type and is never opened for I/O.
+  Result<std::string> read_file(std::string_view path, size_t cap, bool* truncated = nullptr) const;
+
+  // The entries of a folder (a final symlink is followed, inside the root), each lstat'ed,
+  // sorted by name. More than `max_entries` is kFailedPrecondition.
+  Result<std::vector<std::pair<std::string, FileInfo>>> list_dir(std::string_view path,
+                                                                 size_t max_entries) const;
+
+  // The processes `pids` (host pids, e.g. the node cgroup's), ids translated to inside. A pid
+  // that is gone by the time it is read is skipped.
+  Result<std::vector<ProcessInfo>> processes(const std::vector<pid_t>& pids) const;
+
+  // The LISTEN sockets of the node's network namespace (/proc/<init>/net/{tcp,tcp6,unix}),
+  // each with the pids among `node_pids` holding it (socket inodes in /proc/<pid>/fd). Sorted
+  // by proto, then address; sockets bound more than once (SO_REUSEPORT) are one entry.
+  Result<std::vector<Listener>> listeners(const std::vector<pid_t>& node_pids) const;
+
+  std::optional<uint32_t> uid_inside(uint32_t host_uid) const;
+  std::optional<uint32_t> gid_inside(uint32_t host_gid) const;
+
+  // The O_PATH descriptor of the node's root; owned by the view.
+  int root_fd() const { return root_fd_; }
+  pid_t init_pid() const { return init_; }
+
+  // A new O_PATH descriptor (the caller closes it) of absolute `path` resolved inside the root
+  // (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS); the final name is followed only with `follow`.
+  Result<int> open_path(std::string_view path, bool follow) const;
+
+  // `st` as the node sees it: type, permission bits, ids translated (unmapped: kOverflowId).
+  FileInfo file_info(const struct stat& st) const;
+
+  // One line of an id map: `count` ids from `inside` are `outside` on the host.
+  struct IdRange {
+    uint32_t inside, outside, count;
+  };
+
+ private:
+  NodeView() = default;
+
+  pid_t init_ = -1;
+  int root_fd_ = -1;
+  std::vector<IdRange> uid_map_, gid_map_;
+};
+
+// Helpers the inspect files share.
+
+// openat2(2), retrying EINTR and EAGAIN (a rename raced a RESOLVE_IN_ROOT walk); the new
+// descriptor (O_CLOEXEC is added) or -errno.
+int openat2_fd(int dir_fd, const char* path, uint64_t flags, uint64_t resolve);
+
+// Opens the file behind O_PATH descriptor `path_fd` for reading, through /proc/self/fd (so the
+// inode checked is the inode opened: nothing is resolved again), with O_NONBLOCK | O_NOCTTY,
+// only when fstat says it is a regular file; else kFailedPrecondition naming `name` and its type.
+Result<int> open_regular_for_read(int path_fd, std::string_view name);
+
+// The names in open folder `dir_fd` (read from its current position), without "." and "..",
+// sorted by bytes; more than `max_entries` is kFailedPrecondition. `name` names it in errors.
+Result<std::vector<std::string>> dir_names(int dir_fd, size_t max_entries, std::string_view name);
+
+}  // namespace aura::inspect
