@@ -391,13 +391,18 @@ class CgroupV1 final : public CgroupTree {
       for (const fs::path& p : paths(run_id)) AURA_RETURN_IF_ERROR(wait_empty(p, timeout_ms));
       return Status::ok();
     }
-    AURA_RETURN_IF_ERROR(set_v1_freezer(freezer, "FROZEN", "freeze"));
+    // A group that did not freeze is still killed and thawed: returning here would leave its
+    // processes frozen for good (they act on SIGKILL only once thawed). Whatever forked past
+    // the kill shows in wait_empty().
+    const Status frozen = set_v1_freezer(freezer, "FROZEN", "freeze");
     Status killed = kill_each(freezer);
-    // Frozen tasks only act on SIGKILL once thawed.
     Status thawed = write_text(freezer / "freezer.state", "THAWED");
     AURA_RETURN_IF_ERROR(killed);
     AURA_RETURN_IF_ERROR(thawed);
-    for (const fs::path& p : paths(run_id)) AURA_RETURN_IF_ERROR(wait_empty(p, timeout_ms));
+    for (const fs::path& p : paths(run_id)) {
+      if (Status s = wait_empty(p, timeout_ms); !s.is_ok())
+        return frozen.is_ok() ? s : frozen.with_context(s.message());
+    }
     return Status::ok();
   }
 
@@ -526,11 +531,15 @@ class CgroupV2 final : public CgroupTree {
     if (::access((dir / "cgroup.kill").c_str(), F_OK) == 0) {
       AURA_RETURN_IF_ERROR(write_text(dir / "cgroup.kill", "1"));
     } else {
-      AURA_RETURN_IF_ERROR(set_v2_freeze(dir, true));
+      // As on v1: killed and thawed even when it did not freeze.
+      const Status frozen = set_v2_freeze(dir, true);
       Status killed = kill_each(dir);
       Status thawed = write_text(dir / "cgroup.freeze", "0");
       AURA_RETURN_IF_ERROR(killed);
       AURA_RETURN_IF_ERROR(thawed);
+      if (Status s = wait_empty(dir, timeout_ms); !s.is_ok())
+        return frozen.is_ok() ? s : frozen.with_context(s.message());
+      return Status::ok();
     }
     return wait_empty(dir, timeout_ms);
   }
