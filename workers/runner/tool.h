@@ -1,0 +1,34 @@
+// A node tool the runner executes for an op (nginx, aura-svcman): stdin empty, stdout and
+// stderr into one pipe captured up to the op's cap, a clean environment (never the writer's
+// token or socket), its own process group, and a deadline at which the group is killed.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "engine/common/status.h"
+#include "workers/runner/op.h"
+
+namespace aura::runner {
+
+inline constexpr std::chrono::seconds kToolDeadline{30};
+
+struct ToolRun {
+  std::string output;      // stdout and stderr together, at most the cap
+  bool truncated = false;  // the tool wrote more than the cap
+  bool timed_out = false;  // killed at the deadline
+  int wait_status = 0;
+};
+
+// Runs argv (argv[0] an absolute path). A world error when it cannot be started (the exec's
+// errno, reported by the child on a close-on-exec pipe).
+Result<ToolRun> run_tool(const std::vector<std::string>& argv, size_t cap,
+                         std::chrono::milliseconds deadline);
+
+// Runs argv with kToolDeadline and writes its output, then "killed: ..." when it timed out, then
+// "exit N" (or "exit signal N") as the last line, which is kept whatever the cap cuts from the
+// output. Ok when the tool exited 0, else failure_in_output().
+Status report_tool(const std::vector<std::string>& argv, Output& out);
+
+}  // namespace aura::runner
