@@ -72,7 +72,10 @@ TEST_CASE("node: commands run inside the node's namespaces, services answer acro
   INFO(r->out << r->err);
   CHECK(r->exit_code == 0);
   CHECK(r->out.rfind("web1\n0\n", 0) == 0);
-  CHECK(r->out.find("100000") != std::string::npos);
+  // Each node has a uid range of its own, claimed for it.
+  CHECK((*web1)->uid_base() != (*web2)->uid_base());
+  CHECK((*web1)->uid_base() >= sandbox::kIdRangeBase);
+  CHECK(r->out.find(" " + std::to_string((*web1)->uid_base()) + " ") != std::string::npos);
   CHECK(r->out.find("10.77.0.1/24") != std::string::npos);
   CHECK(r->out.find("pid 1\n") == std::string::npos);  // PID 1 is the node's init
 
@@ -157,7 +160,7 @@ TEST_CASE("node: Debian's nginx runs in a node on port 80 and serves another nod
     if (body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   CHECK(body.find("nginx-in-web1") != std::string::npos);
-  // The master runs as the node's root (uid 100000 outside), never as the host's root.
+  // The master runs as the node's root (its range's base outside), never as the host's root.
   r = (*web1)->exec({"/bin/sh", "-c", "cat /proc/$(cat /tmp/nginx.pid)/status | grep ^Uid"}, kEnv,
                     std::chrono::seconds(10));
   REQUIRE(r.ok());
@@ -167,7 +170,7 @@ TEST_CASE("node: Debian's nginx runs in a node on port 80 and serves another nod
   std::ifstream in(host_status);
   while (std::getline(in, line) && line.rfind("Uid:", 0) != 0) {
   }
-  CHECK(line.find("100000") != std::string::npos);
+  CHECK(line.find("\t" + std::to_string((*web1)->uid_base()) + "\t") != std::string::npos);
 }
 
 TEST_CASE("node: a runner's command has no capabilities and the sandbox's seccomp policy") {

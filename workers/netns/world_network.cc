@@ -177,6 +177,22 @@ Result<WorldNetwork> WorldNetwork::create(std::string_view tag,
   return w;
 }
 
+Result<WorldNetwork> WorldNetwork::adopt(std::string_view tag,
+                                         const std::vector<std::string>& nodes,
+                                         sandbox::Registry* registry) {
+  if (!valid_tag(tag)) return Status::invalid("world network tag must be 8..16 lowercase hex");
+  WorldNetwork w;
+  w.tag_ = std::string(tag);
+  w.nodes_ = nodes;
+  w.registry_ = registry;
+  for (const auto& name : w.registered_names()) {
+    if (!fs::exists(fs::path(std::string(kNetnsDir)) / name))
+      return Status::failed_precondition("world network " + w.tag_ + ": " + name + " is gone");
+  }
+  w.live_ = true;
+  return w;
+}
+
 WorldNetwork::WorldNetwork(WorldNetwork&& other) noexcept { *this = std::move(other); }
 
 WorldNetwork& WorldNetwork::operator=(WorldNetwork&& other) noexcept {

@@ -29,6 +29,13 @@ class WorldNetwork {
   static Result<WorldNetwork> create(std::string_view tag, const std::vector<std::string>& nodes,
                                      sandbox::Registry* registry = nullptr);
 
+  // Takes charge of a world network another process created with `tag` and `nodes` (it is
+  // checked to exist): destroy() then removes it. For re-attaching to a live world.
+  static Result<WorldNetwork> adopt(std::string_view tag, const std::vector<std::string>& nodes,
+                                    sandbox::Registry* registry = nullptr);
+  // Forgets the network without removing it (it lives on for a later adopt()).
+  void detach() { live_ = false; }
+
   WorldNetwork() = default;
   WorldNetwork(WorldNetwork&& other) noexcept;  // the moved-from object owns nothing
   WorldNetwork& operator=(WorldNetwork&& other) noexcept;

@@ -1,6 +1,7 @@
 #include "workers/nsworld/node.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -121,9 +123,16 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
   std::unique_ptr<Node> n(new Node());
   n->id_ = random_id();
   n->tree_ = &tree;
-  n->registry_ = std::make_unique<sandbox::Registry>(o.state_dir);
+  n->registry_ = std::make_unique<sandbox::Registry>(o.state_dir, o.owner);
+  n->state_dir_ = o.state_dir;
+  n->owner_ = o.owner;
   n->stage_ = o.state_dir / "nodes" / n->id_;
   n->live_ = true;  // from here on destroy() undoes what exists
+  if (o.uid_base == 0) {
+    AURA_ASSIGN_OR_RETURN(n->uid_base_, sandbox::claim_id_range(*n->registry_, n->id_));
+  } else {
+    n->uid_base_ = o.uid_base;
+  }
 
   std::vector<fs::path> forbidden = o.forbidden;
   forbidden.push_back(o.state_dir);
@@ -199,7 +208,8 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
     return fail(Status::unavailable("node " + o.hostname + ": clone of its namespaces failed"));
   }
   n->init_ = init;
-  if (Status s = sandbox::write_id_maps(init, o.uid_base, o.id_count); !s.is_ok()) return fail(s);
+  if (Status s = sandbox::write_id_maps(init, n->uid_base_, o.id_count, true); !s.is_ok())
+    return fail(s);
   if (Status s = tree.add_pid(n->id_, init); !s.is_ok()) return fail(s);
   const char go = 1;
   if (::write(sync[1], &go, 1) != 1) return fail(Status::io("start node init"));
@@ -222,6 +232,12 @@ Status Node::destroy() {
   auto note = [&](Status s) {
     if (!s.is_ok() && first.is_ok()) first = s;
   };
+  // Call groups first: their processes are the learner's, the node's own group holds its init.
+  if (auto groups = call_groups(); groups.ok()) {
+    for (const std::string& g : *groups) note(remove_call_group(g));
+  } else {
+    note(groups.status());
+  }
   note(tree_->kill_all(id_, kKillTimeoutMs));
   if (keeper_ > 0) {
     ::kill(keeper_, SIGKILL);
@@ -238,16 +254,105 @@ Status Node::destroy() {
   std::error_code ec;
   fs::remove(stage_, ec);
   if (!fs::exists(stage_)) note(registry_->release(id_, sandbox::ResourceKind::kDir, stage_));
+  if (first.is_ok() && uid_base_ >= sandbox::kIdRangeBase)
+    note(sandbox::release_id_range(*registry_, id_, uid_base_));
   if (first.is_ok()) live_ = false;
   return first;
+}
+
+uint64_t call_capabilities() {
+  return (1ull << CAP_CHOWN) | (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH) |
+         (1ull << CAP_FOWNER) | (1ull << CAP_FSETID) | (1ull << CAP_KILL);
 }
 
 Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
                               const std::vector<std::string>& env,
                               std::chrono::milliseconds deadline, size_t cap, Confinement confine) {
+  ExecOptions o;
+  o.deadline = deadline;
+  o.cap = cap;
+  o.confine = confine;
+  return exec(argv, env, o);
+}
+
+Result<std::vector<std::string>> Node::call_groups() const {
+  std::vector<sandbox::RegistryEntry> entries;
+  AURA_ASSIGN_OR_RETURN(entries, registry_->entries());
+  std::vector<std::string> out;
+  const std::string prefix = id_ + "-";
+  for (const auto& e : entries) {
+    if (e.released || e.run_id != id_ || e.kind != sandbox::ResourceKind::kCgroup) continue;
+    const std::string name = e.path.filename().string();
+    if (name.starts_with(prefix) && std::find(out.begin(), out.end(), name) == out.end())
+      out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status Node::remove_call_group(const std::string& group) {
+  AURA_RETURN_IF_ERROR(tree_->kill_all(group, kKillTimeoutMs));
+  AURA_RETURN_IF_ERROR(tree_->remove(group));
+  for (const fs::path& p : tree_->paths(group))
+    AURA_RETURN_IF_ERROR(registry_->release(id_, sandbox::ResourceKind::kCgroup, p));
+  return Status::ok();
+}
+
+NodeState Node::state() const {
+  NodeState st;
+  st.id = id_;
+  st.init_pid = init_;
+  const std::string owner = sandbox::owner_of(init_);
+  st.init_start = owner.substr(owner.find('.') + 1);
+  st.stage = stage_;
+  st.state_dir = state_dir_;
+  st.uid_base = uid_base_;
+  st.owner = owner_;
+  return st;
+}
+
+Result<std::unique_ptr<Node>> Node::attach(const NodeState& st, sandbox::CgroupTree& tree) {
+  if (st.id.size() != 16 || st.init_pid <= 1 || st.init_start.empty()) {
+    return Status::invalid("node state is incomplete");
+  }
+  if (sandbox::owner_of(st.init_pid) != std::to_string(st.init_pid) + "." + st.init_start) {
+    return Status::failed_precondition("node " + st.id + ": its init (pid " +
+                                       std::to_string(st.init_pid) + ") is gone");
+  }
+  std::unique_ptr<Node> n(new Node());
+  n->id_ = st.id;
+  n->init_ = st.init_pid;
+  n->stage_ = st.stage;
+  n->state_dir_ = st.state_dir;
+  n->owner_ = st.owner;
+  n->uid_base_ = st.uid_base;
+  n->tree_ = &tree;
+  n->registry_ = std::make_unique<sandbox::Registry>(st.state_dir, st.owner);
+  n->live_ = true;
+  return n;
+}
+
+Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
+                              const std::vector<std::string>& env, const ExecOptions& opt) {
   if (!live_) return Status::failed_precondition("the node is destroyed");
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
     return Status::invalid("argv[0] must be an absolute path inside the node");
+  }
+  if (opt.pass_fd >= 0 && opt.pass_fd <= 2) return Status::invalid("pass_fd must not be stdio");
+  // The command's cgroup: the node's own, or a call group made for it.
+  std::string group = id_;
+  if (!opt.group.empty()) {
+    const bool ok_name =
+        opt.group.size() <= 16 && std::all_of(opt.group.begin(), opt.group.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        });
+    if (!ok_name) return Status::invalid("call group name must be [a-z0-9]{1,16}");
+    group = id_ + "-" + opt.group;
+    std::vector<sandbox::Registry::Resource> res;
+    for (const fs::path& p : tree_->paths(group))
+      res.push_back({sandbox::ResourceKind::kCgroup, p});
+    AURA_RETURN_IF_ERROR(registry_->record(id_, res));
+    AURA_RETURN_IF_ERROR(tree_->create(group, opt.limits));
   }
   // Handles on the node, opened before fork: the network namespace first (the host's user
   // namespace owns it), then the node's own user namespace, then the rest it owns.
@@ -263,16 +368,18 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
   }
   // The runner policy is built before fork: the child only installs it.
   static const Result<sandbox::SeccompProgram> built = sandbox::build_seccomp_program();
-  if (confine == Confinement::kRunner && !built.ok()) {
+  const bool filtered = opt.confine != Confinement::kNodeRoot;
+  if (filtered && !built.ok()) {
     for (int fd : fds) ::close(fd);
     return built.status();
   }
   sandbox::SeccompProgram seccomp = built.ok() ? *built : sandbox::SeccompProgram{};
   sock_fprog fprog = seccomp.fprog();
-  const bool runner = confine == Confinement::kRunner;
+  const uint64_t keep_caps = opt.confine == Confinement::kCall ? call_capabilities() : 0;
   const int rootfd = ::open((proc + "/root").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   std::vector<std::string> cgroup_procs;
-  for (const fs::path& p : tree_->paths(id_)) cgroup_procs.push_back((p / "cgroup.procs").string());
+  for (const fs::path& p : tree_->paths(group))
+    cgroup_procs.push_back((p / "cgroup.procs").string());
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -283,12 +390,14 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
     for (int fd : fds) ::close(fd);
     return Status::io("open " + proc + "/root or pipes: " + errno_text(errno));
   }
+  const int pass_fd = opt.pass_fd;
 
+  const auto began = std::chrono::steady_clock::now();
   const pid_t child = ::fork();
   if (child < 0) return Status::io("fork: " + errno_text(errno));
   if (child == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    // Into the node's cgroup first, while still the host's root.
+    // Into the command's cgroup first, while still the host's root.
     const std::string self = std::to_string(::getpid());
     for (const auto& p : cgroup_procs) {
       const int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
@@ -307,10 +416,19 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
       ::dup2(errp[1], 2);
       const int null_fd = ::open("/dev/null", O_RDONLY);
       ::dup2(null_fd, 0);
-      ::syscall(SYS_close_range, 3u, ~0u, 0u);
+      if (pass_fd >= 0) {
+        if (pass_fd == 3) {
+          ::fcntl(3, F_SETFD, 0);
+        } else if (::dup2(pass_fd, 3) != 3) {
+          ::_exit(125);
+        }
+        ::syscall(SYS_close_range, 4u, ~0u, 0u);
+      } else {
+        ::syscall(SYS_close_range, 3u, ~0u, 0u);
+      }
       // Last, so nothing above runs under the filter.
-      if (runner) {
-        if (sandbox::drop_capabilities(0) != 0) ::_exit(125);
+      if (filtered) {
+        if (sandbox::drop_capabilities(keep_caps) != 0) ::_exit(125);
         if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) ::_exit(125);
       }
       ::execve(cargv[0], cargv.data(), cenv.data());
@@ -327,7 +445,7 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
   ::close(errp[1]);
 
   ExecResult r;
-  const auto end = std::chrono::steady_clock::now() + deadline;
+  const auto end = began + opt.deadline;
   pollfd p[2] = {{out[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
   int open_pipes = 2;
   while (open_pipes > 0) {
@@ -345,7 +463,9 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
       const ssize_t n = ::read(p[i].fd, buf, sizeof buf);
       if (n > 0) {
         std::string& s = i == 0 ? r.out : r.err;
-        s.append(buf, std::min(size_t(n), cap - std::min(cap, s.size())));
+        const size_t room = opt.cap - std::min(opt.cap, s.size());
+        if (size_t(n) > room) (i == 0 ? r.out_truncated : r.err_truncated) = true;
+        s.append(buf, std::min(size_t(n), room));
       } else if (n == 0) {
         ::close(p[i].fd);
         p[i].fd = -1;
@@ -356,9 +476,23 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
   for (auto& x : p)
     if (x.fd >= 0) ::close(x.fd);
   const int status = wait_exit(child);
+  r.wall_ns = uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began)
+          .count());
   r.exited = WIFEXITED(status);
   r.exit_code = r.exited ? WEXITSTATUS(status) : -1;
   r.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (group != id_) {
+    // The command was killed with the deadline: so is everything it left.
+    if (r.timed_out) (void)tree_->kill_all(group, kKillTimeoutMs);
+    if (auto u = tree_->usage(group); u.ok()) {
+      r.usage = *u;
+      r.usage_known = true;
+    }
+    bool empty = false;
+    if (auto left = tree_->pids(group); left.ok()) empty = left->empty();
+    if (!opt.keep_group || empty) AURA_RETURN_IF_ERROR(remove_call_group(group));
+  }
   return r;
 }
 

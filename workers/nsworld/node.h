@@ -28,8 +28,11 @@ struct NodeOptions {
   std::vector<std::filesystem::path> forbidden;  // never part of the image (data, keys)
   std::filesystem::path state_dir;               // registry and stage folders
   uint64_t tmpfs_bytes = 128ull << 20;           // the root's upper layers
-  uint32_t uid_base = 100'000;                   // root inside is uid_base outside
+  uint32_t uid_base = 0;  // root inside is uid_base outside; 0: claim a range of the node's own
   uint32_t id_count = 65'536;
+  // The registry owner token its names are recorded under (Registry::self_owner() when empty):
+  // a world that outlives this process is owned by its holder process (workers/nodes).
+  std::string owner;
   sandbox::CgroupLimits limits;
 };
 
@@ -39,16 +42,53 @@ struct ExecResult {
   int term_signal = 0;
   bool timed_out = false;
   std::string out, err;  // each capped at the exec's cap
+  bool out_truncated = false, err_truncated = false;
+  uint64_t wall_ns = 0;        // fork to reap, on the host's monotonic clock
+  sandbox::CgroupUsage usage;  // of the call group (ExecOptions::group), else zero
+  bool usage_known = false;
 };
 
 // How a command run in a node is confined beyond the node's namespaces and cgroup.
 enum class Confinement {
-  // Probes, actions, learner scripts: no capabilities (no_new_privs) and the runner sandbox's
-  // seccomp allowlist.
+  // No capabilities (no_new_privs) and the runner sandbox's seccomp allowlist.
   kRunner,
+  // Probes, actions and learner scripts: the node root's file capabilities only (kCallCaps:
+  // chown, DAC override and read-search, fowner, fsetid, kill -- all bounded by the node's user
+  // namespace), no_new_privs and the runner sandbox's seccomp allowlist.
+  kCall,
   // The lab's own setup and the node's services (a service manager must switch users): the
   // node root's capabilities, which reach nothing outside the node's user namespace.
   kNodeRoot,
+};
+
+// The capabilities Confinement::kCall keeps.
+uint64_t call_capabilities();
+
+struct ExecOptions {
+  std::chrono::milliseconds deadline{10'000};
+  size_t cap = 1 << 20;  // stdout and stderr, each
+  Confinement confine = Confinement::kRunner;
+  // A descriptor the command gets as fd 3 (the runner's end of its writer socket), or -1.
+  int pass_fd = -1;
+  // Non-empty: the command runs in a cgroup of its own, `<node id>-<group>` ([a-z0-9]{1,16}),
+  // made with `limits` and recorded under the node (destroy() removes it). Empty: the node's.
+  std::string group;
+  sandbox::CgroupLimits limits;
+  // With a group: keep it after the command ends when processes are left in it (an action's or
+  // script's daemons, frozen for checks and killed with the node); false: kill them and remove
+  // the group (probes leave nothing behind).
+  bool keep_group = false;
+};
+
+// What is needed to re-attach to a node another process started (Node::state(), Node::attach).
+struct NodeState {
+  std::string id;
+  pid_t init_pid = -1;
+  std::string init_start;  // the init's start time (/proc/<pid>/stat field 22): pid reuse guard
+  std::filesystem::path stage;
+  std::filesystem::path state_dir;
+  uint32_t uid_base = 0;
+  std::string owner;
 };
 
 class Node {
@@ -68,6 +108,21 @@ class Node {
   Result<ExecResult> exec(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                           std::chrono::milliseconds deadline, size_t cap = 1 << 20,
                           Confinement confine = Confinement::kRunner);
+  Result<ExecResult> exec(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                          const ExecOptions& options);
+
+  // The cgroup ids of the node's call groups that still exist, sorted (the node's own excluded).
+  Result<std::vector<std::string>> call_groups() const;
+  // Kills every process of call group `id` and removes it.
+  Status remove_call_group(const std::string& id);
+
+  NodeState state() const;
+  uint32_t uid_base() const { return uid_base_; }
+  // Re-attaches to a node started by another process. kFailedPrecondition when its init is
+  // gone or is not the same process (pid reuse).
+  static Result<std::unique_ptr<Node>> attach(const NodeState& state, sandbox::CgroupTree& tree);
+  // Forgets the node without destroying it (it lives on for a later attach()).
+  void detach() { live_ = false; }
 
   // Kills every process of the node, removes its cgroup and stage folder. Idempotent.
   Status destroy();
@@ -80,6 +135,9 @@ class Node {
   std::filesystem::path stage_;
   sandbox::CgroupTree* tree_ = nullptr;
   std::unique_ptr<sandbox::Registry> registry_;
+  std::filesystem::path state_dir_;
+  std::string owner_;
+  uint32_t uid_base_ = 0;
   bool live_ = false;
 };
 

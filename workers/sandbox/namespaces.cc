@@ -25,9 +25,9 @@ Status write_proc(pid_t pid, const char* file, const std::string& text) {
 
 }  // namespace
 
-Status write_id_maps(pid_t pid, uint32_t base, uint32_t count) {
+Status write_id_maps(pid_t pid, uint32_t base, uint32_t count, bool allow_setgroups) {
   const std::string map = "0 " + std::to_string(base) + " " + std::to_string(count) + "\n";
-  AURA_RETURN_IF_ERROR(write_proc(pid, "setgroups", "deny"));
+  AURA_RETURN_IF_ERROR(write_proc(pid, "setgroups", allow_setgroups ? "allow" : "deny"));
   AURA_RETURN_IF_ERROR(write_proc(pid, "uid_map", map));
   AURA_RETURN_IF_ERROR(write_proc(pid, "gid_map", map));
   return Status::ok();

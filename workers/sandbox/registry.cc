@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -121,8 +122,8 @@ Result<std::string> read_all(int fd) {
 
 }  // namespace
 
-Registry::Registry(fs::path state_dir)
-    : state_dir_(std::move(state_dir)), file_(state_dir_ / kFileName) {}
+Registry::Registry(fs::path state_dir, std::string owner)
+    : state_dir_(std::move(state_dir)), file_(state_dir_ / kFileName), owner_(std::move(owner)) {}
 
 std::string Registry::self_owner() {
   return std::to_string(::getpid()) + "." + start_time_of(::getpid());
@@ -153,7 +154,7 @@ Status Registry::record(const std::string& run_id, ResourceKind kind, const fs::
 }
 
 Status Registry::record(const std::string& run_id, const std::vector<Resource>& resources) {
-  const std::string owner = self_owner();
+  const std::string owner = owner_.empty() ? self_owner() : owner_;
   std::string lines;
   for (const Resource& r : resources)
     lines += "+ " + owner + " " + run_id + " " + kind_name(r.kind) + " " + r.path.string() + "\n";
@@ -249,6 +250,46 @@ Result<ReapReport> reap(const fs::path& state_dir) {
   if (::fsync(lock.fd()) != 0)
     return Status::io("fsync " + registry.file().string() + ": " + errno_text(errno));
   return report;
+}
+
+std::string owner_of(pid_t pid) {
+  const std::string started = start_time_of(pid);
+  return started.empty() ? std::string() : std::to_string(pid) + "." + started;
+}
+
+Result<uint32_t> claim_id_range(Registry& registry, const std::string& run_id) {
+  const fs::path dir = registry.state_dir() / "ids";
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(registry.state_dir(), 0700));
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(dir, 0700));
+  // Start at a slot derived from the pid so concurrent claimers rarely collide.
+  const uint32_t start = uint32_t(::getpid()) % kIdRangeSlots;
+  for (uint32_t i = 0; i < kIdRangeSlots; ++i) {
+    const uint32_t k = (start + i) % kIdRangeSlots;
+    const fs::path slot = dir / std::to_string(k);
+    if (::mkdir(slot.c_str(), 0700) != 0) {
+      if (errno == EEXIST) continue;
+      return Status::io("mkdir " + slot.string() + ": " + errno_text(errno));
+    }
+    if (Status s = registry.record(run_id, ResourceKind::kDir, slot); !s.is_ok()) {
+      ::rmdir(slot.c_str());
+      return s;
+    }
+    return kIdRangeBase + k * kIdRangeSize;
+  }
+  return Status::busy("every one of the " + std::to_string(kIdRangeSlots) + " uid ranges under " +
+                      dir.string() + " is taken");
+}
+
+Status release_id_range(Registry& registry, const std::string& run_id, uint32_t base) {
+  if (base < kIdRangeBase || (base - kIdRangeBase) % kIdRangeSize != 0 ||
+      (base - kIdRangeBase) / kIdRangeSize >= kIdRangeSlots) {
+    return Status::invalid("not a claimed id range: " + std::to_string(base));
+  }
+  const fs::path slot =
+      registry.state_dir() / "ids" / std::to_string((base - kIdRangeBase) / kIdRangeSize);
+  if (::rmdir(slot.c_str()) != 0 && errno != ENOENT)
+    return Status::io("rmdir " + slot.string() + ": " + errno_text(errno));
+  return registry.release(run_id, ResourceKind::kDir, slot);
 }
 
 }  // namespace aura::sandbox

@@ -27,8 +27,9 @@ struct RegistryEntry {
 // Thread-safe and multi-process safe (each call takes the file's flock).
 class Registry {
  public:
-  // REQUIRES: state_dir exists or can be created.
-  explicit Registry(std::filesystem::path state_dir);
+  // REQUIRES: state_dir exists or can be created. Entries are recorded as owned by `owner`
+  // ("<pid>.<start time>", see self_owner()), this process when empty.
+  explicit Registry(std::filesystem::path state_dir, std::string owner = {});
 
   struct Resource {
     ResourceKind kind;
@@ -58,7 +59,22 @@ class Registry {
   Status append(const std::string& line);
   std::filesystem::path state_dir_;
   std::filesystem::path file_;
+  std::string owner_;
 };
+
+// Owner token of process `pid` ("<pid>.<start time>"), empty if it is gone.
+std::string owner_of(pid_t pid);
+
+// Claims a uid/gid range of its own for `run_id`: a slot folder STATE/ids/<k> made with mkdir
+// (atomic across processes), then recorded in `registry` (so a reaped run frees it; a crash
+// between the two leaks a slot, never steals one). Returns the range's first id,
+// kIdRangeBase + k * kIdRangeSize. kBusy when every slot is taken.
+inline constexpr uint32_t kIdRangeBase = 1'000'000;
+inline constexpr uint32_t kIdRangeSize = 65'536;
+inline constexpr uint32_t kIdRangeSlots = 1024;
+Result<uint32_t> claim_id_range(Registry& registry, const std::string& run_id);
+// Frees a range claim_id_range() returned.
+Status release_id_range(Registry& registry, const std::string& run_id, uint32_t base);
 
 struct ReapReport {
   int runs_reaped = 0;
