@@ -320,7 +320,9 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
           .num("probe_budget", uint64_t(b.manifest.probe_budget))
           .raw("refs", ref_json("manifest", manifest_blob, "scenario.manifest"))
           .done();
-  Status st = append({draft(s, "attempt.started", learner_actor(req.learner), payload)});
+  // The live world outlives this process: later commands reopen it.
+  Status st = (*world)->persist();
+  if (st.is_ok()) st = append({draft(s, "attempt.started", learner_actor(req.learner), payload)});
   if (!st.is_ok()) {
     (void)b.driver->destroy(std::move(world).value());
     fs::remove_all(live.parent_path(), ec);
@@ -385,6 +387,7 @@ Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view l
   std::unique_ptr<world::World> world;
   AURA_ASSIGN_OR_RETURN(world,
                         b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
+  world->bind_attempt(s.id);
   world::CallOutput out;
   AURA_ASSIGN_OR_RETURN(out, world->probe(call, spec->max_output_bytes));
   if (out.output.size() > spec->max_output_bytes) {  // never trust a driver with the cap
@@ -505,6 +508,7 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
   std::unique_ptr<world::World> world;
   AURA_ASSIGN_OR_RETURN(world,
                         b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
+  world->bind_attempt(s.id);
 
   const auto records = gate::run_actions(*world, ir.actions);
   std::vector<EventDraft> drafts{phase_event(s, Phase::kContract, Phase::kApply)};
@@ -563,6 +567,7 @@ Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view
   std::unique_ptr<world::World> world;
   AURA_ASSIGN_OR_RETURN(world,
                         b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
+  world->bind_attempt(s.id);
 
   VerifyResult r;
   std::vector<EventDraft> facts;

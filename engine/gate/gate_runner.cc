@@ -34,6 +34,7 @@ class PropertyRun {
       return w.status().with_context("gate property " + std::string(property_name(property_)) +
                                      ": building world " + world_id);
     }
+    (*w)->bind_attempt(in_.attempt_id);
     worlds_.push_back(std::move(w).value());
     return worlds_.back().get();
   }

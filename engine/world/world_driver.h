@@ -11,11 +11,28 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/blob/blob_store.h"
 #include "engine/common/status.h"
+#include "engine/log/event_log.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
 
+namespace aura::writer {
+class TokenRegistry;
+}
+
 namespace aura::world {
+
+// What a driver whose worlds run processes needs from the engine (WorldDriver::configure): the
+// log and blob store its supervised runs append to, the writer tokens, the supervisor's state
+// folder (leak registry, stage folders) and the folders no world may ever see.
+struct WorldHost {
+  EventLog* log = nullptr;
+  BlobStore* blobs = nullptr;
+  writer::TokenRegistry* tokens = nullptr;
+  std::filesystem::path state_dir;
+  std::vector<std::filesystem::path> forbidden;
+};
 
 // What a probe or action returned. `output` is capped by the caller's max_output_bytes;
 // `truncated` says bytes were cut (recorded, never hidden).
@@ -38,6 +55,13 @@ class World {
   virtual ~World() = default;
   virtual const std::string& id() const = 0;  // the manifest world id it was built from
 
+  // The attempt whose stream the evidence of this world's runs goes to. Drivers that run no
+  // process ignore it.
+  virtual void bind_attempt(std::string_view attempt) { (void)attempt; }
+  // This world outlives the process that made it (the learner's live world, reopened by later
+  // commands). Without it, a world whose process dies is reaped by the next supervisor.
+  virtual Status persist() { return Status::ok(); }
+
   // A probe from the catalog (already validated against its CallSpec). Read-only.
   virtual Result<CallOutput> probe(const scenario::Call& call, uint64_t max_output_bytes) = 0;
   // An action (already validated). Targets are resolved here, in this world.
@@ -56,6 +80,8 @@ class WorldDriver {
  public:
   virtual ~WorldDriver() = default;
   virtual std::string_view name() const = 0;
+  // Gives the driver what it needs from the engine; called once, before any create or open.
+  virtual void configure(const WorldHost& host) { (void)host; }
   // Validates the driver-specific parts of a manifest (each world's build, each check's
   // params, every probe/action call name is one this driver implements). Called at load.
   virtual Status check_manifest(const scenario::Manifest& manifest) const = 0;

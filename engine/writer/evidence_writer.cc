@@ -291,6 +291,7 @@ class Connection {
     }
 
     // Accepted: the blob first, then the event that references it.
+    AcceptedFrame accepted{std::string(kind), std::string(fields_json), false, {}, 0};
     JsonWriter payload;
     payload.num("v", 1)
         .str("attempt", b_.attempt)
@@ -303,6 +304,9 @@ class Connection {
       auto stored =
           blobs_.put(std::span(reinterpret_cast<const uint8_t*>(blob->data()), blob->size()));
       if (!stored.ok()) return Status::io(stored.status().message());
+      accepted.has_blob = true;
+      accepted.blob = stored->sha256;
+      accepted.blob_bytes = stored->bytes;
       JsonArray refs;
       refs.raw(evidence_ref_json({"frame-" + std::to_string(r_.frames), stored->sha256,
                                   std::string(kind), stored->bytes}));
@@ -312,6 +316,7 @@ class Connection {
     if (!appended.ok()) return Status::io(appended.status().message());
     r_.accepted++;
     r_.seqs.push_back(appended->seq);
+    r_.frames_accepted.push_back(std::move(accepted));
     return Status::ok();
   }
 

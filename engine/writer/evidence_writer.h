@@ -69,14 +69,24 @@ class TokenRegistry {
   std::map<std::string, std::string> token_of_run_;
 };
 
+// One accepted frame, as the supervisor's own code may read it back.
+struct AcceptedFrame {
+  std::string kind;
+  std::string fields_json;  // the frame's checked "fields" object
+  bool has_blob = false;
+  Digest blob{};  // in the blob store
+  uint64_t blob_bytes = 0;
+};
+
 struct ConnectionReport {
-  uint32_t frames = 0;         // frames received, the refused one included
-  uint64_t bytes = 0;          // inline and memfd bytes received
-  uint32_t accepted = 0;       // runner.evidence events appended
-  bool rejected = false;       // a frame was refused and the connection closed
-  std::string reason;          // why, when rejected
-  bool timed_out = false;      // the deadline passed with the connection still open
-  std::vector<uint64_t> seqs;  // every event appended for this connection, in order
+  uint32_t frames = 0;                         // frames received, the refused one included
+  uint64_t bytes = 0;                          // inline and memfd bytes received
+  uint32_t accepted = 0;                       // runner.evidence events appended
+  bool rejected = false;                       // a frame was refused and the connection closed
+  std::string reason;                          // why, when rejected
+  bool timed_out = false;                      // the deadline passed with the connection still open
+  std::vector<uint64_t> seqs;                  // every event appended for this connection, in order
+  std::vector<AcceptedFrame> frames_accepted;  // in order
 };
 
 // Serves the connection `fd` (the supervisor's end) until the runner closes it, a frame is
