@@ -18,7 +18,9 @@
 #include "engine/intervention/intervention_ir.h"
 #include "engine/package/package.h"
 #include "engine/scenario/manifest.h"
+#include "engine/writer/evidence_writer.h"
 #include "workers/drivers.h"
+#include "workers/supervisor/supervisor.h"
 
 namespace aura::cli {
 namespace fs = std::filesystem;
@@ -39,6 +41,7 @@ struct Session {
   Session(Writer w, TrustStore t) : writer(std::move(w)), trust(std::move(t)) {}
   Writer writer;
   TrustStore trust;
+  writer::TokenRegistry tokens;
   std::unique_ptr<AttemptEngine> engine;
 };
 
@@ -54,7 +57,17 @@ Result<std::unique_ptr<Session>> open_session(const Invocation& inv, bool want_b
   ctx.trust = &session->trust;
   ctx.lab_signer = &session->writer.keys->lab_signer();
   ctx.worlds_dir = inv.data_dir / "worlds";
-  ctx.drivers = [](std::string_view name) { return workers::make_driver(name); };
+  // Worlds that run processes keep their leak registry and stage folders beside the sandbox's;
+  // what a dead earlier process left there is reaped (and recorded) before anything starts.
+  world::WorldHost host;
+  host.log = ctx.log;
+  host.blobs = ctx.blobs;
+  host.tokens = &session->tokens;
+  host.state_dir = fs::absolute(inv.data_dir / "sandbox");
+  host.forbidden = {fs::absolute(inv.data_dir), fs::absolute(inv.keys_dir)};
+  if (auto reaped = supervisor::reap_and_record(host.state_dir, *ctx.log); !reaped.ok())
+    return reaped.status().with_context("reaping what an earlier supervisor left");
+  ctx.drivers = [host](std::string_view name) { return workers::make_driver(name, host); };
   ctx.lab_build_digest = want_build_digest ? lab_build_digest() : std::string(64, '0');
   session->engine = std::make_unique<AttemptEngine>(std::move(ctx));
   return session;

@@ -1,0 +1,378 @@
+// The nodes driver on a real two-node world (tests/workers/fixtures/n0): nginx on the web node,
+// aura-svcman running aura-app as its own user on the app node. Probes and actions run as
+// aura-runner inside a node, supervised, their output arriving only through the writer socket;
+// checks and fingerprints are the supervisor's own code. Needs root.
+#include "workers/nodes/nodes_driver.h"
+
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/scenario/call.h"
+#include "engine/scenario/manifest.h"
+#include "engine/writer/evidence_writer.h"
+#include "tests/support/log_lab.h"
+#include "tests/support/spawn_self.h"
+#include "tests/support/temp_dir.h"
+#include "workers/drivers.h"
+#include "workers/netns/world_network.h"
+#include "workers/nodes/nodes_world.h"
+#include "workers/sandbox/registry.h"
+
+namespace aura {
+namespace {
+
+namespace fs = std::filesystem;
+using workers::nodes::NodesDriver;
+
+fs::path fixture() { return fs::path(AURA_NODES_FIXTURE); }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+scenario::Manifest manifest() {
+  auto m = scenario::parse_manifest(slurp(fixture() / "manifest.json"));
+  REQUIRE_MESSAGE(m.ok(), m.status().message());
+  return std::move(m).value();
+}
+
+scenario::Call call(const scenario::Manifest& m, const std::string& json, bool action) {
+  auto c = scenario::parse_call(json, action ? m.actions : m.probes, m, "call");
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  return std::move(c).value();
+}
+
+const scenario::CheckSpec& check_of(const scenario::Manifest& m, const std::string& id) {
+  const auto* c = m.find_check(id);
+  REQUIRE(c != nullptr);
+  return *c;
+}
+
+// Every name the lab recorded that is not released, in the registry under `state`.
+std::vector<std::string> unreleased(const fs::path& state) {
+  sandbox::Registry reg(state);
+  auto entries = reg.entries();
+  REQUIRE(entries.ok());
+  std::vector<std::string> out;
+  for (const auto& e : *entries)
+    if (!e.released) out.push_back(e.path.string());
+  return out;
+}
+
+struct Host {
+  testing::LogLab lab;
+  writer::TokenRegistry tokens;
+  testing::TempDir dir;
+  world::WorldHost host;
+  Host() {
+    host.log = lab.log.get();
+    host.blobs = &*lab.blobs;
+    host.tokens = &tokens;
+    host.state_dir = dir / "state";
+    host.forbidden = {lab.data()};
+  }
+  std::unique_ptr<world::WorldDriver> driver() {
+    auto d = workers::make_driver("nodes", host);
+    REQUIRE(d != nullptr);
+    return d;
+  }
+  // The events of the attempt's stream, by type, in order.
+  std::vector<std::string> types() {
+    std::vector<std::string> out;
+    auto head = lab.log->head();
+    for (uint64_t seq = 1; seq <= head.seq; ++seq) {
+      auto e = lab.log->get(seq);
+      REQUIRE(e.ok());
+      out.push_back(e->type);
+    }
+    return out;
+  }
+};
+
+constexpr const char* kAttempt = "0123456789abcdef";
+
+}  // namespace
+
+TEST_CASE("nodes check_manifest: accepts the fixture and names what it refuses") {
+  NodesDriver d;
+  auto m = manifest();
+  CHECK(d.check_manifest(m).is_ok());
+
+  auto bad = m;
+  bad.probes[0].name = "file.slurp";
+  CHECK(d.check_manifest(bad).message().find("probes.file.slurp: not a call of the nodes driver") !=
+        std::string::npos);
+  bad = m;
+  bad.actions[0].name = "file.read";
+  CHECK(d.check_manifest(bad).message().find("is a probe") != std::string::npos);
+  bad = m;
+  bad.checks[0].params_json =
+      R"({"from":"app","to":"web","port":80,"path":"/","expect_status":200,"colour":"red"})";
+  CHECK(d.check_manifest(bad).message().find("params.colour: unknown") != std::string::npos);
+  bad = m;
+  bad.checks[0].call = "http.trust_me";
+  CHECK(d.check_manifest(bad).message().find("not a check of the nodes driver") !=
+        std::string::npos);
+  bad = m;
+  bad.worlds[0].build_json =
+      R"({"nodes":[{"name":"Web","roles":["web"],"layers":["worlds/common"]}]})";
+  CHECK(d.check_manifest(bad).message().find("worlds[0].build.nodes[0].name") != std::string::npos);
+  bad = m;
+  bad.worlds[1].build_json = R"({"nodes":[{"name":"web","roles":["web"],"layers":["../etc"]}]})";
+  CHECK(d.check_manifest(bad).message().find("not a safe package path") != std::string::npos);
+  bad = m;
+  bad.targets[0].selector = true;
+  CHECK(d.check_manifest(bad).message().find("no selector") != std::string::npos);
+}
+
+TEST_CASE(
+    "nodes: calls run as supervised runners inside the nodes; checks and fingerprints are the "
+    "supervisor's") {
+  Host h;
+  auto m = manifest();
+  auto d = h.driver();
+  REQUIRE(d->check_manifest(m).is_ok());
+  auto w = d->create(fixture(), m, "primary", 7, h.dir / "w");
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  world::World& world = **w;
+
+  // Without an attempt the world refuses to run anything: evidence needs a stream.
+  auto unbound = world.probe(
+      call(m, R"({"call":"net.listening","params":{"node":{"role":"web"}}})", false), 4096);
+  CHECK(unbound.status().code() == ErrorCode::kFailedPrecondition);
+  world.bind_attempt(kAttempt);
+
+  // A probe: the page the web node really serves from.
+  const uint64_t before = h.lab.log->head().seq;
+  auto page = world.probe(
+      call(m,
+           R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/www/index.html"}})",
+           false),
+      4096);
+  REQUIRE_MESSAGE(page.ok(), page.status().message());
+  CHECK(page->exit_code == 0);
+  CHECK(page->output == "n0 world: broken release\n");
+  CHECK(page->resolved == std::vector<std::string>{"web"});
+  // run.started (supervisor), runner.evidence (the runner, through the writer), run.ended.
+  std::vector<std::string> seen;
+  for (uint64_t seq = before + 1; seq <= h.lab.log->head().seq; ++seq) {
+    auto e = h.lab.log->get(seq);
+    REQUIRE(e.ok());
+    seen.push_back(e->type + " " + e->actor.substr(0, 7));
+    CHECK(e->stream == std::string("attempt/") + kAttempt);
+    if (e->type == "run.ended") {
+      CHECK(e->payload.find("\"exit_code\":0") != std::string::npos);
+      CHECK(e->payload.find("\"profile_digest\":\"" + d->profile_digest() + "\"") !=
+            std::string::npos);
+      CHECK(e->payload.find("\"accepted\":1") != std::string::npos);
+    }
+  }
+  CHECK(seen == std::vector<std::string>{"run.started supervi",
+                                         "runner.evidence runner:", "run.ended supervi"});
+
+  // The node root reads the secret (it is root of its own user namespace); output is capped
+  // and the cut recorded.
+  auto secret = world.probe(
+      call(m, R"({"call":"file.read","params":{"node":{"role":"app"},"path":"/etc/app/app.conf"}})",
+           false),
+      8);
+  REQUIRE(secret.ok());
+  CHECK(secret->output.size() == 8);
+  CHECK(secret->truncated);
+  // A world failure is the call's result, not an error.
+  auto missing = world.probe(
+      call(m, R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/none"}})", false),
+      4096);
+  REQUIRE(missing.ok());
+  CHECK(missing->exit_code == 1);
+  CHECK(missing->error.find("/srv/none") != std::string::npos);
+  // A literal that names no node in this world.
+  auto nowhere = world.probe(
+      call(m, R"({"call":"net.listening","params":{"node":{"literal":"db"}}})", false), 4096);
+  REQUIRE(nowhere.ok());
+  CHECK(nowhere->exit_code == 1);
+  CHECK(nowhere->error.find("no node named \"db\"") != std::string::npos);
+  // Every node when the call names none.
+  auto listening = world.probe(
+      call(m, R"({"call":"net.listening","params":{"node":{"role":"web"}}})", false), 4096);
+  REQUIRE(listening.ok());
+  CHECK(listening->output.find("tcp 0.0.0.0:80") != std::string::npos);
+
+  // Checks, run by the supervisor: the page is wrong, the app is fine.
+  auto ok = [&](const std::string& id) {
+    auto r = world.check(check_of(m, id));
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    INFO(id << ": " << r->observed);
+    return r->ok;
+  };
+  CHECK_FALSE(ok("page"));
+  CHECK(ok("app-serves"));
+  CHECK(ok("secret-private"));
+  CHECK(ok("app-not-root"));
+  auto fp0 = world.fingerprint();
+  REQUIRE_MESSAGE(fp0.ok(), fp0.status().message());
+  CHECK(fp0->size() == 64);
+  auto fp0b = world.fingerprint();
+  REQUIRE(fp0b.ok());
+  CHECK(*fp0 == *fp0b);
+
+  // Actions change the world; the postcondition turns green, the fingerprint changes.
+  auto wrote = world.act(call(
+      m,
+      R"({"call":"file.write","params":{"node":{"role":"web"},"path":"/srv/www/index.html","content":"n0 world: release 2"}})",
+      true));
+  REQUIRE_MESSAGE(wrote.ok(), wrote.status().message());
+  CHECK(wrote->exit_code == 0);
+  CHECK(ok("page"));
+  auto fp1 = world.fingerprint();
+  REQUIRE(fp1.ok());
+  CHECK(*fp1 != *fp0);
+  // A careless chmod breaks an invariant, and the check says how.
+  auto widened = world.act(call(
+      m,
+      R"({"call":"file.chmod","params":{"node":{"role":"app"},"path":"/etc/app/app.conf","mode":"0666"}})",
+      true));
+  REQUIRE(widened.ok());
+  CHECK(widened->exit_code == 0);
+  auto priv = world.check(check_of(m, "secret-private"));
+  REQUIRE(priv.ok());
+  CHECK_FALSE(priv->ok);
+  CHECK(priv->observed.find("mode 0666 is wider than 0640") != std::string::npos);
+
+  // The rollback: each node's journal undone restores the fingerprint exactly.
+  auto undo = world.act(call(m, R"({"call":"journal.undo","params":{}})", true));
+  REQUIRE_MESSAGE(undo.ok(), undo.status().message());
+  CHECK(undo->exit_code == 0);
+  CHECK(undo->resolved == std::vector<std::string>{"web", "app"});
+  CHECK_FALSE(ok("page"));
+  CHECK(ok("secret-private"));
+  auto fp2 = world.fingerprint();
+  REQUIRE(fp2.ok());
+  CHECK(*fp2 == *fp0);
+
+  // A gray-path script: same confinement as a runner (the node root's file capabilities only,
+  // no_new_privs, seccomp), host-stamped facts; mount is refused.
+  scenario::Target web{scenario::Target::Kind::kRole, "web"};
+  auto script =
+      world.run_script(web,
+                       "id -u; grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; "
+                       "mount -t tmpfs none /mnt && echo MOUNTED; echo done");
+  REQUIRE_MESSAGE(script.ok(), script.status().message());
+  INFO(script->output);
+  CHECK(script->exit_code == 0);
+  CHECK(script->output.find("0\n") == 0);
+  char caps[64];
+  std::snprintf(caps, sizeof caps, "CapEff:\t%016llx",
+                (unsigned long long)nsworld::call_capabilities());
+  CHECK(script->output.find(caps) != std::string::npos);
+  CHECK(script->output.find("NoNewPrivs:\t1") != std::string::npos);
+  CHECK(script->output.find("Seccomp:\t2") != std::string::npos);
+  CHECK(script->output.find("MOUNTED") == std::string::npos);
+  CHECK(script->output.find("done") != std::string::npos);
+
+  // A script that leaves a process behind: it stays in a call group of the node (frozen for
+  // checks), and destroy removes it with everything else.
+  auto daemon =
+      world.run_script(web, "(while :; do sleep 0.1; done) >/dev/null 2>&1 & echo started");
+  REQUIRE(daemon.ok());
+  CHECK(daemon->output.find("started") != std::string::npos);
+  CHECK(ok("page") == false);  // checks still run with the learner's process frozen
+  auto fp3 = world.fingerprint();
+  REQUIRE(fp3.ok());
+  CHECK(*fp3 != *fp0);  // a new process is part of the observable state
+
+  const auto recorded = unreleased(h.host.state_dir);
+  CHECK(recorded.size() > 4);
+  REQUIRE(d->destroy(std::move(w).value()).is_ok());
+  CHECK(unreleased(h.host.state_dir).empty());
+  for (const auto& p : recorded) CHECK_MESSAGE(!fs::exists(p), p);
+  CHECK_FALSE(fs::exists(h.dir / "w"));
+}
+
+// Run as a child by the next test: builds a world and exits without destroying it.
+TEST_CASE("nodes child: build a world and exit" *
+          doctest::skip(std::getenv("AURA_N0_WORK") == nullptr)) {
+  world::WorldHost host;
+  host.state_dir = std::getenv("AURA_N0_STATE");
+  NodesDriver d;
+  d.configure(host);
+  auto m = manifest();
+  auto w = d.create(fixture(), m, "control", 1, std::getenv("AURA_N0_WORK"));
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  if (std::string(std::getenv("AURA_N0_PERSIST")) == "1") REQUIRE((*w)->persist().is_ok());
+  std::_Exit(0);  // no destructor runs: the world is left as a crash would leave it
+}
+
+TEST_CASE("nodes: a persisted world is reopened by a later process; an abandoned one is reaped") {
+  Host h;
+  auto m = manifest();
+  auto run_child = [&](const fs::path& work, bool persist) {
+    pid_t pid = testing::spawn_self_case(
+        "nodes child: build a world and exit",
+        {"AURA_N0_WORK=" + work.string(), "AURA_N0_STATE=" + h.host.state_dir.string(),
+         std::string("AURA_N0_PERSIST=") + (persist ? "1" : "0")});
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+  };
+
+  // Persisted: a later process reopens it, runs calls in it and destroys it.
+  run_child(h.dir / "kept", true);
+  auto d = h.driver();
+  auto w = d->open(m, "control", h.dir / "kept");
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  (*w)->bind_attempt(kAttempt);
+  auto page = (*w)->probe(
+      call(m,
+           R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/www/index.html"}})",
+           false),
+      4096);
+  REQUIRE_MESSAGE(page.ok(), page.status().message());
+  CHECK(page->output == "n0 world: release 2\n");
+  auto served = (*w)->check(check_of(m, "page"));
+  REQUIRE(served.ok());
+  CHECK(served->ok);
+  // Another world's folder, or the wrong world id, is refused.
+  CHECK_FALSE(d->open(m, "primary", h.dir / "kept").ok());
+  const auto kept = unreleased(h.host.state_dir);
+  // A supervisor starting now leaves a persisted world alone.
+  auto early = sandbox::reap(h.host.state_dir);
+  REQUIRE(early.ok());
+  CHECK(early->runs_reaped == 0);
+  REQUIRE(d->destroy(std::move(w).value()).is_ok());
+  CHECK(unreleased(h.host.state_dir).empty());
+  for (const auto& p : kept) CHECK_MESSAGE(!fs::exists(p), p);
+
+  // Not persisted: its holder ended with the process, so it cannot be reopened, and the next
+  // supervisor's reap removes every name it recorded.
+  run_child(h.dir / "lost", false);
+  const auto lost = unreleased(h.host.state_dir);
+  REQUIRE(lost.size() > 4);
+  // The holder notices its creator's end when the pipe closes: give it a moment to exit.
+  Result<std::unique_ptr<world::World>> reopened = Status::io("not tried");
+  for (int i = 0; i < 100; ++i) {
+    reopened = d->open(m, "control", h.dir / "lost");
+    if (!reopened.ok()) break;
+    reopened.value()->bind_attempt(kAttempt);  // detaches again when dropped
+    ::usleep(20'000);
+  }
+  CHECK(reopened.status().code() == ErrorCode::kFailedPrecondition);
+  auto reaped = sandbox::reap(h.host.state_dir);
+  REQUIRE(reaped.ok());
+  CHECK(reaped->failures.empty());
+  CHECK(reaped->runs_reaped >= 3);  // two nodes and the network, at least
+  CHECK(unreleased(h.host.state_dir).empty());
+  for (const auto& p : lost) CHECK_MESSAGE(!fs::exists(p), p);
+}
+
+}  // namespace aura

@@ -1,0 +1,228 @@
+#include "workers/nodes/build_spec.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+
+#include "engine/package/package.h"
+#include "engine/scenario/call.h"
+#include "engine/scenario/call_dom.h"
+
+namespace aura::workers::nodes {
+namespace {
+
+namespace sj = aura::scenario::json;
+using sj::Element;
+
+Result<std::string> text(Element v, const std::string& path, size_t max_bytes) {
+  std::string_view s;
+  AURA_ASSIGN_OR_RETURN(s, sj::string_of(v, path));
+  if (s.empty() || s.size() > max_bytes)
+    return Status::invalid(path + ": must be 1.." + std::to_string(max_bytes) + " bytes");
+  if (sj::has_control(s)) return Status::invalid(path + ": control characters");
+  return std::string(s);
+}
+
+Result<std::vector<std::string>> texts(Element v, const std::string& path, size_t max_items,
+                                       size_t max_bytes) {
+  simdjson::dom::array a;
+  if (v.get_array().get(a) != simdjson::SUCCESS)
+    return Status::invalid(path + ": expected an array, found " + std::string(sj::type_name(v)));
+  std::vector<std::string> out;
+  size_t i = 0;
+  for (Element e : a) {
+    if (out.size() == max_items)
+      return Status::invalid(path + ": at most " + std::to_string(max_items) + " items");
+    std::string s;
+    AURA_ASSIGN_OR_RETURN(s, text(e, sj::index_path(path, i++), max_bytes));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool lower_name(std::string_view s, size_t max) {
+  if (s.empty() || s.size() > max || s[0] < 'a' || s[0] > 'z') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+bool id_name(std::string_view s) {
+  if (s.empty() || s.size() > 32) return false;
+  const bool number = std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (number) return s.size() <= 10;
+  return (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'
+             ? std::all_of(s.begin(), s.end(),
+                           [](char c) {
+                             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                                    c == '-';
+                           })
+             : false;
+}
+
+Result<OwnerSpec> parse_owner(Element v, const std::string& path) {
+  static constexpr std::array<std::string_view, 4> kNames = {"path", "owner", "group", "mode"};
+  std::vector<std::optional<Element>> m;
+  AURA_ASSIGN_OR_RETURN(m, sj::members_of(v, path, kNames));
+  OwnerSpec o;
+  if (!m[0]) return Status::invalid(path + ".path: required");
+  AURA_ASSIGN_OR_RETURN(o.path, text(*m[0], path + ".path", 256));
+  if (!is_clean_absolute(o.path) || o.path == "/")
+    return Status::invalid(path + ".path: not a normalised absolute path below /");
+  if (m[1]) AURA_ASSIGN_OR_RETURN(o.owner, text(*m[1], path + ".owner", 32));
+  if (m[2]) AURA_ASSIGN_OR_RETURN(o.group, text(*m[2], path + ".group", 32));
+  if (m[3]) AURA_ASSIGN_OR_RETURN(o.mode, text(*m[3], path + ".mode", 4));
+  if (!o.owner.empty() && !id_name(o.owner)) return Status::invalid(path + ".owner: not a user");
+  if (!o.group.empty() && !id_name(o.group)) return Status::invalid(path + ".group: not a group");
+  if (!o.mode.empty() && !is_octal_mode(o.mode))
+    return Status::invalid(path + ".mode: 3 or 4 octal digits");
+  if (o.owner.empty() && o.group.empty() && o.mode.empty())
+    return Status::invalid(path + ": sets nothing (owner, group or mode)");
+  return o;
+}
+
+Result<ServiceSpec> parse_service(Element v, const std::string& path) {
+  static constexpr std::array<std::string_view, 3> kNames = {"name", "argv", "ready"};
+  std::vector<std::optional<Element>> m;
+  AURA_ASSIGN_OR_RETURN(m, sj::members_of(v, path, kNames));
+  ServiceSpec s;
+  if (!m[0] || !m[1]) return Status::invalid(path + ": name and argv are required");
+  AURA_ASSIGN_OR_RETURN(s.name, text(*m[0], path + ".name", 32));
+  if (!is_service_name(s.name)) return Status::invalid(path + ".name: not [a-z][a-z0-9-]{0,31}");
+  AURA_ASSIGN_OR_RETURN(s.argv, texts(*m[1], path + ".argv", 32, 256));
+  if (s.argv.empty() || !is_clean_absolute(s.argv[0]))
+    return Status::invalid(path + ".argv[0]: must be an absolute path");
+  if (m[2]) {
+    static constexpr std::array<std::string_view, 2> kReady = {"tcp", "unix"};
+    std::vector<std::optional<Element>> r;
+    AURA_ASSIGN_OR_RETURN(r, sj::members_of(*m[2], path + ".ready", kReady));
+    if (bool(r[0]) == bool(r[1]))
+      return Status::invalid(path + ".ready: exactly one of tcp and unix");
+    if (r[0]) {
+      int64_t port = 0;
+      if (r[0]->get_int64().get(port) != simdjson::SUCCESS || port < 1 || port > 65535)
+        return Status::invalid(path + ".ready.tcp: a port 1..65535");
+      s.ready_tcp = uint16_t(port);
+    } else {
+      AURA_ASSIGN_OR_RETURN(s.ready_unix, text(*r[1], path + ".ready.unix", 108));
+      if (!is_clean_absolute(s.ready_unix))
+        return Status::invalid(path + ".ready.unix: must be an absolute path");
+    }
+  }
+  return s;
+}
+
+Result<NodeSpec> parse_node(Element v, const std::string& path) {
+  static constexpr std::array<std::string_view, 5> kNames = {"name", "roles", "layers", "owners",
+                                                             "services"};
+  std::vector<std::optional<Element>> m;
+  AURA_ASSIGN_OR_RETURN(m, sj::members_of(v, path, kNames));
+  NodeSpec n;
+  if (!m[0] || !m[1] || !m[2])
+    return Status::invalid(path + ": name, roles and layers are required");
+  AURA_ASSIGN_OR_RETURN(n.name, text(*m[0], path + ".name", 16));
+  if (!is_node_name(n.name)) return Status::invalid(path + ".name: not [a-z][a-z0-9-]{0,15}");
+  AURA_ASSIGN_OR_RETURN(n.roles, texts(*m[1], path + ".roles", 8, 64));
+  for (size_t i = 0; i < n.roles.size(); ++i) {
+    if (!lower_name(n.roles[i], 64))
+      return Status::invalid(sj::index_path(path + ".roles", i) + ": not a role name");
+  }
+  AURA_ASSIGN_OR_RETURN(n.layers, texts(*m[2], path + ".layers", 16, 256));
+  if (n.layers.empty()) return Status::invalid(path + ".layers: at least one");
+  for (size_t i = 0; i < n.layers.size(); ++i) {
+    if (!is_safe_package_path(n.layers[i]))
+      return Status::invalid(sj::index_path(path + ".layers", i) + ": not a safe package path");
+  }
+  auto each = [&](std::optional<Element> arr, const std::string& p, size_t max, auto parse,
+                  auto& out) -> Status {
+    if (!arr) return Status::ok();
+    simdjson::dom::array a;
+    if (arr->get_array().get(a) != simdjson::SUCCESS)
+      return Status::invalid(p + ": expected an array");
+    size_t i = 0;
+    for (Element e : a) {
+      if (i == max) return Status::invalid(p + ": at most " + std::to_string(max) + " items");
+      auto item = parse(e, sj::index_path(p, i++));
+      if (!item.ok()) return item.status();
+      out.push_back(std::move(item).value());
+    }
+    return Status::ok();
+  };
+  AURA_RETURN_IF_ERROR(each(m[3], path + ".owners", 256, parse_owner, n.owners));
+  AURA_RETURN_IF_ERROR(each(m[4], path + ".services", 8, parse_service, n.services));
+  return n;
+}
+
+}  // namespace
+
+bool is_node_name(std::string_view name) { return lower_name(name, 16); }
+bool is_service_name(std::string_view name) { return lower_name(name, 32); }
+
+bool is_clean_absolute(std::string_view path) {
+  return scenario::is_normalised_absolute_path(path) &&
+         path.find_first_of(std::string_view("\0\n", 2)) == std::string_view::npos;
+}
+
+bool is_octal_mode(std::string_view mode) {
+  if (mode.size() != 3 && mode.size() != 4) return false;
+  return std::all_of(mode.begin(), mode.end(), [](char c) { return c >= '0' && c <= '7'; });
+}
+
+const NodeSpec* BuildSpec::find(std::string_view node) const {
+  for (const auto& n : nodes)
+    if (n.name == node) return &n;
+  return nullptr;
+}
+
+Result<BuildSpec> parse_build(std::string_view json, std::string_view where) {
+  const std::string base(where);
+  simdjson::dom::parser parser;
+  Element root;
+  AURA_ASSIGN_OR_RETURN(root, sj::parse_strict(parser, json, 16, base));
+  static constexpr std::array<std::string_view, 2> kNames = {"nodes", "state"};
+  std::vector<std::optional<Element>> m;
+  AURA_ASSIGN_OR_RETURN(m, sj::members_of(root, base, kNames));
+  if (!m[0]) return Status::invalid(base + ".nodes: required");
+  BuildSpec b;
+  simdjson::dom::array nodes;
+  if (m[0]->get_array().get(nodes) != simdjson::SUCCESS)
+    return Status::invalid(base + ".nodes: expected an array");
+  size_t i = 0;
+  for (Element e : nodes) {
+    if (i == kMaxNodes)
+      return Status::invalid(base + ".nodes: at most " + std::to_string(kMaxNodes) + " nodes");
+    NodeSpec n;
+    AURA_ASSIGN_OR_RETURN(n, parse_node(e, sj::index_path(base + ".nodes", i++)));
+    if (b.find(n.name) != nullptr)
+      return Status::invalid(base + ".nodes: node \"" + n.name + "\" appears twice");
+    b.nodes.push_back(std::move(n));
+  }
+  if (b.nodes.empty()) return Status::invalid(base + ".nodes: at least one node");
+  if (m[1]) {
+    simdjson::dom::array st;
+    if (m[1]->get_array().get(st) != simdjson::SUCCESS)
+      return Status::invalid(base + ".state: expected an array");
+    size_t j = 0;
+    for (Element e : st) {
+      const std::string p = sj::index_path(base + ".state", j++);
+      if (j > 32) return Status::invalid(base + ".state: at most 32 items");
+      static constexpr std::array<std::string_view, 2> kState = {"roles", "paths"};
+      std::vector<std::optional<Element>> sm;
+      AURA_ASSIGN_OR_RETURN(sm, sj::members_of(e, p, kState));
+      if (!sm[0] || !sm[1]) return Status::invalid(p + ": roles and paths are required");
+      StateSpec s;
+      AURA_ASSIGN_OR_RETURN(s.roles, texts(*sm[0], p + ".roles", 8, 64));
+      AURA_ASSIGN_OR_RETURN(s.paths, texts(*sm[1], p + ".paths", 32, 256));
+      for (size_t k = 0; k < s.paths.size(); ++k) {
+        if (!is_clean_absolute(s.paths[k]))
+          return Status::invalid(sj::index_path(p + ".paths", k) +
+                                 ": not a normalised absolute path");
+      }
+      b.state.push_back(std::move(s));
+    }
+  }
+  return b;
+}
+
+}  // namespace aura::workers::nodes

@@ -1,0 +1,369 @@
+#include "workers/nodes/checks.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
+
+#include "engine/common/text.h"
+#include "workers/inspect/http_probe.h"
+#include "workers/inspect/node_view.h"
+#include "workers/nodes/build_spec.h"
+
+namespace aura::workers::nodes {
+namespace {
+
+using world::CheckOutput;
+
+struct Param {
+  std::string_view name;
+  enum Type { kText, kInt, kBool } type;
+  bool required;
+};
+
+struct CheckShape {
+  std::string_view call;
+  std::vector<Param> params;
+};
+
+const std::vector<CheckShape>& shapes() {
+  static const std::vector<CheckShape> s = {
+      {"http.expect",
+       {{"from", Param::kText, true},
+        {"to", Param::kText, true},
+        {"port", Param::kInt, true},
+        {"path", Param::kText, true},
+        {"expect_status", Param::kInt, true},
+        {"expect_text", Param::kText, false},
+        {"listener_comm", Param::kText, false}}},
+      {"unix.expect",
+       {{"role", Param::kText, true},
+        {"socket", Param::kText, true},
+        {"path", Param::kText, true},
+        {"expect_status", Param::kInt, true},
+        {"expect_text", Param::kText, false}}},
+      {"file.expect",
+       {{"role", Param::kText, true},
+        {"path", Param::kText, true},
+        {"max_mode", Param::kText, false},
+        {"owner", Param::kText, false},
+        {"group", Param::kText, false}}},
+      {"proc.expect",
+       {{"role", Param::kText, true},
+        {"comm", Param::kText, true},
+        {"user", Param::kText, false},
+        {"not_user", Param::kText, false},
+        {"min_count", Param::kInt, false}}},
+  };
+  return s;
+}
+
+const CheckShape* find_shape(std::string_view call) {
+  for (const auto& s : shapes())
+    if (s.call == call) return &s;
+  return nullptr;
+}
+
+struct Params {
+  std::map<std::string, std::string, std::less<>> text;
+  std::map<std::string, int64_t, std::less<>> num;
+  std::string get(std::string_view k) const {
+    auto it = text.find(k);
+    return it == text.end() ? std::string() : it->second;
+  }
+  std::optional<int64_t> get_int(std::string_view k) const {
+    auto it = num.find(k);
+    if (it == num.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view where) {
+  const CheckShape* shape = find_shape(check.call);
+  const std::string base(where);
+  if (shape == nullptr) {
+    std::string names;
+    for (auto n : check_call_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+    return Status::invalid(base + ".call: \"" + safe_text(check.call, 64) +
+                           "\" is not a check of the nodes driver (" + names + ")");
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::object obj;
+  if (parser.parse(check.params_json).get_object().get(obj) != simdjson::SUCCESS)
+    return Status::invalid(base + ".params: expected an object");
+  Params p;
+  for (auto field : obj) {
+    const std::string key(field.key);
+    auto it = std::find_if(shape->params.begin(), shape->params.end(),
+                           [&](const Param& x) { return x.name == key; });
+    if (it == shape->params.end())
+      return Status::invalid(base + ".params." + key + ": unknown for " + check.call);
+    if (it->type == Param::kInt) {
+      int64_t v;
+      if (field.value.get_int64().get(v) != simdjson::SUCCESS || v < 0 || v > 65535)
+        return Status::invalid(base + ".params." + key + ": an integer 0..65535");
+      p.num[key] = v;
+    } else {
+      std::string_view v;
+      if (field.value.get_string().get(v) != simdjson::SUCCESS || v.empty() || v.size() > 1024)
+        return Status::invalid(base + ".params." + key + ": a string of 1..1024 bytes");
+      p.text[key] = std::string(v);
+    }
+  }
+  for (const Param& x : shape->params) {
+    if (x.required && !p.text.count(x.name) && !p.num.count(x.name))
+      return Status::invalid(base + ".params." + std::string(x.name) + ": required");
+  }
+  for (std::string_view k : {"path", "socket"}) {
+    const std::string v = p.get(k);
+    if (!v.empty() && !is_clean_absolute(v))
+      return Status::invalid(base + ".params." + std::string(k) +
+                             ": not a normalised absolute path");
+  }
+  if (const std::string m = p.get("max_mode"); !m.empty() && !is_octal_mode(m))
+    return Status::invalid(base + ".params.max_mode: 3 or 4 octal digits");
+  return p;
+}
+
+std::vector<const CheckNode*> with_role(const CheckContext& ctx, std::string_view role) {
+  std::vector<const CheckNode*> out;
+  for (const auto& n : ctx.nodes)
+    if (role == "*" || std::find(n.roles.begin(), n.roles.end(), role) != n.roles.end())
+      out.push_back(&n);
+  return out;
+}
+
+// name -> id from a world's passwd or group file (read through openat2 in its root).
+std::optional<uint32_t> id_in(const inspect::NodeView& view, const char* file,
+                              std::string_view name) {
+  uint32_t numeric = 0;
+  if (std::from_chars(name.data(), name.data() + name.size(), numeric).ptr ==
+      name.data() + name.size())
+    return numeric;
+  auto text = view.read_file(file, 1 << 20);
+  if (!text.ok()) return std::nullopt;
+  std::string_view t = *text;
+  size_t at = 0;
+  while (at < t.size()) {
+    size_t end = t.find('\n', at);
+    if (end == std::string_view::npos) end = t.size();
+    const std::string_view line = t.substr(at, end - at);
+    at = end + 1;
+    const size_t a = line.find(':');
+    if (a == std::string_view::npos || line.substr(0, a) != name) continue;
+    const size_t b = line.find(':', a + 1);
+    const size_t c = b == std::string_view::npos ? b : line.find(':', b + 1);
+    if (c == std::string_view::npos) return std::nullopt;
+    uint32_t id;
+    if (std::from_chars(line.data() + b + 1, line.data() + c, id).ec == std::errc()) return id;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+struct Verdict {
+  bool ok = true;
+  std::string observed;
+  void fail(const std::string& why) {
+    if (ok) observed.clear();
+    ok = false;
+    if (!observed.empty()) observed += "; ";
+    observed += why;
+  }
+  void note(const std::string& what) {
+    if (!ok) return;
+    if (!observed.empty()) observed += "; ";
+    observed += what;
+  }
+};
+
+Status http_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto from = with_role(ctx, p.get("from"));
+  auto to = with_role(ctx, p.get("to"));
+  if (from.empty() || to.empty()) {
+    v.fail("no node with role " + (from.empty() ? p.get("from") : p.get("to")));
+    return Status::ok();
+  }
+  const uint16_t port = uint16_t(*p.get_int("port"));
+  for (const CheckNode* t : to) {
+    inspect::HttpResult r;
+    AURA_ASSIGN_OR_RETURN(
+        r, inspect::http_get_tcp(from[0]->init_pid, t->address, port, p.get("path"), t->name,
+                                 std::chrono::seconds(3), 64 << 10));
+    const std::string where = t->name + ":" + std::to_string(port) + p.get("path");
+    if (!r.connected || !r.error.empty()) {
+      v.fail(where + ": " + (r.error.empty() ? "no connection" : r.error));
+      continue;
+    }
+    if (r.status != *p.get_int("expect_status")) {
+      v.fail(where + ": status " + std::to_string(r.status));
+      continue;
+    }
+    if (const std::string want = p.get("expect_text");
+        !want.empty() && r.body.find(want) == std::string::npos) {
+      v.fail(where + ": the body lacks the expected text");
+      continue;
+    }
+    if (const std::string comm = p.get("listener_comm"); !comm.empty()) {
+      auto view_or = inspect::NodeView::open(t->init_pid);
+      if (!view_or.ok()) return view_or.status();
+      const inspect::NodeView& view = *view_or;
+      std::vector<inspect::Listener> ls;
+      AURA_ASSIGN_OR_RETURN(ls, view.listeners(t->pids));
+      std::vector<inspect::ProcessInfo> procs;
+      AURA_ASSIGN_OR_RETURN(procs, view.processes(t->pids));
+      bool found = false, foreign = false;
+      for (const auto& l : ls) {
+        if (!(l.proto == "tcp" || l.proto == "tcp6") ||
+            !l.address.ends_with(":" + std::to_string(port)))
+          continue;
+        for (pid_t pid : l.pids) {
+          auto it =
+              std::find_if(procs.begin(), procs.end(), [&](const auto& x) { return x.pid == pid; });
+          if (it == procs.end()) continue;
+          (it->comm == comm ? found : foreign) = true;
+        }
+      }
+      if (!found || foreign) {
+        v.fail(where + ": port " + std::to_string(port) + " is not served by " + comm + " alone");
+        continue;
+      }
+    }
+    v.note(where + ": " + std::to_string(r.status));
+  }
+  return Status::ok();
+}
+
+Status unix_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto nodes = with_role(ctx, p.get("role"));
+  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
+  for (const CheckNode* n : nodes) {
+    inspect::HttpResult r;
+    AURA_ASSIGN_OR_RETURN(r, inspect::http_get_unix(n->init_pid, p.get("socket"), p.get("path"),
+                                                    std::chrono::seconds(3), 64 << 10));
+    const std::string where = n->name + ":" + p.get("socket");
+    if (!r.connected || !r.error.empty()) {
+      v.fail(where + ": " + (r.error.empty() ? "no connection" : r.error));
+    } else if (r.status != *p.get_int("expect_status")) {
+      v.fail(where + ": status " + std::to_string(r.status));
+    } else if (const std::string want = p.get("expect_text");
+               !want.empty() && r.body.find(want) == std::string::npos) {
+      v.fail(where + ": the body lacks the expected text");
+    } else {
+      v.note(where + ": " + std::to_string(r.status));
+    }
+  }
+  return Status::ok();
+}
+
+Status file_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto nodes = with_role(ctx, p.get("role"));
+  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
+  for (const CheckNode* n : nodes) {
+    auto view_or = inspect::NodeView::open(n->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    const inspect::NodeView& view = *view_or;
+    const std::string where = n->name + ":" + p.get("path");
+    auto st = view.stat(p.get("path"));
+    if (!st.ok()) {
+      if (st.status().code() == ErrorCode::kIo) return st.status();
+      v.fail(where + ": " + st.status().message());
+      continue;
+    }
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", st->mode);
+    if (const std::string max = p.get("max_mode"); !max.empty()) {
+      const uint32_t allowed = uint32_t(std::stoul(max, nullptr, 8));
+      if ((st->mode & ~allowed) != 0) {
+        v.fail(where + ": mode " + mode + " is wider than " + max);
+        continue;
+      }
+    }
+    if (const std::string owner = p.get("owner"); !owner.empty()) {
+      auto uid = id_in(view, "/etc/passwd", owner);
+      if (!uid || *uid != st->uid) {
+        v.fail(where + ": owner uid " + std::to_string(st->uid) + " is not " + owner);
+        continue;
+      }
+    }
+    if (const std::string group = p.get("group"); !group.empty()) {
+      auto gid = id_in(view, "/etc/group", group);
+      if (!gid || *gid != st->gid) {
+        v.fail(where + ": group gid " + std::to_string(st->gid) + " is not " + group);
+        continue;
+      }
+    }
+    v.note(where + ": mode " + mode);
+  }
+  return Status::ok();
+}
+
+Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto nodes = with_role(ctx, p.get("role"));
+  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
+  const int64_t min_count = p.get_int("min_count").value_or(1);
+  for (const CheckNode* n : nodes) {
+    auto view_or = inspect::NodeView::open(n->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    const inspect::NodeView& view = *view_or;
+    std::vector<inspect::ProcessInfo> procs;
+    AURA_ASSIGN_OR_RETURN(procs, view.processes(n->pids));
+    std::optional<uint32_t> want, refuse;
+    if (!p.get("user").empty()) {
+      want = id_in(view, "/etc/passwd", p.get("user"));
+      if (!want) {
+        v.fail(n->name + ": no user " + p.get("user"));
+        continue;
+      }
+    }
+    if (!p.get("not_user").empty()) refuse = id_in(view, "/etc/passwd", p.get("not_user"));
+    int64_t count = 0;
+    std::string wrong;
+    for (const auto& pr : procs) {
+      if (pr.comm != p.get("comm")) continue;
+      ++count;
+      if ((want && pr.uid != *want) || (refuse && pr.uid == *refuse))
+        wrong = "pid runs as uid " + std::to_string(pr.uid);
+    }
+    const std::string where = n->name + ": " + p.get("comm");
+    if (count < min_count) {
+      v.fail(where + ": " + std::to_string(count) + " running, want at least " +
+             std::to_string(min_count));
+    } else if (!wrong.empty()) {
+      v.fail(where + ": a " + wrong);
+    } else {
+      v.note(where + ": " + std::to_string(count) + " running");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::vector<std::string_view> check_call_names() {
+  std::vector<std::string_view> out;
+  for (const auto& s : shapes()) out.push_back(s.call);
+  return out;
+}
+
+Status validate_check(const scenario::CheckSpec& check, std::string_view where) {
+  return parse_params(check, where).status();
+}
+
+Result<CheckOutput> run_check(const scenario::CheckSpec& check, const CheckContext& ctx) {
+  Params p;
+  AURA_ASSIGN_OR_RETURN(p, parse_params(check, "checks." + check.id));
+  Verdict v;
+  if (check.call == "http.expect") AURA_RETURN_IF_ERROR(http_expect(p, ctx, v));
+  if (check.call == "unix.expect") AURA_RETURN_IF_ERROR(unix_expect(p, ctx, v));
+  if (check.call == "file.expect") AURA_RETURN_IF_ERROR(file_expect(p, ctx, v));
+  if (check.call == "proc.expect") AURA_RETURN_IF_ERROR(proc_expect(p, ctx, v));
+  CheckOutput out;
+  out.ok = v.ok;
+  out.observed = safe_text(v.observed, 1024);
+  return out;
+}
+
+}  // namespace aura::workers::nodes

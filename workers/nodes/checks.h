@@ -1,0 +1,38 @@
+// The check calls of the nodes driver: evaluated by the supervisor's own code from outside the
+// world (workers/inspect: openat2 in the node's root, /proc of the node's cgroup pids, HTTP from
+// a child that joined only the node's network namespace), never by a program of the world.
+// Calls and their params: docs/WORLDS.md ("Checks of the nodes driver").
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/common/status.h"
+#include "engine/scenario/manifest.h"
+#include "engine/world/world_driver.h"
+
+namespace aura::workers::nodes {
+
+struct CheckNode {
+  std::string name;
+  std::vector<std::string> roles;
+  std::string address;
+  pid_t init_pid = -1;
+  std::vector<pid_t> pids;  // every process of the node (host pids), from its cgroups
+};
+
+struct CheckContext {
+  std::vector<CheckNode> nodes;
+};
+
+std::vector<std::string_view> check_call_names();
+
+// Validates a check's call and params (at package load). `where` prefixes errors.
+Status validate_check(const scenario::CheckSpec& check, std::string_view where);
+
+// Evaluates the check against the world. Errors only for the host's failures.
+Result<world::CheckOutput> run_check(const scenario::CheckSpec& check, const CheckContext& ctx);
+
+}  // namespace aura::workers::nodes

@@ -1,0 +1,208 @@
+#include "workers/nodes/nodes_driver.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "engine/common/json_writer.h"
+#include "engine/crypto/sha256.h"
+#include "workers/nodes/checks.h"
+#include "workers/nodes/nodes_world.h"
+
+namespace aura::workers::nodes {
+namespace {
+
+namespace fs = std::filesystem;
+using scenario::ParamType;
+
+// What profile_digest() hashes: the isolation every call of a nodes world runs under.
+constexpr std::string_view kProfile =
+    "aura nodes driver profile 1\n"
+    "world: one network namespace per node on a bridge in the world's own switch namespace; "
+    "10.77.0.0/24, no default route, no address or veth in the host's namespace\n"
+    "node: user (own uid range), mount, pid, ipc, uts namespaces; overlay root of an explicit "
+    "read-only image (/usr /bin /sbin /lib /lib64 and loader files) plus the package, tmpfs upper; "
+    "cgroup memory 512 MiB, pids 512, one CPU\n"
+    "calls: aura-runner in a call cgroup (256 MiB, 64 pids, one CPU); capabilities chown, "
+    "dac_override, dac_read_search, fowner, fsetid, kill (node user namespace only); "
+    "no_new_privs; the runner seccomp allowlist; deadline 20 s (probes) 60 s (actions, scripts)\n"
+    "evidence: only through the run's writer socket; host facts from the call cgroup\n"
+    "checks: supervisor code, openat2 RESOLVE_IN_ROOT on the node root, HTTP from a child in "
+    "the node's network namespace only, learner call groups frozen\n";
+
+}  // namespace
+
+const std::vector<OpShape>& op_shapes() {
+  static const std::vector<OpShape> s = {
+      {"file.read", false, {{"path", ParamType::kPath}}},
+      {"file.stat", false, {{"path", ParamType::kPath}}},
+      {"dir.list", false, {{"path", ParamType::kPath}}},
+      {"path.namei", false, {{"path", ParamType::kPath}}},
+      {"user.id", false, {{"user", ParamType::kString}}},
+      {"user.list", false, {}},
+      {"group.list", false, {}},
+      {"net.listening", false, {}},
+      {"proc.list", false, {}},
+      {"http.get",
+       false,
+       {{"url", ParamType::kString}, {"unix", ParamType::kPath}, {"path", ParamType::kPath}}},
+      {"nginx.test", false, {}},
+      {"service.status", false, {{"name", ParamType::kString}}},
+      {"service.log", false, {{"name", ParamType::kString}, {"lines", ParamType::kInteger}}},
+      {"file.write",
+       true,
+       {{"path", ParamType::kPath}, {"content", ParamType::kString}, {"mode", ParamType::kMode}}},
+      {"file.replace",
+       true,
+       {{"path", ParamType::kPath}, {"old", ParamType::kString}, {"new", ParamType::kString}}},
+      {"file.chmod", true, {{"path", ParamType::kPath}, {"mode", ParamType::kMode}}},
+      {"file.chown",
+       true,
+       {{"path", ParamType::kPath}, {"user", ParamType::kString}, {"group", ParamType::kString}}},
+      {"group.add_member", true, {{"group", ParamType::kString}, {"user", ParamType::kString}}},
+      {"group.remove_member", true, {{"group", ParamType::kString}, {"user", ParamType::kString}}},
+      {"service.restart", true, {{"name", ParamType::kString}}},
+      {"service.reload", true, {{"name", ParamType::kString}}},
+      {"nginx.reload", true, {}},
+      {"journal.undo", true, {}},
+  };
+  return s;
+}
+
+Result<std::string> tool_path(std::string_view name) {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("AURA_TOOLS_DIR"); env != nullptr && *env != '\0')
+    dirs.push_back(env);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path here = exe.parent_path();
+    for (const char* rel : {".", "../../workers/runner", "../../workers/services",
+                            "../workers/runner", "../workers/services"})
+      dirs.push_back(here / rel);
+  }
+  for (const fs::path& d : dirs) {
+    const fs::path p = d / std::string(name);
+    if (::access(p.c_str(), X_OK) == 0) return fs::weakly_canonical(p).string();
+  }
+  return Status::unavailable(std::string(name) +
+                             " was not found beside this program or in $AURA_TOOLS_DIR");
+}
+
+NodesDriver::NodesDriver() = default;
+NodesDriver::~NodesDriver() = default;
+
+void NodesDriver::configure(const world::WorldHost& host) {
+  host_ = host;
+  configured_ = true;
+}
+
+Result<sandbox::CgroupTree*> NodesDriver::tree() {
+  if (!tree_) {
+    std::unique_ptr<sandbox::CgroupTree> t;
+    AURA_ASSIGN_OR_RETURN(t, sandbox::CgroupTree::detect());
+    tree_ = std::move(t);
+  }
+  return tree_.get();
+}
+
+Status NodesDriver::check_manifest(const scenario::Manifest& m) const {
+  for (size_t i = 0; i < m.worlds.size(); ++i) {
+    BuildSpec b;
+    AURA_ASSIGN_OR_RETURN(
+        b, parse_build(m.worlds[i].build_json, "worlds[" + std::to_string(i) + "].build"));
+    for (const auto& term : m.targets) {
+      if (term.kind != "node") continue;
+      if (term.selector) {
+        return Status::invalid("targets." + term.name +
+                               ": the nodes driver implements no selector yet");
+      }
+    }
+  }
+  auto check_calls = [&](const std::vector<scenario::CallSpec>& specs, bool actions,
+                         std::string_view where) -> Status {
+    for (const auto& spec : specs) {
+      const std::string at = std::string(where) + "." + spec.name;
+      auto it = std::find_if(op_shapes().begin(), op_shapes().end(),
+                             [&](const OpShape& o) { return o.name == spec.name; });
+      if (it == op_shapes().end()) return Status::invalid(at + ": not a call of the nodes driver");
+      if (it->action != actions)
+        return Status::invalid(at + ": is " + (it->action ? "an action" : "a probe") +
+                               " of the nodes driver");
+      for (const auto& p : spec.params) {
+        if (p.name == "node") {
+          if (p.type != ParamType::kTarget || p.target_kind != "node")
+            return Status::invalid(at + ".params.node: must be a target of kind node");
+          continue;
+        }
+        auto arg = std::find_if(it->args.begin(), it->args.end(),
+                                [&](const auto& a) { return a.first == p.name; });
+        if (arg == it->args.end())
+          return Status::invalid(at + ".params." + p.name + ": not an argument of " + spec.name);
+        if (arg->second != p.type)
+          return Status::invalid(at + ".params." + p.name + ": must be of type " +
+                                 std::string(scenario::param_type_name(arg->second)));
+      }
+    }
+    return Status::ok();
+  };
+  AURA_RETURN_IF_ERROR(check_calls(m.probes, false, "probes"));
+  AURA_RETURN_IF_ERROR(check_calls(m.actions, true, "actions"));
+  for (size_t i = 0; i < m.checks.size(); ++i)
+    AURA_RETURN_IF_ERROR(validate_check(m.checks[i], "checks[" + std::to_string(i) + "]"));
+  return Status::ok();
+}
+
+Result<std::unique_ptr<NodesWorld>> NodesDriver::new_world() {
+  if (!configured_ || host_.state_dir.empty())
+    return Status::failed_precondition("the nodes driver was not configured with a state folder");
+  sandbox::CgroupTree* t;
+  AURA_ASSIGN_OR_RETURN(t, tree());
+  return std::make_unique<NodesWorld>(host_, *t);
+}
+
+Result<std::unique_ptr<world::World>> NodesDriver::create(const fs::path& package_dir,
+                                                          const scenario::Manifest& manifest,
+                                                          std::string_view world_id, uint64_t seed,
+                                                          const fs::path& work_dir) {
+  std::unique_ptr<NodesWorld> w;
+  AURA_ASSIGN_OR_RETURN(w, new_world());
+  if (Status s = w->build(package_dir, manifest, world_id, seed, work_dir); !s.is_ok()) {
+    (void)w->destroy();
+    return s.with_context("building world " + std::string(world_id));
+  }
+  return std::unique_ptr<world::World>(std::move(w));
+}
+
+Result<std::unique_ptr<world::World>> NodesDriver::open(const scenario::Manifest& manifest,
+                                                        std::string_view world_id,
+                                                        const fs::path& work_dir) {
+  std::unique_ptr<NodesWorld> w;
+  AURA_ASSIGN_OR_RETURN(w, new_world());
+  AURA_RETURN_IF_ERROR(w->reopen(manifest, world_id, work_dir));
+  return std::unique_ptr<world::World>(std::move(w));
+}
+
+Status NodesDriver::destroy(std::unique_ptr<world::World> world) {
+  if (!world) return Status::ok();
+  auto* w = dynamic_cast<NodesWorld*>(world.get());
+  if (w == nullptr) return Status::invalid("not a world of the nodes driver");
+  return w->destroy();
+}
+
+std::string NodesDriver::profile_digest() const { return to_hex(sha256(kProfile)); }
+
+std::string NodesDriver::capabilities_json() const {
+  auto runner = tool_path("aura-runner");
+  return JsonWriter()
+      .str("driver", kDriverName)
+      .str("isolation", "namespaces")
+      .boolean("processes", true)
+      .boolean("scripts", true)
+      .boolean("namespaces", true)
+      .boolean("runner", runner.ok())
+      .done();
+}
+
+}  // namespace aura::workers::nodes

@@ -1,0 +1,720 @@
+#include "workers/nodes/nodes_world.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <simdjson.h>
+#include <sodium.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+#include <span>
+#include <thread>
+
+#include "engine/common/file_io.h"
+#include "engine/common/json_writer.h"
+#include "engine/common/text.h"
+#include "engine/crypto/sha256.h"
+#include "engine/scenario/call_dom.h"
+#include "engine/writer/evidence_writer.h"
+#include "workers/inspect/fingerprint.h"
+#include "workers/inspect/http_probe.h"
+#include "workers/inspect/node_view.h"
+#include "workers/nodes/checks.h"
+#include "workers/nodes/nodes_driver.h"
+#include "workers/supervisor/supervisor.h"
+
+namespace aura::workers::nodes {
+namespace {
+
+namespace fs = std::filesystem;
+using file_io::errno_text;
+using world::CallOutput;
+using world::CheckOutput;
+
+constexpr std::string_view kStateFile = "world.json";
+constexpr std::string_view kStateMagic = "aura-nodes-world 1";
+constexpr auto kReadyTimeout = std::chrono::seconds(10);
+constexpr auto kBuildStepDeadline = std::chrono::seconds(30);
+constexpr auto kProbeDeadline = std::chrono::seconds(20);
+constexpr auto kActionDeadline = std::chrono::seconds(60);
+constexpr size_t kScriptOutputCap = 64 << 10;
+
+// The read-only image every node is made from: programs and libraries, never the host's /etc
+// beyond what the dynamic loader and name lookups need (a node's users and groups come from
+// its package layers).
+const std::vector<std::string>& image() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> out;
+    for (const char* p :
+         {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc/ld.so.cache", "/etc/nsswitch.conf",
+          "/etc/alternatives", "/etc/ssl", "/etc/mime.types"}) {
+      if (fs::exists(p)) out.push_back(p);
+    }
+    return out;
+  }();
+  return paths;
+}
+
+const std::vector<std::string>& base_env() {
+  static const std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
+                                               "LANG=C.UTF-8"};
+  return env;
+}
+
+std::string random_hex(size_t bytes) {
+  std::vector<uint8_t> raw(bytes);
+  randombytes_buf(raw.data(), raw.size());
+  return to_hex(std::span<const uint8_t>(raw.data(), raw.size()));
+}
+
+std::string shell_quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// ---- the holder ----
+
+Result<Holder> start_holder() {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return Status::io("pipe: " + errno_text(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) return Status::io("fork: " + errno_text(errno));
+  if (pid == 0) {
+    ::setsid();
+    ::signal(SIGHUP, SIG_IGN);
+    const int keep = p[0];
+    if (keep != 3) ::dup2(keep, 3);
+    ::syscall(SYS_close_range, 4u, ~0u, 0u);
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    ::dup2(null_fd, 0);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+    bool persist = false;
+    char c;
+    while (true) {
+      const ssize_t n = ::read(3, &c, 1);
+      if (n == 1 && c == 'P') persist = true;
+      if (n == 0 || (n < 0 && errno != EINTR)) break;
+    }
+    if (!persist) ::_exit(0);
+    while (true) ::pause();
+  }
+  ::close(p[0]);
+  Holder h;
+  h.pid = pid;
+  h.pipe = p[1];
+  h.child = true;
+  h.owner = sandbox::owner_of(pid);
+  if (h.owner.empty()) return Status::io("the world's holder process died at start");
+  return h;
+}
+
+void end_holder(Holder& h) {
+  if (h.pid > 0 && sandbox::owner_of(h.pid) == h.owner) ::kill(h.pid, SIGKILL);
+  if (h.pipe >= 0) ::close(h.pipe);
+  if (h.child && h.pid > 0) {
+    int st;
+    while (::waitpid(h.pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  h = Holder{};
+}
+
+// ---- state file ----
+
+std::string state_json(const std::string& scenario, const std::string& version,
+                       const std::string& world, uint64_t seed, const Holder& h,
+                       const std::string& tag, const std::vector<LiveNode>& nodes) {
+  JsonArray ns;
+  for (const auto& n : nodes) {
+    const nsworld::NodeState st = n.node->state();
+    ns.raw(JsonWriter()
+               .str("name", n.spec->name)
+               .str("id", st.id)
+               .num("init_pid", int64_t(st.init_pid))
+               .str("init_start", st.init_start)
+               .str("stage", st.stage.string())
+               .num("uid_base", uint64_t(st.uid_base))
+               .done());
+  }
+  return JsonWriter()
+      .str("magic", kStateMagic)
+      .str("scenario", scenario)
+      .str("version", version)
+      .str("world", world)
+      .num("seed", seed)
+      .num("holder_pid", int64_t(h.pid))
+      .str("holder_owner", h.owner)
+      .str("net", tag)
+      .raw("nodes", ns.done())
+      .done();
+}
+
+}  // namespace
+
+NodesWorld::NodesWorld(const world::WorldHost& host, sandbox::CgroupTree& tree)
+    : host_(host), tree_(&tree) {}
+
+NodesWorld::~NodesWorld() {
+  for (auto& n : nodes_)
+    if (n.node) n.node->detach();
+  if (net_) net_->detach();
+  if (holder_.pipe >= 0) ::close(holder_.pipe);  // a holder not told to persist ends now
+  holder_.pipe = -1;
+}
+
+Status NodesWorld::persist() {
+  if (holder_.pipe < 0) return Status::ok();  // reopened: it already persists
+  if (::write(holder_.pipe, "P", 1) != 1) return Status::io("tell the holder to persist");
+  return Status::ok();
+}
+
+Status NodesWorld::write_state() const {
+  return file_io::replace_file_durably(
+      work_dir_, work_dir_ / std::string(kStateFile),
+      state_json(scenario_, version_, world_id_, seed_, holder_, net_ ? net_->tag() : "", nodes_),
+      0600);
+}
+
+Status NodesWorld::load_spec(const scenario::Manifest& manifest, std::string_view world_id) {
+  const scenario::WorldSpec* ws = nullptr;
+  for (const auto& w : manifest.worlds)
+    if (w.id == world_id) ws = &w;
+  if (ws == nullptr) return Status::invalid("no world \"" + std::string(world_id) + "\"");
+  AURA_ASSIGN_OR_RETURN(spec_, parse_build(ws->build_json, "build"));
+  world_id_ = std::string(world_id);
+  scenario_ = manifest.id;
+  version_ = manifest.version;
+  terms_ = manifest.targets;
+  return Status::ok();
+}
+
+Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& manifest,
+                         std::string_view world_id, uint64_t seed, const fs::path& work_dir) {
+  if (sodium_init() < 0) return Status::unavailable("libsodium failed to initialise");
+  AURA_RETURN_IF_ERROR(load_spec(manifest, world_id));
+  seed_ = seed;
+  if (fs::exists(work_dir)) return Status::failed_precondition(work_dir.string() + " exists");
+  work_dir_ = work_dir;  // from here on, destroy() removes it
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(work_dir.parent_path(), 0700));
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(work_dir, 0700));
+
+  std::vector<sandbox::PackageMount> mounts = {{fs::absolute(package_dir).string(), "/aura/pkg"}};
+  for (std::string_view tool : {"aura-runner", "aura-svcman", "aura-app"}) {
+    std::string path;
+    AURA_ASSIGN_OR_RETURN(path, tool_path(tool));
+    mounts.push_back({path, "/aura/bin/" + std::string(tool)});
+  }
+
+  AURA_ASSIGN_OR_RETURN(holder_, start_holder());
+  registry_ = std::make_unique<sandbox::Registry>(host_.state_dir, holder_.owner);
+  std::vector<std::string> names;
+  for (const auto& n : spec_.nodes) names.push_back(n.name);
+  netns::WorldNetwork net;
+  AURA_ASSIGN_OR_RETURN(net, netns::WorldNetwork::create(random_hex(8), names, registry_.get()));
+  net_ = std::make_unique<netns::WorldNetwork>(std::move(net));
+
+  for (const NodeSpec& ns : spec_.nodes) {
+    nsworld::NodeOptions o;
+    o.hostname = ns.name;
+    o.netns = "/run/netns/" + net_->netns_name(ns.name);
+    o.lower_paths = image();
+    o.packages = mounts;
+    o.forbidden = host_.forbidden;
+    o.state_dir = host_.state_dir;
+    o.owner = holder_.owner;
+    o.limits.memory_bytes = 512ull << 20;
+    o.limits.pids_max = 512;
+    LiveNode live;
+    live.spec = &ns;
+    live.address = net_->address(ns.name);
+    auto node = nsworld::Node::start(o, *tree_);
+    if (!node.ok()) return node.status().with_context("node " + ns.name);
+    live.node = std::move(node).value();
+    nodes_.push_back(std::move(live));
+    nsworld::Node& node_ref = *nodes_.back().node;
+
+    auto step = [&](const std::vector<std::string>& argv, const std::string& what) -> Status {
+      auto r = node_ref.exec(argv, base_env(), kBuildStepDeadline, 16 << 10,
+                             nsworld::Confinement::kNodeRoot);
+      if (!r.ok()) return r.status().with_context("node " + ns.name + ": " + what);
+      if (!r->exited || r->exit_code != 0) {
+        return Status::io(
+            "node " + ns.name + ": " + what + " failed (" +
+            (r->timed_out ? std::string("deadline") : "exit " + std::to_string(r->exit_code)) +
+            "): " + safe_text(r->err, 512));
+      }
+      return Status::ok();
+    };
+    for (const std::string& layer : ns.layers) {
+      AURA_RETURN_IF_ERROR(
+          step({"/bin/cp", "-R", "--preserve=mode", "/aura/pkg/" + layer + "/.", "/"},
+               "copy layer " + layer));
+    }
+    if (!ns.owners.empty()) {
+      std::string script = "set -e\n";
+      for (const OwnerSpec& o2 : ns.owners) {
+        if (!o2.owner.empty() || !o2.group.empty()) {
+          script += "chown -h " + shell_quote(o2.owner + (o2.group.empty() ? "" : ":" + o2.group)) +
+                    " " + shell_quote(o2.path) + "\n";
+        }
+        if (!o2.mode.empty()) script += "chmod " + o2.mode + " " + shell_quote(o2.path) + "\n";
+      }
+      AURA_RETURN_IF_ERROR(step({"/bin/sh", "-c", script}, "owners and modes"));
+    }
+    for (const ServiceSpec& svc : ns.services) {
+      std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" </dev/null >/dev/null 2>&1 &",
+                                       "sh"};
+      argv.insert(argv.end(), svc.argv.begin(), svc.argv.end());
+      AURA_RETURN_IF_ERROR(step(argv, "start service " + svc.name));
+      if (svc.ready_tcp == 0 && svc.ready_unix.empty()) continue;
+      const auto until = std::chrono::steady_clock::now() + kReadyTimeout;
+      bool ready = false;
+      while (!ready && std::chrono::steady_clock::now() < until) {
+        auto view = inspect::NodeView::open(node_ref.init_pid());
+        if (!view.ok()) return view.status();
+        auto ls = view->listeners({});
+        if (ls.ok()) {
+          for (const auto& l : *ls) {
+            if (svc.ready_tcp != 0 && (l.proto == "tcp" || l.proto == "tcp6") &&
+                l.address.ends_with(":" + std::to_string(svc.ready_tcp)))
+              ready = true;
+            if (!svc.ready_unix.empty() && l.proto == "unix" && l.address == svc.ready_unix)
+              ready = true;
+          }
+        }
+        if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (!ready) {
+        return Status::io(
+            "node " + ns.name + ": service " + svc.name + " was not listening on " +
+            (svc.ready_tcp != 0 ? "port " + std::to_string(svc.ready_tcp) : svc.ready_unix) +
+            " within " + std::to_string(kReadyTimeout.count()) + " s");
+      }
+    }
+  }
+  return write_state();
+}
+
+Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view world_id,
+                          const fs::path& work_dir) {
+  work_dir_ = work_dir;
+  std::string text;
+  AURA_ASSIGN_OR_RETURN(
+      text, file_io::read_regular_file(work_dir / std::string(kStateFile), "world.json", 64 << 10));
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(text).get(root) != simdjson::SUCCESS)
+    return Status::corruption(work_dir.string() + "/world.json does not parse");
+  auto str = [&](const char* key) -> std::string {
+    std::string_view v;
+    return root[key].get_string().get(v) == simdjson::SUCCESS ? std::string(v) : std::string();
+  };
+  if (str("magic") != kStateMagic || str("scenario") != manifest.id ||
+      str("version") != manifest.version || str("world") != world_id) {
+    return Status::failed_precondition(work_dir.string() + " holds another world");
+  }
+  AURA_RETURN_IF_ERROR(load_spec(manifest, world_id));
+  uint64_t seed = 0;
+  int64_t hp = 0;
+  if (root["seed"].get_uint64().get(seed) != simdjson::SUCCESS ||
+      root["holder_pid"].get_int64().get(hp) != simdjson::SUCCESS)
+    return Status::corruption(work_dir.string() + "/world.json: seed or holder missing");
+  seed_ = seed;
+  holder_.pid = pid_t(hp);
+  holder_.owner = str("holder_owner");
+  if (!sandbox::Registry::owner_alive(holder_.owner)) {
+    return Status::failed_precondition("world " + world_id_ + " in " + work_dir.string() +
+                                       " is gone (its holder process exited)");
+  }
+  registry_ = std::make_unique<sandbox::Registry>(host_.state_dir, holder_.owner);
+  std::vector<std::string> names;
+  for (const auto& n : spec_.nodes) names.push_back(n.name);
+  netns::WorldNetwork net;
+  AURA_ASSIGN_OR_RETURN(net, netns::WorldNetwork::adopt(str("net"), names, registry_.get()));
+  net_ = std::make_unique<netns::WorldNetwork>(std::move(net));
+  simdjson::dom::array arr;
+  if (root["nodes"].get_array().get(arr) != simdjson::SUCCESS)
+    return Status::corruption("world.json: nodes");
+  for (simdjson::dom::element e : arr) {
+    std::string_view name, id, start, stage;
+    int64_t pid = 0;
+    uint64_t base = 0;
+    if (e["name"].get_string().get(name) || e["id"].get_string().get(id) ||
+        e["init_start"].get_string().get(start) || e["stage"].get_string().get(stage) ||
+        e["init_pid"].get_int64().get(pid) || e["uid_base"].get_uint64().get(base)) {
+      return Status::corruption("world.json: a node entry is incomplete");
+    }
+    const NodeSpec* ns = spec_.find(name);
+    if (ns == nullptr) return Status::corruption("world.json: unknown node " + std::string(name));
+    nsworld::NodeState st;
+    st.id = std::string(id);
+    st.init_pid = pid_t(pid);
+    st.init_start = std::string(start);
+    st.stage = std::string(stage);
+    st.state_dir = host_.state_dir;
+    st.uid_base = uint32_t(base);
+    st.owner = holder_.owner;
+    LiveNode live;
+    live.spec = ns;
+    live.address = net_->address(ns->name);
+    AURA_ASSIGN_OR_RETURN(live.node, nsworld::Node::attach(st, *tree_));
+    nodes_.push_back(std::move(live));
+  }
+  if (nodes_.size() != spec_.nodes.size()) return Status::corruption("world.json: nodes missing");
+  return Status::ok();
+}
+
+Status NodesWorld::destroy() {
+  Status first = Status::ok();
+  auto note = [&](Status s) {
+    if (!s.is_ok() && first.is_ok()) first = s;
+  };
+  for (auto& n : nodes_)
+    if (n.node) note(n.node->destroy());
+  if (net_) note(net_->destroy());
+  if (first.is_ok()) {
+    end_holder(holder_);
+    std::error_code ec;
+    if (!work_dir_.empty()) fs::remove_all(work_dir_, ec);
+    if (ec) note(Status::io("remove " + work_dir_.string() + ": " + ec.message()));
+  }
+  return first;
+}
+
+// ---- targets ----
+
+std::vector<LiveNode*> NodesWorld::with_role(std::string_view role) {
+  std::vector<LiveNode*> out;
+  for (auto& n : nodes_) {
+    if (role == "*" ||
+        std::find(n.spec->roles.begin(), n.spec->roles.end(), role) != n.spec->roles.end())
+      out.push_back(&n);
+  }
+  return out;
+}
+
+Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* target) {
+  if (target == nullptr) {
+    std::vector<LiveNode*> all;
+    for (auto& n : nodes_) all.push_back(&n);
+    return all;
+  }
+  switch (target->kind) {
+    case scenario::Target::Kind::kLiteral:
+      for (auto& n : nodes_)
+        if (n.spec->name == target->name) return std::vector<LiveNode*>{&n};
+      return Status::not_found("no node named \"" + target->name + "\" in this world");
+    case scenario::Target::Kind::kRole: {
+      auto out = with_role(target->name);
+      if (out.empty()) return Status::not_found("no node has the role \"" + target->name + "\"");
+      for (const auto& t : terms_) {
+        if (t.name == target->name && out.size() > t.max_matches) {
+          return Status::failed_precondition("role \"" + target->name + "\" matches " +
+                                             std::to_string(out.size()) + " nodes, more than its " +
+                                             std::to_string(t.max_matches));
+        }
+      }
+      return out;
+    }
+    case scenario::Target::Kind::kSelector:
+      break;
+  }
+  return Status::unavailable("selector \"" + target->name +
+                             "\" is not one the nodes driver implements");
+}
+
+// ---- runs ----
+
+namespace {
+
+std::string op_json(const scenario::Call& call, uint64_t cap) {
+  JsonWriter args;
+  for (const auto& [name, value] : call.params) {
+    if (name == "node") continue;
+    if (const auto* s = std::get_if<std::string>(&value)) args.str(name, *s);
+    if (const auto* i = std::get_if<int64_t>(&value)) args.num(name, *i);
+    if (const auto* b = std::get_if<bool>(&value)) args.boolean(name, *b);
+  }
+  return JsonWriter().str("op", call.name).raw("args", args.done()).num("max_output", cap).done();
+}
+
+supervisor::HostFacts facts_of(const nsworld::ExecResult& r, const std::string& profile) {
+  supervisor::HostFacts f;
+  f.profile_digest = profile;
+  f.exited = r.exited && !r.timed_out;
+  f.exit_code = r.exit_code;
+  f.term_signal = r.exited ? 0 : (r.term_signal != 0 ? r.term_signal : SIGKILL);
+  if (r.timed_out) {
+    f.exited = false;
+    f.term_signal = SIGKILL;
+  }
+  f.killed_by_deadline = r.timed_out;
+  f.cpu_ns = r.usage.cpu_ns;
+  f.peak_memory_bytes = r.usage.peak_memory_bytes;
+  f.peak_memory_known = r.usage_known && r.usage.peak_memory_known;
+  f.oom_kills = r.usage.oom_kills;
+  f.pids_limit_hits = r.usage.pids_limit_hits;
+  f.wall_ns = r.wall_ns;
+  f.stdout_bytes = r.out;
+  f.stderr_bytes = r.err;
+  f.stdout_truncated = r.out_truncated;
+  f.stderr_truncated = r.err_truncated;
+  return f;
+}
+
+}  // namespace
+
+Status NodesWorld::can_run() const {
+  if (host_.log == nullptr || host_.blobs == nullptr || host_.tokens == nullptr)
+    return Status::failed_precondition("the nodes driver has no log to record runs in");
+  if (attempt_.empty())
+    return Status::failed_precondition("world " + world_id_ + " has no attempt");
+  return Status::ok();
+}
+
+// A target that resolves to nothing here is the call's result (exit 1, the reason); a selector
+// the driver lacks is an error.
+Result<CallOutput> NodesWorld::unresolved(const Status& why) {
+  if (why.code() == ErrorCode::kUnavailable) return why;
+  CallOutput o;
+  o.exit_code = 1;
+  o.error = why.message();
+  return o;
+}
+
+Result<supervisor::RunRecord> NodesWorld::supervised(nsworld::Node& node, const std::string& kind,
+                                                     const std::vector<std::string>& argv,
+                                                     nsworld::ExecOptions options) {
+  writer::RunBinding binding;
+  binding.attempt = attempt_;
+  binding.world = world_id_;
+  binding.kinds = {kind};
+  const std::string profile = NodesDriver().profile_digest();
+  supervisor::Launcher launch = [&](int fd,
+                                    const std::string& token) -> Result<supervisor::HostFacts> {
+    std::vector<std::string> env = base_env();
+    env.push_back("AURA_WRITER_FD=3");
+    env.push_back("AURA_WRITER_TOKEN=" + token);
+    env.push_back("AURA_EVIDENCE_KIND=" + kind);
+    env.push_back("AURA_SVCMAN_BIN=/aura/bin/aura-svcman");
+    nsworld::ExecOptions o = options;
+    o.confine = nsworld::Confinement::kCall;
+    o.pass_fd = fd;
+    nsworld::ExecResult r;
+    AURA_ASSIGN_OR_RETURN(r, node.exec(argv, env, o));
+    return facts_of(r, profile);
+  };
+  return supervisor::supervise_run(binding, launch, *host_.log, *host_.blobs, *host_.tokens,
+                                   options.deadline + std::chrono::seconds(5));
+}
+
+Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action, uint64_t cap) {
+  AURA_RETURN_IF_ERROR(can_run());
+  const scenario::ParamValue* node_param = call.find("node");
+  const scenario::Target* target = node_param ? std::get_if<scenario::Target>(node_param) : nullptr;
+  auto targets = resolve(target);
+  if (!targets.ok()) return unresolved(targets.status());
+  AURA_RETURN_IF_ERROR(tool_path("aura-runner").status());  // mounted at /aura/bin
+  const std::string kind = action ? "action.output" : "probe.output";
+  const std::string op = op_json(call, cap);
+  CallOutput out;
+  for (LiveNode* n : *targets) {
+    out.resolved.push_back(n->spec->name);
+    nsworld::ExecOptions o;
+    o.deadline = action ? kActionDeadline : kProbeDeadline;
+    o.cap = 16 << 10;  // the runner's own stderr; its output goes through the writer
+    o.group = "c" + random_hex(6);
+    supervisor::RunRecord rec;
+    AURA_ASSIGN_OR_RETURN(rec, supervised(*n->node, kind, {"/aura/bin/aura-runner", op}, o));
+    std::string text;
+    bool truncated = false;
+    for (const auto& f : rec.evidence.frames_accepted) {
+      if (f.kind != kind || !f.has_blob) continue;
+      AURA_ASSIGN_OR_RETURN(text, host_.blobs->get(f.blob));
+      truncated = f.fields_json.find("\"truncated\":true") != std::string::npos;
+    }
+    const auto& facts = rec.facts;
+    int code = facts.exited ? facts.exit_code : -1;
+    std::string error;
+    if (facts.killed_by_deadline) {
+      error = "the runner was killed at its deadline";
+    } else if (!facts.exited) {
+      error = "the runner died of signal " + std::to_string(facts.term_signal);
+    } else if (code >= 2) {
+      // 2: the driver built an op the runner refused; 3: no writer. Both are the host's fault.
+      return Status::io("node " + n->spec->name + ": aura-runner exit " + std::to_string(code) +
+                        ": " + safe_text(facts.stderr_bytes, 512));
+    } else if (rec.evidence.rejected) {
+      error = "the runner's evidence was refused: " + rec.evidence.reason;
+      code = -1;
+    } else if (code == 1) {
+      error = safe_text(text.substr(0, text.find('\n')), 512);
+    }
+    if (targets->size() > 1) out.output += "== " + n->spec->name + " ==\n";
+    out.output += text;
+    out.truncated = out.truncated || truncated;
+    if (code != 0 && out.exit_code == 0) {
+      out.exit_code = code;
+      out.error = targets->size() > 1 ? n->spec->name + ": " + error : error;
+    }
+  }
+  if (out.output.size() > cap) {
+    out.output.resize(cap);
+    out.truncated = true;
+  }
+  return out;
+}
+
+Result<CallOutput> NodesWorld::probe(const scenario::Call& call, uint64_t max_output_bytes) {
+  return run_calls(call, false, max_output_bytes);
+}
+
+Result<CallOutput> NodesWorld::act(const scenario::Call& call) {
+  return run_calls(call, true, 64 << 10);
+}
+
+Result<CallOutput> NodesWorld::run_script(const scenario::Target& target, std::string_view script) {
+  AURA_RETURN_IF_ERROR(can_run());
+  auto targets = resolve(&target);
+  if (!targets.ok()) return unresolved(targets.status());
+  CallOutput out;
+  for (LiveNode* n : *targets) {
+    out.resolved.push_back(n->spec->name);
+    nsworld::ExecOptions o;
+    o.deadline = kActionDeadline;
+    o.cap = kScriptOutputCap;
+    o.group = "s" + random_hex(6);
+    o.keep_group = true;  // what it leaves running is the learner's, frozen for checks
+    supervisor::RunRecord rec;
+    AURA_ASSIGN_OR_RETURN(
+        rec, supervised(*n->node, "runner.note", {"/bin/sh", "-c", std::string(script)}, o));
+    const auto& f = rec.facts;
+    if (targets->size() > 1) out.output += "== " + n->spec->name + " ==\n";
+    out.output += f.stdout_bytes;
+    out.output += f.stderr_bytes;
+    out.truncated = out.truncated || f.stdout_truncated || f.stderr_truncated;
+    const int code = f.exited ? f.exit_code : -1;
+    if (code != 0 && out.exit_code == 0) {
+      out.exit_code = code;
+      out.error = f.killed_by_deadline ? "the script was killed at its deadline"
+                  : f.exited           ? "the script exited " + std::to_string(code)
+                             : "the script died of signal " + std::to_string(f.term_signal);
+    }
+  }
+  return out;
+}
+
+// ---- checks and fingerprint: the supervisor's own code, learner processes frozen ----
+
+Status NodesWorld::freeze_learner(bool freeze) {
+  Status first = Status::ok();
+  for (auto& n : nodes_) {
+    auto groups = n.node->call_groups();
+    if (!groups.ok()) return groups.status();
+    for (const std::string& g : *groups) {
+      Status s = freeze ? tree_->freeze(g) : tree_->thaw(g);
+      if (!s.is_ok() && first.is_ok()) first = s;
+    }
+  }
+  return first;
+}
+
+Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
+  AURA_RETURN_IF_ERROR(freeze_learner(true));
+  CheckContext ctx;
+  for (auto& n : nodes_) {
+    CheckNode cn;
+    cn.name = n.spec->name;
+    cn.roles = n.spec->roles;
+    cn.address = n.address;
+    cn.init_pid = n.node->init_pid();
+    auto pids = tree_->pids(n.node->id());
+    if (pids.ok()) cn.pids = *pids;
+    if (auto groups = n.node->call_groups(); groups.ok()) {
+      for (const auto& g : *groups)
+        if (auto more = tree_->pids(g); more.ok())
+          cn.pids.insert(cn.pids.end(), more->begin(), more->end());
+    }
+    ctx.nodes.push_back(std::move(cn));
+  }
+  auto result = run_check(spec, ctx);
+  Status thawed = freeze_learner(false);
+  if (!result.ok()) return result.status();
+  AURA_RETURN_IF_ERROR(thawed);
+  return result;
+}
+
+Result<std::string> NodesWorld::fingerprint() {
+  AURA_RETURN_IF_ERROR(freeze_learner(true));
+  auto digest = [&]() -> Result<std::string> {
+    inspect::Fingerprint fp;
+    for (auto& n : nodes_) {
+      auto view_or = inspect::NodeView::open(n.node->init_pid());
+      if (!view_or.ok()) return view_or.status();
+      const inspect::NodeView& view = *view_or;
+      const std::string p = n.spec->name;
+      AURA_RETURN_IF_ERROR(inspect::add_tree(fp, view, p + ":users", "/etc/passwd", 1));
+      AURA_RETURN_IF_ERROR(inspect::add_tree(fp, view, p + ":groups", "/etc/group", 1));
+      std::set<std::string> paths;
+      for (const StateSpec& st : spec_.state) {
+        const bool applies = std::any_of(st.roles.begin(), st.roles.end(), [&](const auto& r) {
+          return r == "*" ||
+                 std::find(n.spec->roles.begin(), n.spec->roles.end(), r) != n.spec->roles.end();
+        });
+        if (applies) paths.insert(st.paths.begin(), st.paths.end());
+      }
+      for (const std::string& path : paths)
+        AURA_RETURN_IF_ERROR(inspect::add_tree(fp, view, p + ":files:" + path, path, 100'000));
+      std::vector<pid_t> pids;
+      AURA_ASSIGN_OR_RETURN(pids, tree_->pids(n.node->id()));
+      if (auto groups = n.node->call_groups(); groups.ok()) {
+        for (const auto& g : *groups)
+          if (auto more = tree_->pids(g); more.ok())
+            pids.insert(pids.end(), more->begin(), more->end());
+      }
+      std::vector<inspect::ProcessInfo> procs;
+      AURA_ASSIGN_OR_RETURN(procs, view.processes(pids));
+      std::map<std::string, int> services;  // comm uid gid -> count (pids vary, services do not)
+      std::map<pid_t, std::string> comm_of;
+      for (const auto& pr : procs) {
+        comm_of[pr.pid] = pr.comm;
+        ++services[pr.comm + " " + std::to_string(pr.uid) + " " + std::to_string(pr.gid)];
+      }
+      std::string svc_text;
+      for (const auto& [k, count] : services) svc_text += k + " x" + std::to_string(count) + "\n";
+      AURA_RETURN_IF_ERROR(fp.add(p + ":processes", svc_text));
+      std::vector<inspect::Listener> ls;
+      AURA_ASSIGN_OR_RETURN(ls, view.listeners(pids));
+      std::string ls_text;
+      for (const auto& l : ls) {
+        std::set<std::string> comms;
+        for (pid_t pid : l.pids) comms.insert(comm_of.count(pid) ? comm_of[pid] : "?");
+        ls_text += l.proto + " " + l.address;
+        for (const auto& c : comms) ls_text += " " + c;
+        ls_text += "\n";
+      }
+      AURA_RETURN_IF_ERROR(fp.add(p + ":listeners", ls_text));
+    }
+    return fp.hex();
+  }();
+  Status thawed = freeze_learner(false);
+  if (!digest.ok()) return digest.status();
+  AURA_RETURN_IF_ERROR(thawed);
+  return digest;
+}
+
+}  // namespace aura::workers::nodes

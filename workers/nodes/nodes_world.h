@@ -1,0 +1,89 @@
+// A live nodes world: its holder process, world network and nodes, and what it was built from.
+// Internal to the nodes driver (nodes_driver.h is the contract).
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/scenario/manifest.h"
+#include "engine/world/world_driver.h"
+#include "workers/netns/world_network.h"
+#include "workers/nodes/build_spec.h"
+#include "workers/nsworld/node.h"
+#include "workers/sandbox/registry.h"
+#include "workers/supervisor/supervisor.h"
+
+namespace aura::workers::nodes {
+
+// The process that owns a world's names in the leak registry. It lives while the process that
+// made the world does (it exits when its pipe closes), or, once told to persist, until destroy.
+struct Holder {
+  pid_t pid = -1;
+  std::string owner;   // Registry owner token of the holder
+  int pipe = -1;       // our end; closing it ends a holder that was not told to persist
+  bool child = false;  // a child of this process (to reap)
+};
+
+struct LiveNode {
+  const NodeSpec* spec = nullptr;
+  std::string address;  // on the world network
+  std::unique_ptr<nsworld::Node> node;
+};
+
+class NodesWorld final : public world::World {
+ public:
+  NodesWorld(const world::WorldHost& host, sandbox::CgroupTree& tree);
+  ~NodesWorld() override;  // detaches: only NodesDriver::destroy removes a world
+
+  const std::string& id() const override { return world_id_; }
+  void bind_attempt(std::string_view attempt) override { attempt_ = attempt; }
+  Status persist() override;
+  Result<world::CallOutput> probe(const scenario::Call& call, uint64_t max_output_bytes) override;
+  Result<world::CallOutput> act(const scenario::Call& call) override;
+  Result<world::CallOutput> run_script(const scenario::Target& target,
+                                       std::string_view script) override;
+  Result<world::CheckOutput> check(const scenario::CheckSpec& check) override;
+  Result<std::string> fingerprint() override;
+
+  // Builds the world (the driver checked the manifest). On failure, the caller destroys it.
+  Status build(const std::filesystem::path& package_dir, const scenario::Manifest& manifest,
+               std::string_view world_id, uint64_t seed, const std::filesystem::path& work_dir);
+  // Re-attaches to a world build() made (its state file in work_dir).
+  Status reopen(const scenario::Manifest& manifest, std::string_view world_id,
+                const std::filesystem::path& work_dir);
+  // Removes everything: processes, nodes, network, registry names, the work folder.
+  Status destroy();
+
+  const std::vector<LiveNode>& nodes() const { return nodes_; }
+
+ private:
+  Status load_spec(const scenario::Manifest& manifest, std::string_view world_id);
+  Result<std::vector<LiveNode*>> resolve(const scenario::Target* target);
+  std::vector<LiveNode*> with_role(std::string_view role);
+  Status can_run() const;
+  static Result<world::CallOutput> unresolved(const Status& why);
+  Result<supervisor::RunRecord> supervised(nsworld::Node& node, const std::string& kind,
+                                           const std::vector<std::string>& argv,
+                                           nsworld::ExecOptions options);
+  Result<world::CallOutput> run_calls(const scenario::Call& call, bool action, uint64_t cap);
+  Status freeze_learner(bool freeze);
+  Status write_state() const;
+
+  world::WorldHost host_;
+  sandbox::CgroupTree* tree_;
+  std::string world_id_, attempt_, scenario_, version_;
+  uint64_t seed_ = 0;
+  std::filesystem::path work_dir_;
+  BuildSpec spec_;
+  std::vector<scenario::TargetTerm> terms_;
+  Holder holder_;
+  std::unique_ptr<sandbox::Registry> registry_;
+  std::unique_ptr<netns::WorldNetwork> net_;
+  std::vector<LiveNode> nodes_;
+};
+
+}  // namespace aura::workers::nodes
