@@ -76,6 +76,8 @@ void register_bench_replay_commands(Registry& r);
 void register_caps_commands(Registry& r);
 void register_sandbox_commands(Registry& r);
 void register_bench_sandbox_commands(Registry& r);
+void register_worker_commands(Registry& r);
+void register_bench_worlds_commands(Registry& r);
 
 // A non-negative decimal integer, nothing else.
 std::optional<uint64_t> parse_u64(std::string_view s);

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   aura::cli::register_bench_replay_commands(registry);
   aura::cli::register_caps_commands(registry);
   aura::cli::register_sandbox_commands(registry);
+  aura::cli::register_worker_commands(registry);
+  aura::cli::register_bench_worlds_commands(registry);
   aura::cli::register_bench_sandbox_commands(registry);
   return registry.main(argc, argv);
 }

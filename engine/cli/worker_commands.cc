@@ -1,0 +1,142 @@
+// `aura worker`: the supervisor standalone. It does what every supervisor does when it starts --
+// reap what an earlier, dead one left (recorded as supervisor.reaped), measure and record the
+// capability panel -- and reports what is live (worlds whose holders run). With --watch it stays
+// up and reaps again every N seconds until SIGINT or SIGTERM. Runs themselves are started by the
+// commands that need them (aura attempt ..., aura judge, aura sandbox run), each acting as its own
+// supervisor; serving run requests from a browser comes with `aura serve`.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "engine/cli/cli.h"
+#include "engine/cli/cli_support.h"
+#include "engine/common/json_writer.h"
+#include "workers/caps/capability.h"
+#include "workers/sandbox/registry.h"
+#include "workers/supervisor/supervisor.h"
+
+namespace aura::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+struct Live {
+  size_t owners = 0;  // live holders and runs
+  size_t names = 0;   // names they recorded and still hold
+};
+
+Result<Live> live_of(const fs::path& state_dir) {
+  Live live;
+  if (!fs::exists(state_dir)) return live;
+  sandbox::Registry reg(state_dir);
+  std::vector<sandbox::RegistryEntry> entries;
+  AURA_ASSIGN_OR_RETURN(entries, reg.entries());
+  std::set<std::string> owners;
+  for (const auto& e : entries) {
+    if (e.released || !sandbox::Registry::owner_alive(e.owner)) continue;
+    owners.insert(e.owner);
+    ++live.names;
+  }
+  live.owners = owners.size();
+  return live;
+}
+
+int worker(Invocation& inv) {
+  uint64_t watch = 0;
+  if (inv.has("watch")) {
+    auto w = inv.get_u64("watch", 0);
+    if (!w.ok() || *w == 0 || *w > 86400)
+      return inv.fail(Status::invalid("--watch takes 1..86400 seconds"), 2);
+    watch = *w;
+  }
+  auto writer = open_writer(inv);
+  if (!writer.ok()) return inv.fail(writer.status());
+  EventLog& log = *writer->log;
+  const fs::path state_dir = fs::absolute(inv.data_dir / "sandbox");
+
+  auto reaped = supervisor::reap_and_record(state_dir, log);
+  if (!reaped.ok()) return inv.fail(reaped.status().with_context("reap"));
+  std::cout << "reaped " << reaped->runs_reaped << " runs or worlds left by an earlier process ("
+            << reaped->paths_removed << " names removed)";
+  if (reaped->seq != 0) std::cout << ", recorded as seq " << reaped->seq;
+  std::cout << "\n";
+  for (const auto& f : reaped->failures) std::cout << "  could not remove: " << f << "\n";
+
+  const caps::Measurement m = caps::measure_capabilities();
+  auto caps_seq = log.append({caps::kCapabilityStream, caps::kCapabilityEventType,
+                              caps::kCapabilityActor, caps::measurement_payload(m)});
+  if (!caps_seq.ok()) return inv.fail(caps_seq.status().with_context("record capabilities"));
+  size_t available = 0;
+  for (const auto& c : m.capabilities) available += c.available ? 1 : 0;
+  std::cout << "capabilities: " << available << " of " << m.capabilities.size()
+            << " available, recorded as seq " << caps_seq->seq << " (aura caps show)\n";
+
+  auto live = live_of(state_dir);
+  if (!live.ok()) return inv.fail(live.status());
+  std::cout << "live: " << live->owners << " worlds or runs holding " << live->names
+            << " recorded names\n";
+
+  int rounds = 0;
+  if (watch != 0) {
+    ::signal(SIGINT, on_signal);
+    ::signal(SIGTERM, on_signal);
+    std::cout << "watching: reaping every " << watch << " s until SIGINT or SIGTERM" << std::endl;
+    while (!g_stop) {
+      for (uint64_t i = 0; i < watch * 10 && !g_stop; ++i) ::usleep(100'000);
+      if (g_stop) break;
+      auto again = supervisor::reap_and_record(state_dir, log);
+      if (!again.ok()) return inv.fail(again.status().with_context("reap"));
+      ++rounds;
+      if (again->seq != 0) {
+        std::cout << "reaped " << again->runs_reaped << " (seq " << again->seq << ")" << std::endl;
+      }
+    }
+    std::cout << "stopped after " << rounds << " rounds\n";
+  }
+  JsonArray failures;
+  for (const auto& f : reaped->failures) failures.str(f);
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .raw("reaped", JsonWriter()
+                                       .num("runs", uint64_t(reaped->runs_reaped))
+                                       .num("paths", uint64_t(reaped->paths_removed))
+                                       .num("seq", reaped->seq)
+                                       .raw("failures", failures.done())
+                                       .done())
+                    .num("capabilities_seq", caps_seq->seq)
+                    .num("live_owners", uint64_t(live->owners))
+                    .num("live_names", uint64_t(live->names))
+                    .num("watch_rounds", uint64_t(rounds))
+                    .done());
+  return 0;
+}
+
+}  // namespace
+
+void register_worker_commands(Registry& r) {
+  r.add(
+      {"worker",
+       "",
+       "the supervisor standalone: reap leftovers, record capabilities, report what is live",
+       "Does what every supervisor does when it starts (docs/SANDBOX.md, \"Reaping\"): removes "
+       "what an earlier,\ndead process left in DATA/sandbox (processes, cgroups, stage folders, "
+       "network namespaces, uid\nranges), recorded as one supervisor.reaped event; measures the "
+       "capability panel and records it\n(capabilities.measured); prints how many worlds and runs "
+       "are live. Worlds a learner keeps (their\nholder process runs) are left alone. With "
+       "--watch N it stays up and reaps every N seconds until\nSIGINT or SIGTERM.\nWith --json "
+       "the last line is {\"ok\":true,\"reaped\":{runs,paths,seq,failures},"
+       "\"capabilities_seq\":N,\n\"live_owners\":N,\"live_names\":N,\"watch_rounds\":N}.",
+       {{"watch", "N", "stay up, reaping every N seconds (1..86400)"}},
+       0,
+       0,
+       worker});
+}
+
+}  // namespace aura::cli
