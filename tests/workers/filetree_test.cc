@@ -135,7 +135,7 @@ TEST_CASE("filetree: the registry makes the filetree driver by name") {
   REQUIRE(d != nullptr);
   CHECK(d->name() == "filetree");
   CHECK(aura::workers::make_driver("sandbox") == nullptr);
-  CHECK(aura::workers::driver_names() == std::vector<std::string>{"filetree"});
+  CHECK(aura::workers::driver_names() == std::vector<std::string>{"filetree", "nodes"});
   CHECK(d->profile_digest().size() == 64);
   CHECK(d->capabilities_json().find("\"scripts\":false") != std::string::npos);
 }

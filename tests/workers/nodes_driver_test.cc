@@ -298,6 +298,68 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(h.dir / "w"));
 }
 
+TEST_CASE("nodes: hostile scripts are contained and the host's facts say what happened") {
+  Host h;
+  auto m = manifest();
+  auto d = h.driver();
+  auto w = d->create(fixture(), m, "control", 3, h.dir / "w");
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  (*w)->bind_attempt(kAttempt);
+  scenario::Target web{scenario::Target::Kind::kRole, "web"};
+  // The last run.ended payload appended so far.
+  auto last_ended = [&] {
+    for (uint64_t seq = h.lab.log->head().seq; seq > 0; --seq) {
+      auto e = h.lab.log->get(seq);
+      REQUIRE(e.ok());
+      if (e->type == "run.ended") return e->payload;
+    }
+    return std::string();
+  };
+
+  // Escapes that need a capability the call set lacks, or a path the node does not have.
+  const std::string data = h.lab.data().string();
+  auto probe = (*w)->run_script(
+      web,
+      "mknod /tmp/sda b 8 0 && echo MKNOD; echo 1 > /proc/sys/net/ipv4/ip_forward && echo SYSCTL; "
+      "hostname evil && echo HOSTNAME; ls " +
+          data +
+          " && echo DATA; "
+          "ls /sys/fs/cgroup/freezer && echo CGROUPFS; "
+          "python3 -c 'import ctypes; l = ctypes.CDLL(None); print(\"ptrace\", l.ptrace(16, 1, 0, "
+          "0))'; "
+          "echo end");
+  REQUIRE_MESSAGE(probe.ok(), probe.status().message());
+  INFO(probe->output);
+  CHECK(probe->output.find("ptrace -1") != std::string::npos);  // python ran; the attach failed
+  CHECK(probe->output.find("mknod: /tmp/sda: Operation not permitted") != std::string::npos);
+  for (const char* escaped : {"MKNOD", "SYSCTL", "HOSTNAME", "DATA", "CGROUPFS"})
+    CHECK_MESSAGE(probe->output.find(std::string(escaped) + "\n") == std::string::npos, escaped);
+  CHECK(probe->output.find("end") != std::string::npos);
+
+  // A fork bomb meets the call group's pids limit; the host counted the refused forks.
+  auto bomb = (*w)->run_script(
+      web, "i=0; while [ $i -lt 150 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; echo spawned");
+  REQUIRE(bomb.ok());
+  std::string ended = last_ended();
+  INFO(ended);
+  CHECK(ended.find("\"pids_limit_hits\":0,") == std::string::npos);
+  CHECK(ended.find("\"pids_limit_hits\":") != std::string::npos);
+
+  // Allocating past the memory limit: the kernel kills it, the host saw the OOM kill.
+  auto hog = (*w)->run_script(web, "python3 -c 'x = bytearray(600 << 20); print(len(x))'");
+  REQUIRE(hog.ok());
+  CHECK(hog->exit_code != 0);
+  ended = last_ended();
+  CHECK(ended.find("\"oom_kills\":0,") == std::string::npos);
+
+  // The world is intact for the checks, and destroy removes the bomb's leftovers too.
+  auto served = (*w)->check(check_of(m, "page"));
+  REQUIRE(served.ok());
+  CHECK(served->ok);
+  REQUIRE(d->destroy(std::move(w).value()).is_ok());
+  CHECK(unreleased(h.host.state_dir).empty());
+}
+
 // Run as a child by the next test: builds a world and exits without destroying it.
 TEST_CASE("nodes child: build a world and exit" *
           doctest::skip(std::getenv("AURA_N0_WORK") == nullptr)) {

@@ -145,6 +145,16 @@ struct RunnerLab : aura::testing::LogLab {
     envp.push_back(nullptr);
     const std::string etc_dir = etc().string();
 
+    // meson may start the test with stdin closed: keep 0..2 taken, so no pipe or socket of the
+    // harness lands on a stdio number (the runner would then inherit it as its stdin).
+    for (int fd = ::open("/dev/null", O_RDWR | O_CLOEXEC); fd >= 0;
+         fd = ::open("/dev/null", O_RDWR | O_CLOEXEC)) {
+      if (fd > 2) {
+        ::close(fd);
+        break;
+      }
+      ::fcntl(fd, F_SETFD, 0);
+    }
     int sv[2], out[2], err[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);

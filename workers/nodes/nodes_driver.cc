@@ -26,7 +26,7 @@ constexpr std::string_view kProfile =
     "cgroup memory 512 MiB, pids 512, one CPU\n"
     "calls: aura-runner in a call cgroup (256 MiB, 64 pids, one CPU); capabilities chown, "
     "dac_override, dac_read_search, fowner, fsetid, kill (node user namespace only); "
-    "no_new_privs; the runner seccomp allowlist; deadline 20 s (probes) 60 s (actions, scripts)\n"
+    "no_new_privs; the runner seccomp allowlist; deadline 40 s (probes) 60 s (actions, scripts)\n"
     "evidence: only through the run's writer socket; host facts from the call cgroup\n"
     "checks: supervisor code, openat2 RESOLVE_IN_ROOT on the node root, HTTP from a child in "
     "the node's network namespace only, learner call groups frozen\n";
@@ -78,8 +78,9 @@ Result<std::string> tool_path(std::string_view name) {
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     const fs::path here = exe.parent_path();
-    for (const char* rel : {".", "../../workers/runner", "../../workers/services",
-                            "../workers/runner", "../workers/services"})
+    // Installed side by side; the build tree's aura (build/) and tests (build/tests/<area>/).
+    for (const char* rel : {".", "workers/runner", "workers/services", "../../workers/runner",
+                            "../../workers/services"})
       dirs.push_back(here / rel);
   }
   for (const fs::path& d : dirs) {

@@ -41,7 +41,7 @@ constexpr std::string_view kStateFile = "world.json";
 constexpr std::string_view kStateMagic = "aura-nodes-world 1";
 constexpr auto kReadyTimeout = std::chrono::seconds(10);
 constexpr auto kBuildStepDeadline = std::chrono::seconds(30);
-constexpr auto kProbeDeadline = std::chrono::seconds(20);
+constexpr auto kProbeDeadline = std::chrono::seconds(40);  // past the runner's 30 s tool limit
 constexpr auto kActionDeadline = std::chrono::seconds(60);
 constexpr size_t kScriptOutputCap = 64 << 10;
 
