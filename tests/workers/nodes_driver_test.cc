@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "engine/scenario/call.h"
@@ -358,6 +359,51 @@ TEST_CASE("nodes: hostile scripts are contained and the host's facts say what ha
   CHECK(served->ok);
   REQUIRE(d->destroy(std::move(w).value()).is_ok());
   CHECK(unreleased(h.host.state_dir).empty());
+}
+
+TEST_CASE("nodes leaks: 100 world create/destroy cycles leave no name the lab recorded") {
+  Host h;
+  auto m = manifest();
+  // Two nodes without services: what every world makes (network, nodes, layers, owners).
+  m.worlds[2].build_json =
+      R"({"nodes":[{"name":"web","roles":["web"],"layers":["worlds/common","worlds/good"]},)"
+      R"({"name":"app","roles":["app"],"layers":["worlds/common","worlds/app"],)"
+      R"("owners":[{"path":"/etc/app/app.conf","owner":"app","mode":"0640"}]}]})";
+  auto d = h.driver();
+  REQUIRE(d->check_manifest(m).is_ok());
+  auto host_links = [] {
+    std::string out;
+    FILE* p = ::popen("ip -o link show | wc -l", "r");
+    REQUIRE(p != nullptr);
+    char buf[64];
+    while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+    ::pclose(p);
+    return out;
+  };
+  const std::string links_before = host_links();
+  for (int i = 0; i < 100; ++i) {
+    auto w = d->create(fixture(), m, "control", uint64_t(i), h.dir / ("w" + std::to_string(i)));
+    REQUIRE_MESSAGE(w.ok(), w.status().message());
+    REQUIRE(d->destroy(std::move(w).value()).is_ok());
+  }
+  // Every name recorded over the 100 worlds: released and gone.
+  sandbox::Registry reg(h.host.state_dir);
+  auto entries = reg.entries();
+  REQUIRE(entries.ok());
+  std::map<sandbox::ResourceKind, int> kinds;
+  for (const auto& e : *entries) {
+    CHECK_MESSAGE(e.released, e.path.string());
+    CHECK_MESSAGE(!fs::exists(e.path), e.path.string());
+    ++kinds[e.kind];
+  }
+  CHECK(kinds[sandbox::ResourceKind::kNetns] == 300);  // a switch and two nodes per world
+  CHECK(kinds[sandbox::ResourceKind::kDir] == 400);    // two stage folders and two uid slots
+  CHECK(kinds[sandbox::ResourceKind::kCgroup] >= 200);
+  CHECK(unreleased(h.host.state_dir).empty());
+  // No mount of a world is left in the host's namespace, no veth or bridge on its side.
+  CHECK(slurp("/proc/self/mountinfo").find(h.host.state_dir.string()) == std::string::npos);
+  CHECK(host_links() == links_before);
+  for (int i = 0; i < 100; ++i) CHECK_FALSE(fs::exists(h.dir / ("w" + std::to_string(i))));
 }
 
 // Run as a child by the next test: builds a world and exits without destroying it.
