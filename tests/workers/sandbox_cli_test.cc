@@ -3,6 +3,9 @@
 // refuses, 2 on usage errors; the data and keys folders are not visible inside.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "tests/cli/cli_util.h"
 
 using namespace aura::testing;
@@ -53,4 +56,30 @@ TEST_CASE("aura sandbox run: refusals") {
   CHECK(r.err.find("probe") != std::string::npos);
   r = lab.aura({"sandbox", "run"});
   CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("aura worker: reaps what a dead process left, records it and the capabilities") {
+  Lab lab;
+  // A stage folder recorded by a process that is gone (pid 1 with another start time).
+  const std::filesystem::path state = lab.data() / "sandbox";
+  const std::filesystem::path left = state / "runs" / "deadbeefdeadbeef";
+  std::filesystem::create_directories(left);
+  {
+    std::ofstream reg(state / "sandbox-registry", std::ios::app);
+    reg << "+ 1.1 deadbeefdeadbeef dir " << left.string() << "\n";
+  }
+  CliResult r = lab.aura({"worker", "--json"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK_FALSE(std::filesystem::exists(left));
+  CHECK(r.last_line().find(R"("reaped":{"runs":1,"paths":1,)") != std::string::npos);
+  CHECK(r.out.find("capabilities: ") != std::string::npos);
+  // Both facts are events: the reap and the measurement.
+  r = lab.aura({"log", "tail", "--json"});
+  CHECK(r.out.find("supervisor.reaped") != std::string::npos);
+  CHECK(r.out.find("capabilities.measured") != std::string::npos);
+  // Nothing left: a second start reaps nothing and records no reap.
+  r = lab.aura({"worker", "--json"});
+  CHECK(r.last_line().find(R"("reaped":{"runs":0,"paths":0,"seq":0,)") != std::string::npos);
+  CHECK(lab.aura({"worker", "--watch", "0"}).exit_code == 2);
+  CHECK(lab.aura({"worker", "--help"}).exit_code == 0);
 }
