@@ -9,6 +9,7 @@ packages=(
   libsimdjson-dev libbpf-dev libseccomp-dev doctest-dev
   python3 iproute2 clang-format
   nginx ansible bubblewrap
+  openssh-server openssh-client
 )
 
 missing=()
@@ -30,9 +31,9 @@ fi
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-# Packages with services (nginx) must not start them in the host's namespaces: the lab runs
-# nginx only inside worlds. A policy-rc.d that refuses every start is in place for the install
-# unless the machine already has one.
+# Packages with services (nginx, openssh-server) must not start them in the host's namespaces:
+# the lab runs nginx and sshd only inside worlds. A policy-rc.d that refuses every start is in
+# place for the install unless the machine already has one.
 guard=""
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
