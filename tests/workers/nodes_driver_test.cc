@@ -132,7 +132,8 @@ TEST_CASE("nodes check_manifest: accepts the fixture and names what it refuses")
   CHECK(d.check_manifest(bad).message().find("not a safe package path") != std::string::npos);
   bad = m;
   bad.targets[0].selector = true;
-  CHECK(d.check_manifest(bad).message().find("no selector") != std::string::npos);
+  CHECK(d.check_manifest(bad).message().find("selector \"web\" is not defined") !=
+        std::string::npos);
 }
 
 TEST_CASE(

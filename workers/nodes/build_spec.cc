@@ -175,12 +175,10 @@ const NodeSpec* BuildSpec::find(std::string_view node) const {
   return nullptr;
 }
 
-Result<BuildSpec> parse_build(std::string_view json, std::string_view where) {
-  const std::string base(where);
-  simdjson::dom::parser parser;
-  Element root;
-  AURA_ASSIGN_OR_RETURN(root, sj::parse_strict(parser, json, 16, base));
-  static constexpr std::array<std::string_view, 2> kNames = {"nodes", "state"};
+namespace {
+
+Result<BuildSpec> parse_one(Element root, const std::string& base) {
+  static constexpr std::array<std::string_view, 3> kNames = {"nodes", "state", "selectors"};
   std::vector<std::optional<Element>> m;
   AURA_ASSIGN_OR_RETURN(m, sj::members_of(root, base, kNames));
   if (!m[0]) return Status::invalid(base + ".nodes: required");
@@ -207,22 +205,94 @@ Result<BuildSpec> parse_build(std::string_view json, std::string_view where) {
     for (Element e : st) {
       const std::string p = sj::index_path(base + ".state", j++);
       if (j > 32) return Status::invalid(base + ".state: at most 32 items");
-      static constexpr std::array<std::string_view, 2> kState = {"roles", "paths"};
+      static constexpr std::array<std::string_view, 3> kState = {"roles", "paths", "entries"};
       std::vector<std::optional<Element>> sm;
       AURA_ASSIGN_OR_RETURN(sm, sj::members_of(e, p, kState));
-      if (!sm[0] || !sm[1]) return Status::invalid(p + ": roles and paths are required");
+      if (!sm[0] || (!sm[1] && !sm[2]))
+        return Status::invalid(p + ": roles, and paths or entries, are required");
       StateSpec s;
       AURA_ASSIGN_OR_RETURN(s.roles, texts(*sm[0], p + ".roles", 8, 64));
-      AURA_ASSIGN_OR_RETURN(s.paths, texts(*sm[1], p + ".paths", 32, 256));
-      for (size_t k = 0; k < s.paths.size(); ++k) {
-        if (!is_clean_absolute(s.paths[k]))
-          return Status::invalid(sj::index_path(p + ".paths", k) +
-                                 ": not a normalised absolute path");
+      if (sm[1]) AURA_ASSIGN_OR_RETURN(s.paths, texts(*sm[1], p + ".paths", 32, 256));
+      if (sm[2]) AURA_ASSIGN_OR_RETURN(s.entries, texts(*sm[2], p + ".entries", 64, 256));
+      for (const auto* list : {&s.paths, &s.entries}) {
+        for (size_t k = 0; k < list->size(); ++k) {
+          if (!is_clean_absolute((*list)[k]))
+            return Status::invalid(p + ": \"" + (*list)[k] +
+                                   "\" is not a normalised absolute path");
+        }
       }
       b.state.push_back(std::move(s));
     }
   }
+  if (m[2]) {
+    simdjson::dom::object sel;
+    if (m[2]->get_object().get(sel) != simdjson::SUCCESS)
+      return Status::invalid(base + ".selectors: expected an object");
+    for (auto field : sel) {
+      const std::string p = base + ".selectors." + std::string(field.key);
+      if (b.selectors.size() == 16) return Status::invalid(base + ".selectors: at most 16");
+      static constexpr std::array<std::string_view, 4> kSel = {"kind", "role", "path", "user"};
+      std::vector<std::optional<Element>> sm;
+      AURA_ASSIGN_OR_RETURN(sm, sj::members_of(field.value, p, kSel));
+      SelectorSpec s;
+      s.name = std::string(field.key);
+      if (!lower_name(s.name, 64)) return Status::invalid(p + ": not a selector name");
+      if (!sm[0] || !sm[1] || !sm[2] || !sm[3])
+        return Status::invalid(p + ": kind, role, path and user are required");
+      AURA_ASSIGN_OR_RETURN(s.kind, text(*sm[0], p + ".kind", 32));
+      if (s.kind != "first_untraversable")
+        return Status::invalid(p + ".kind: \"" + s.kind + "\" is not one of: first_untraversable");
+      AURA_ASSIGN_OR_RETURN(s.role, text(*sm[1], p + ".role", 64));
+      AURA_ASSIGN_OR_RETURN(s.path, text(*sm[2], p + ".path", 256));
+      if (!is_clean_absolute(s.path))
+        return Status::invalid(p + ".path: not a normalised absolute path");
+      AURA_ASSIGN_OR_RETURN(s.user, text(*sm[3], p + ".user", 32));
+      if (!id_name(s.user)) return Status::invalid(p + ".user: not a user name");
+      b.selectors.push_back(std::move(s));
+    }
+  }
   return b;
+}
+
+}  // namespace
+
+Result<std::vector<BuildSpec>> parse_build_variants(std::string_view json, std::string_view where) {
+  const std::string base(where);
+  simdjson::dom::parser parser;
+  Element root;
+  AURA_ASSIGN_OR_RETURN(root, sj::parse_strict(parser, json, 16, base));
+  simdjson::dom::object obj;
+  simdjson::dom::array variants;
+  std::vector<BuildSpec> out;
+  if (root.get_object().get(obj) == simdjson::SUCCESS &&
+      obj["variants"].get_array().get(variants) == simdjson::SUCCESS) {
+    if (obj.size() != 1) return Status::invalid(base + ": \"variants\" stands alone");
+    size_t i = 0;
+    for (Element v : variants) {
+      if (i == 16) return Status::invalid(base + ".variants: at most 16");
+      BuildSpec b;
+      AURA_ASSIGN_OR_RETURN(b, parse_one(v, sj::index_path(base + ".variants", i++)));
+      out.push_back(std::move(b));
+    }
+    if (out.empty()) return Status::invalid(base + ".variants: at least one");
+    return out;
+  }
+  BuildSpec b;
+  AURA_ASSIGN_OR_RETURN(b, parse_one(root, base));
+  out.push_back(std::move(b));
+  return out;
+}
+
+Result<BuildSpec> parse_build(std::string_view json, std::string_view where, uint64_t seed) {
+  std::vector<BuildSpec> all;
+  AURA_ASSIGN_OR_RETURN(all, parse_build_variants(json, where));
+  return std::move(all[seed % all.size()]);
+}
+
+const SelectorSpec* BuildSpec::find_selector(std::string_view name) const {
+  for (const auto& s : selectors)
+    if (s.name == name) return &s;
+  return nullptr;
 }
 
 }  // namespace aura::workers::nodes

@@ -38,19 +38,38 @@ struct NodeSpec {
 };
 
 struct StateSpec {
-  std::vector<std::string> roles;  // nodes with any of these roles ("*": every node)
-  std::vector<std::string> paths;  // trees whose files, modes and owners are the state
+  std::vector<std::string> roles;    // nodes with any of these roles ("*": every node)
+  std::vector<std::string> paths;    // trees whose files, modes and owners are the state
+  std::vector<std::string> entries;  // single entries (type, mode, owner), not walked
+};
+
+// How a selector term of the manifest resolves in this world (its parameters can differ per
+// world: a twin's broken link is elsewhere). Kinds:
+//  first_untraversable (term kind "path"): on each node with `role`, the first folder on `path`
+//    (from "/" down, `path` included) that `user` -- with its primary group and every group of
+//    the node's /etc/group listing it -- cannot search; no match when every folder is searchable.
+struct SelectorSpec {
+  std::string name;  // a selector term of the manifest
+  std::string kind;  // "first_untraversable"
+  std::string role;
+  std::string path;
+  std::string user;
 };
 
 struct BuildSpec {
   std::vector<NodeSpec> nodes;
   std::vector<StateSpec> state;
+  std::vector<SelectorSpec> selectors;
+  const SelectorSpec* find_selector(std::string_view name) const;
 
   const NodeSpec* find(std::string_view node) const;
 };
 
-// `where` prefixes errors ("worlds[0].build").
-Result<BuildSpec> parse_build(std::string_view json, std::string_view where);
+// `where` prefixes errors ("worlds[0].build"). A build is one recipe, or {"variants": [recipe,
+// ...]} (1..16): the seed picks variants[seed % n], so seeds vary node names, paths and which
+// link is broken while every variant is checked at load.
+Result<std::vector<BuildSpec>> parse_build_variants(std::string_view json, std::string_view where);
+Result<BuildSpec> parse_build(std::string_view json, std::string_view where, uint64_t seed = 0);
 
 // Shared name rules.
 bool is_node_name(std::string_view name);

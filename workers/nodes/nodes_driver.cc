@@ -110,14 +110,32 @@ Result<sandbox::CgroupTree*> NodesDriver::tree() {
 
 Status NodesDriver::check_manifest(const scenario::Manifest& m) const {
   for (size_t i = 0; i < m.worlds.size(); ++i) {
-    BuildSpec b;
+    std::vector<BuildSpec> variants;
     AURA_ASSIGN_OR_RETURN(
-        b, parse_build(m.worlds[i].build_json, "worlds[" + std::to_string(i) + "].build"));
-    for (const auto& term : m.targets) {
-      if (term.kind != "node") continue;
-      if (term.selector) {
-        return Status::invalid("targets." + term.name +
-                               ": the nodes driver implements no selector yet");
+        variants,
+        parse_build_variants(m.worlds[i].build_json, "worlds[" + std::to_string(i) + "].build"));
+    for (const BuildSpec& b : variants) {
+      const std::string where = "worlds[" + std::to_string(i) + "].build.selectors";
+      // Roles name nodes; selectors must be defined, with a kind that yields the term's kind, in
+      // every world (each world resolves them its own way).
+      for (const auto& term : m.targets) {
+        if (!term.selector) {
+          if (term.kind != "node")
+            return Status::invalid("targets." + term.name +
+                                   ": a role of the nodes driver is of kind node");
+          continue;
+        }
+        const SelectorSpec* sel = b.find_selector(term.name);
+        if (sel == nullptr)
+          return Status::invalid(where + ": selector \"" + term.name + "\" is not defined");
+        if (term.kind != "path")
+          return Status::invalid("targets." + term.name + ": a " + sel->kind +
+                                 " selector resolves to paths (kind path)");
+      }
+      for (const auto& sel : b.selectors) {
+        const auto* term = m.find_target(sel.name);
+        if (term == nullptr || !term->selector)
+          return Status::invalid(where + "." + sel.name + ": not a selector term of the manifest");
       }
     }
   }
@@ -141,7 +159,10 @@ Status NodesDriver::check_manifest(const scenario::Manifest& m) const {
                                 [&](const auto& a) { return a.first == p.name; });
         if (arg == it->args.end())
           return Status::invalid(at + ".params." + p.name + ": not an argument of " + spec.name);
-        if (arg->second != p.type)
+        // A path argument may be given as a target of kind path (a selector or a literal).
+        const bool path_target = arg->second == ParamType::kPath && p.type == ParamType::kTarget &&
+                                 p.target_kind == "path";
+        if (arg->second != p.type && !path_target)
           return Status::invalid(at + ".params." + p.name + ": must be of type " +
                                  std::string(scenario::param_type_name(arg->second)));
       }

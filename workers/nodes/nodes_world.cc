@@ -189,12 +189,13 @@ Status NodesWorld::write_state() const {
       0600);
 }
 
-Status NodesWorld::load_spec(const scenario::Manifest& manifest, std::string_view world_id) {
+Status NodesWorld::load_spec(const scenario::Manifest& manifest, std::string_view world_id,
+                             uint64_t seed) {
   const scenario::WorldSpec* ws = nullptr;
   for (const auto& w : manifest.worlds)
     if (w.id == world_id) ws = &w;
   if (ws == nullptr) return Status::invalid("no world \"" + std::string(world_id) + "\"");
-  AURA_ASSIGN_OR_RETURN(spec_, parse_build(ws->build_json, "build"));
+  AURA_ASSIGN_OR_RETURN(spec_, parse_build(ws->build_json, "build", seed));
   world_id_ = std::string(world_id);
   scenario_ = manifest.id;
   version_ = manifest.version;
@@ -205,7 +206,7 @@ Status NodesWorld::load_spec(const scenario::Manifest& manifest, std::string_vie
 Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& manifest,
                          std::string_view world_id, uint64_t seed, const fs::path& work_dir) {
   if (sodium_init() < 0) return Status::unavailable("libsodium failed to initialise");
-  AURA_RETURN_IF_ERROR(load_spec(manifest, world_id));
+  AURA_RETURN_IF_ERROR(load_spec(manifest, world_id, seed));
   seed_ = seed;
   if (fs::exists(work_dir)) return Status::failed_precondition(work_dir.string() + " exists");
   work_dir_ = work_dir;  // from here on, destroy() removes it
@@ -327,12 +328,12 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
       str("version") != manifest.version || str("world") != world_id) {
     return Status::failed_precondition(work_dir.string() + " holds another world");
   }
-  AURA_RETURN_IF_ERROR(load_spec(manifest, world_id));
   uint64_t seed = 0;
   int64_t hp = 0;
   if (root["seed"].get_uint64().get(seed) != simdjson::SUCCESS ||
       root["holder_pid"].get_int64().get(hp) != simdjson::SUCCESS)
     return Status::corruption(work_dir.string() + "/world.json: seed or holder missing");
+  AURA_RETURN_IF_ERROR(load_spec(manifest, world_id, seed));
   seed_ = seed;
   holder_.pid = pid_t(hp);
   holder_.owner = str("holder_owner");
@@ -441,15 +442,108 @@ Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* targe
 
 namespace {
 
-std::string op_json(const scenario::Call& call, uint64_t cap) {
+std::string op_json(const scenario::Call& call, uint64_t cap,
+                    const std::map<std::string, std::string>& paths) {
   JsonWriter args;
   for (const auto& [name, value] : call.params) {
     if (name == "node") continue;
     if (const auto* s = std::get_if<std::string>(&value)) args.str(name, *s);
     if (const auto* i = std::get_if<int64_t>(&value)) args.num(name, *i);
     if (const auto* b = std::get_if<bool>(&value)) args.boolean(name, *b);
+    if (std::holds_alternative<scenario::Target>(value)) args.str(name, paths.at(name));
   }
   return JsonWriter().str("op", call.name).raw("args", args.done()).num("max_output", cap).done();
+}
+
+// The groups `user` is in by the node's own files: its primary gid and every group listing it.
+struct Identity {
+  uint32_t uid = 0;
+  std::vector<uint32_t> gids;
+};
+
+Result<Identity> identity_in(const inspect::NodeView& view, std::string_view user) {
+  std::string passwd, group;
+  AURA_ASSIGN_OR_RETURN(passwd, view.read_file("/etc/passwd", 1 << 20));
+  AURA_ASSIGN_OR_RETURN(group, view.read_file("/etc/group", 1 << 20));
+  auto fields = [](std::string_view line) {
+    std::vector<std::string_view> f;
+    size_t at = 0;
+    while (true) {
+      const size_t c = line.find(':', at);
+      f.push_back(line.substr(at, c == std::string_view::npos ? c : c - at));
+      if (c == std::string_view::npos) return f;
+      at = c + 1;
+    }
+  };
+  auto lines = [](std::string_view text) {
+    std::vector<std::string_view> out;
+    size_t at = 0;
+    while (at < text.size()) {
+      size_t e = text.find('\n', at);
+      if (e == std::string_view::npos) e = text.size();
+      out.push_back(text.substr(at, e - at));
+      at = e + 1;
+    }
+    return out;
+  };
+  auto number = [](std::string_view t, uint32_t& v) {
+    return !t.empty() &&
+           std::from_chars(t.data(), t.data() + t.size(), v).ptr == t.data() + t.size();
+  };
+  Identity id;
+  bool found = false;
+  for (std::string_view line : lines(passwd)) {
+    const auto f = fields(line);
+    uint32_t gid;
+    if (f.size() >= 4 && f[0] == user && number(f[2], id.uid) && number(f[3], gid)) {
+      id.gids.push_back(gid);
+      found = true;
+      break;
+    }
+  }
+  if (!found) return Status::not_found("no user \"" + std::string(user) + "\" in /etc/passwd");
+  for (std::string_view line : lines(group)) {
+    const auto f = fields(line);
+    uint32_t gid;
+    if (f.size() < 4 || !number(f[2], gid)) continue;
+    size_t at = 0;
+    const std::string_view members = f[3];
+    while (at <= members.size()) {
+      size_t c = members.find(',', at);
+      if (c == std::string_view::npos) c = members.size();
+      if (members.substr(at, c - at) == user) id.gids.push_back(gid);
+      at = c + 1;
+    }
+  }
+  return id;
+}
+
+// first_untraversable: the first folder on sel.path that the user cannot search, if any.
+Result<std::optional<std::string>> first_untraversable(const inspect::NodeView& view,
+                                                       const SelectorSpec& sel) {
+  Identity id;
+  AURA_ASSIGN_OR_RETURN(id, identity_in(view, sel.user));
+  std::string at = "/";
+  size_t pos = 1;
+  while (true) {
+    auto st = view.stat(at);
+    if (!st.ok()) {
+      if (st.status().code() == ErrorCode::kIo) return st.status();
+      return std::optional<std::string>();  // the path ends before its end: nothing to name
+    }
+    if (st->type != inspect::FileInfo::Type::kDir) return std::optional<std::string>();
+    uint32_t bit = 01;  // others
+    if (id.uid == st->uid) {
+      bit = 0100;
+    } else if (std::find(id.gids.begin(), id.gids.end(), st->gid) != id.gids.end()) {
+      bit = 010;
+    }
+    if (id.uid != 0 && (st->mode & bit) == 0) return std::optional<std::string>(at);
+    if (pos >= sel.path.size()) return std::optional<std::string>();
+    const size_t next = sel.path.find('/', pos);
+    at = sel.path.substr(0, next);
+    pos = next == std::string::npos ? sel.path.size() : next + 1;
+  }
 }
 
 supervisor::HostFacts facts_of(const nsworld::ExecResult& r, const std::string& profile) {
@@ -530,10 +624,31 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
   if (!targets.ok()) return unresolved(targets.status());
   AURA_RETURN_IF_ERROR(tool_path("aura-runner").status());  // mounted at /aura/bin
   const std::string kind = action ? "action.output" : "probe.output";
-  const std::string op = op_json(call, cap);
-  CallOutput out;
+  // Path targets, resolved on each node: a selector names its own path there, or nothing.
+  std::vector<std::pair<LiveNode*, std::map<std::string, std::string>>> runs;
   for (LiveNode* n : *targets) {
-    out.resolved.push_back(n->spec->name);
+    auto paths = resolve_paths(call, *n);
+    if (!paths.ok()) return unresolved(paths.status());
+    if (*paths) runs.emplace_back(n, std::move(**paths));
+  }
+  if (runs.empty())
+    return unresolved(Status::not_found("the call's target matched nothing in this world"));
+  for (const auto& t : terms_) {
+    for (const auto& [name, value] : call.params) {
+      const auto* tv = std::get_if<scenario::Target>(&value);
+      if (name != "node" && tv && tv->kind == scenario::Target::Kind::kSelector &&
+          tv->name == t.name && runs.size() > t.max_matches)
+        return unresolved(Status::failed_precondition(
+            "selector \"" + t.name + "\" matches on " + std::to_string(runs.size()) +
+            " nodes, more than its " + std::to_string(t.max_matches)));
+    }
+  }
+  CallOutput out;
+  for (auto& [n, paths] : runs) {
+    const std::string op = op_json(call, cap, paths);
+    std::string shown = n->spec->name;
+    for (const auto& [param, path] : paths) shown += ":" + path;
+    out.resolved.push_back(shown);
     nsworld::ExecOptions o;
     o.deadline = action ? kActionDeadline : kProbeDeadline;
     o.cap = 16 << 10;  // the runner's own stderr; its output goes through the writer
@@ -564,12 +679,12 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
     } else if (code == 1) {
       error = safe_text(text.substr(0, text.find('\n')), 512);
     }
-    if (targets->size() > 1) out.output += "== " + n->spec->name + " ==\n";
+    if (runs.size() > 1) out.output += "== " + n->spec->name + " ==\n";
     out.output += text;
     out.truncated = out.truncated || truncated;
     if (code != 0 && out.exit_code == 0) {
       out.exit_code = code;
-      out.error = targets->size() > 1 ? n->spec->name + ": " + error : error;
+      out.error = runs.size() > 1 ? n->spec->name + ": " + error : error;
     }
   }
   if (out.output.size() > cap) {
@@ -577,6 +692,34 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
     out.truncated = true;
   }
   return out;
+}
+
+Result<std::optional<std::map<std::string, std::string>>> NodesWorld::resolve_paths(
+    const scenario::Call& call, LiveNode& n) {
+  std::map<std::string, std::string> paths;
+  for (const auto& [name, value] : call.params) {
+    const auto* t = std::get_if<scenario::Target>(&value);
+    if (name == "node" || t == nullptr) continue;
+    if (t->kind == scenario::Target::Kind::kLiteral) {
+      if (!is_clean_absolute(t->name))
+        return Status::invalid(name + ": \"" + t->name + "\" is not a normalised absolute path");
+      paths[name] = t->name;
+      continue;
+    }
+    const SelectorSpec* sel = spec_.find_selector(t->name);
+    if (t->kind != scenario::Target::Kind::kSelector || sel == nullptr)
+      return Status::unavailable("target \"" + t->name + "\" of " + name +
+                                 " is not a selector of this world");
+    if (std::find(n.spec->roles.begin(), n.spec->roles.end(), sel->role) == n.spec->roles.end())
+      return std::optional<std::map<std::string, std::string>>();
+    auto view = inspect::NodeView::open(n.node->init_pid());
+    if (!view.ok()) return view.status();
+    std::optional<std::string> found;
+    AURA_ASSIGN_OR_RETURN(found, first_untraversable(*view, *sel));
+    if (!found) return std::optional<std::map<std::string, std::string>>();
+    paths[name] = *found;
+  }
+  return std::optional<std::map<std::string, std::string>>(std::move(paths));
 }
 
 Result<CallOutput> NodesWorld::probe(const scenario::Call& call, uint64_t max_output_bytes) {
@@ -658,6 +801,37 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   return result;
 }
 
+Result<std::string> NodesWorld::live_state(nsworld::Node& node, const inspect::NodeView& view) {
+  std::vector<pid_t> pids;
+  AURA_ASSIGN_OR_RETURN(pids, tree_->pids(node.id()));
+  if (auto groups = node.call_groups(); groups.ok()) {
+    for (const auto& g : *groups)
+      if (auto more = tree_->pids(g); more.ok())
+        pids.insert(pids.end(), more->begin(), more->end());
+  }
+  std::vector<inspect::ProcessInfo> procs;
+  AURA_ASSIGN_OR_RETURN(procs, view.processes(pids));
+  std::map<std::string, int> services;  // comm uid gid -> count (pids vary, services do not)
+  std::map<pid_t, std::string> comm_of;
+  for (const auto& pr : procs) {
+    comm_of[pr.pid] = pr.comm;
+    ++services[pr.comm + " " + std::to_string(pr.uid) + " " + std::to_string(pr.gid)];
+  }
+  std::string text = "processes\n";
+  for (const auto& [k, count] : services) text += k + " x" + std::to_string(count) + "\n";
+  std::vector<inspect::Listener> ls;
+  AURA_ASSIGN_OR_RETURN(ls, view.listeners(pids));
+  text += "listeners\n";
+  for (const auto& l : ls) {
+    std::set<std::string> comms;
+    for (pid_t pid : l.pids) comms.insert(comm_of.count(pid) ? comm_of[pid] : "?");
+    text += l.proto + " " + l.address;
+    for (const auto& c : comms) text += " " + c;
+    text += "\n";
+  }
+  return text;
+}
+
 Result<std::string> NodesWorld::fingerprint() {
   AURA_RETURN_IF_ERROR(freeze_learner(true));
   auto digest = [&]() -> Result<std::string> {
@@ -669,45 +843,41 @@ Result<std::string> NodesWorld::fingerprint() {
       const std::string p = n.spec->name;
       AURA_RETURN_IF_ERROR(inspect::add_tree(fp, view, p + ":users", "/etc/passwd", 1));
       AURA_RETURN_IF_ERROR(inspect::add_tree(fp, view, p + ":groups", "/etc/group", 1));
-      std::set<std::string> paths;
+      std::set<std::string> paths, entries;
       for (const StateSpec& st : spec_.state) {
         const bool applies = std::any_of(st.roles.begin(), st.roles.end(), [&](const auto& r) {
           return r == "*" ||
                  std::find(n.spec->roles.begin(), n.spec->roles.end(), r) != n.spec->roles.end();
         });
-        if (applies) paths.insert(st.paths.begin(), st.paths.end());
+        if (!applies) continue;
+        paths.insert(st.paths.begin(), st.paths.end());
+        entries.insert(st.entries.begin(), st.entries.end());
       }
       for (const std::string& path : paths)
         AURA_RETURN_IF_ERROR(inspect::add_tree(fp, view, p + ":files:" + path, path, 100'000));
-      std::vector<pid_t> pids;
-      AURA_ASSIGN_OR_RETURN(pids, tree_->pids(n.node->id()));
-      if (auto groups = n.node->call_groups(); groups.ok()) {
-        for (const auto& g : *groups)
-          if (auto more = tree_->pids(g); more.ok())
-            pids.insert(pids.end(), more->begin(), more->end());
+      for (const std::string& path : entries) {
+        auto st = view.stat(path);
+        std::string value = "absent";
+        if (st.ok()) {
+          char mode[8];
+          std::snprintf(mode, sizeof mode, "%04o", st->mode);
+          value = std::string(inspect::type_name(st->type)) + " " + mode + " " +
+                  std::to_string(st->uid) + " " + std::to_string(st->gid);
+        } else if (st.status().code() == ErrorCode::kIo) {
+          return st.status();
+        }
+        AURA_RETURN_IF_ERROR(fp.add(p + ":entry:" + path, value));
       }
-      std::vector<inspect::ProcessInfo> procs;
-      AURA_ASSIGN_OR_RETURN(procs, view.processes(pids));
-      std::map<std::string, int> services;  // comm uid gid -> count (pids vary, services do not)
-      std::map<pid_t, std::string> comm_of;
-      for (const auto& pr : procs) {
-        comm_of[pr.pid] = pr.comm;
-        ++services[pr.comm + " " + std::to_string(pr.uid) + " " + std::to_string(pr.gid)];
+      // Processes and listeners, once they settle: a service restarting or a reload's old
+      // workers leaving are not state (two equal samples 100 ms apart, at most 3 s).
+      std::string live, last;
+      for (int i = 0; i < 30; ++i) {
+        AURA_ASSIGN_OR_RETURN(live, live_state(*n.node, view));
+        if (i > 0 && live == last) break;
+        last = live;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-      std::string svc_text;
-      for (const auto& [k, count] : services) svc_text += k + " x" + std::to_string(count) + "\n";
-      AURA_RETURN_IF_ERROR(fp.add(p + ":processes", svc_text));
-      std::vector<inspect::Listener> ls;
-      AURA_ASSIGN_OR_RETURN(ls, view.listeners(pids));
-      std::string ls_text;
-      for (const auto& l : ls) {
-        std::set<std::string> comms;
-        for (pid_t pid : l.pids) comms.insert(comm_of.count(pid) ? comm_of[pid] : "?");
-        ls_text += l.proto + " " + l.address;
-        for (const auto& c : comms) ls_text += " " + c;
-        ls_text += "\n";
-      }
-      AURA_RETURN_IF_ERROR(fp.add(p + ":listeners", ls_text));
+      AURA_RETURN_IF_ERROR(fp.add(p + ":live", live));
     }
     return fp.hex();
   }();

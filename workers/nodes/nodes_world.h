@@ -5,12 +5,15 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/scenario/manifest.h"
 #include "engine/world/world_driver.h"
+#include "workers/inspect/node_view.h"
 #include "workers/netns/world_network.h"
 #include "workers/nodes/build_spec.h"
 #include "workers/nsworld/node.h"
@@ -61,16 +64,22 @@ class NodesWorld final : public world::World {
   const std::vector<LiveNode>& nodes() const { return nodes_; }
 
  private:
-  Status load_spec(const scenario::Manifest& manifest, std::string_view world_id);
+  Status load_spec(const scenario::Manifest& manifest, std::string_view world_id, uint64_t seed);
   Result<std::vector<LiveNode*>> resolve(const scenario::Target* target);
   std::vector<LiveNode*> with_role(std::string_view role);
   Status can_run() const;
+  // The call's path-kind targets on node `n`, by parameter name; nullopt when a selector matches
+  // nothing there (or the node lacks the selector's role).
+  Result<std::optional<std::map<std::string, std::string>>> resolve_paths(
+      const scenario::Call& call, LiveNode& n);
   static Result<world::CallOutput> unresolved(const Status& why);
   Result<supervisor::RunRecord> supervised(nsworld::Node& node, const std::string& kind,
                                            const std::vector<std::string>& argv,
                                            nsworld::ExecOptions options);
   Result<world::CallOutput> run_calls(const scenario::Call& call, bool action, uint64_t cap);
   Status freeze_learner(bool freeze);
+  // The node's processes (comm uid gid, counted) and listeners (with their owners' names).
+  Result<std::string> live_state(nsworld::Node& node, const inspect::NodeView& view);
   Status write_state() const;
 
   world::WorldHost host_;
