@@ -466,6 +466,16 @@ class Manager {
     if (cmd == "status") return status_json(s);
     if (s.refused()) return "error: unit " + name + " was refused";
     if (cmd == "restart" || cmd == "start") {
+      // The unit file is read again, as a real manager does after a daemon-reload: an edited
+      // unit (its user, groups, environment) takes effect at this start.
+      std::string err;
+      const std::string text = read_file(units_ / (name + ".unit"), kMaxUnitBytes, &err);
+      auto unit = err.empty() ? parse_unit(name, text) : Result<Unit>(Status::invalid(err));
+      if (!unit.ok()) {
+        note(s, cmd + " refused: the unit no longer parses: " + unit.status().message());
+        return "error: unit " + name + ": " + unit.status().message();
+      }
+      s.unit = std::move(unit).value();
       if (s.pid > 0) {
         if (cmd == "start") return "ok: already running";
         s.restart_requested = true;
