@@ -50,6 +50,10 @@ const std::vector<CheckShape>& shapes() {
         {"max_mode", Param::kText, false},
         {"owner", Param::kText, false},
         {"group", Param::kText, false}}},
+      {"modes.at_most",
+       {{"role", Param::kText, true},
+        {"paths", Param::kText, true},
+        {"max_mode", Param::kText, true}}},
       {"proc.expect",
        {{"role", Param::kText, true},
         {"comm", Param::kText, true},
@@ -115,6 +119,15 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
   for (const Param& x : shape->params) {
     if (x.required && !p.text.count(x.name) && !p.num.count(x.name))
       return Status::invalid(base + ".params." + std::string(x.name) + ": required");
+  }
+  for (size_t at = 0, end; at < p.get("paths").size(); at = end + 1) {
+    const std::string list = p.get("paths");
+    end = list.find(' ', at);
+    if (end == std::string::npos) end = list.size();
+    if (!is_clean_absolute(list.substr(at, end - at)))
+      return Status::invalid(
+          base + ".params.paths: \"" + list.substr(at, end - at) +
+          "\" is not a normalised absolute path (paths are separated by one space)");
   }
   for (std::string_view k : {"path", "socket"}) {
     const std::string v = p.get(k);
@@ -300,6 +313,40 @@ Status file_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
   return Status::ok();
 }
 
+// Every path of the list that exists has no mode bit beyond max_mode; missing paths are fine
+// (a world variant may not have them).
+Status modes_at_most(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto nodes = with_role(ctx, p.get("role"));
+  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
+  const uint32_t allowed = uint32_t(std::stoul(p.get("max_mode"), nullptr, 8));
+  const std::string list = p.get("paths");
+  for (const CheckNode* n : nodes) {
+    auto view_or = inspect::NodeView::open(n->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    int seen = 0;
+    bool wide = false;
+    for (size_t at = 0, end; at < list.size(); at = end + 1) {
+      end = list.find(' ', at);
+      if (end == std::string::npos) end = list.size();
+      const std::string path = list.substr(at, end - at);
+      auto st = view_or->stat(path);
+      if (!st.ok()) {
+        if (st.status().code() == ErrorCode::kIo) return st.status();
+        continue;
+      }
+      ++seen;
+      if ((st->mode & ~allowed) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", st->mode);
+        v.fail(n->name + ":" + path + ": mode " + mode + " is wider than " + p.get("max_mode"));
+        wide = true;
+      }
+    }
+    if (!wide) v.note(n->name + ": " + std::to_string(seen) + " paths within " + p.get("max_mode"));
+  }
+  return Status::ok();
+}
+
 Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
   auto nodes = with_role(ctx, p.get("role"));
   if (nodes.empty()) v.fail("no node with role " + p.get("role"));
@@ -348,6 +395,10 @@ std::vector<std::string_view> check_call_names() {
   return out;
 }
 
+bool check_settles(const scenario::CheckSpec& check) {
+  return check.call == "http.expect" || check.call == "unix.expect" || check.call == "proc.expect";
+}
+
 Status validate_check(const scenario::CheckSpec& check, std::string_view where) {
   return parse_params(check, where).status();
 }
@@ -360,6 +411,7 @@ Result<CheckOutput> run_check(const scenario::CheckSpec& check, const CheckConte
   if (check.call == "unix.expect") AURA_RETURN_IF_ERROR(unix_expect(p, ctx, v));
   if (check.call == "file.expect") AURA_RETURN_IF_ERROR(file_expect(p, ctx, v));
   if (check.call == "proc.expect") AURA_RETURN_IF_ERROR(proc_expect(p, ctx, v));
+  if (check.call == "modes.at_most") AURA_RETURN_IF_ERROR(modes_at_most(p, ctx, v));
   CheckOutput out;
   out.ok = v.ok;
   out.observed = safe_text(v.observed, 1024);

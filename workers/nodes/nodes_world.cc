@@ -778,23 +778,30 @@ Status NodesWorld::freeze_learner(bool freeze) {
 
 Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   AURA_RETURN_IF_ERROR(freeze_learner(true));
-  CheckContext ctx;
-  for (auto& n : nodes_) {
-    CheckNode cn;
-    cn.name = n.spec->name;
-    cn.roles = n.spec->roles;
-    cn.address = n.address;
-    cn.init_pid = n.node->init_pid();
-    auto pids = tree_->pids(n.node->id());
-    if (pids.ok()) cn.pids = *pids;
-    if (auto groups = n.node->call_groups(); groups.ok()) {
-      for (const auto& g : *groups)
-        if (auto more = tree_->pids(g); more.ok())
-          cn.pids.insert(cn.pids.end(), more->begin(), more->end());
+  // A service check gives a restarted service a moment to come up (a manager's restart returns
+  // before the service listens): retried every 100 ms for up to 3 s while it fails, each time
+  // with the node's processes as they are then.
+  Result<CheckOutput> result = Status::io("not evaluated");
+  for (int attempt = 0; attempt < (check_settles(spec) ? 30 : 1); ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CheckContext ctx;
+    for (auto& n : nodes_) {
+      CheckNode cn;
+      cn.name = n.spec->name;
+      cn.roles = n.spec->roles;
+      cn.address = n.address;
+      cn.init_pid = n.node->init_pid();
+      if (auto pids = tree_->pids(n.node->id()); pids.ok()) cn.pids = *pids;
+      if (auto groups = n.node->call_groups(); groups.ok()) {
+        for (const auto& g : *groups)
+          if (auto more = tree_->pids(g); more.ok())
+            cn.pids.insert(cn.pids.end(), more->begin(), more->end());
+      }
+      ctx.nodes.push_back(std::move(cn));
     }
-    ctx.nodes.push_back(std::move(cn));
+    result = run_check(spec, ctx);
+    if (!result.ok() || result->ok) break;
   }
-  auto result = run_check(spec, ctx);
   Status thawed = freeze_learner(false);
   if (!result.ok()) return result.status();
   AURA_RETURN_IF_ERROR(thawed);
