@@ -1,0 +1,147 @@
+// The O2 scenario (scenarios/o2-service-chain) end to end on real worlds, black-box through the
+// real binary: judge mode on three seeds (one per world variant), a learner's attempt command by
+// command to a receipt that replays, and plausible wrong fixes each refused by the property the
+// scenario means to refuse them with. Needs root (namespace worlds, nginx, aura-svcman).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/cli/cli_util.h"
+
+using namespace aura::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kO2 = "o2-service-chain";
+
+struct O2Lab {
+  Lab lab;
+  O2Lab() {
+    const char* src = std::getenv("AURA_O2_PACKAGE");
+    REQUIRE_MESSAGE(src != nullptr, "AURA_O2_PACKAGE is not set (run through meson)");
+    // Worlds mount the package read-only: its folders must be searchable by a node's uids.
+    fs::permissions(lab.root(),
+                    fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+    const fs::path dest = lab / "scenarios" / kO2;
+    fs::create_directories(dest);
+    fs::copy(src, dest, fs::copy_options::recursive);
+    fs::remove(dest / "SHA256SUMS");  // the lab signs its own copy
+    fs::remove(dest / "package.sig.json");
+    CliResult r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string()});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  }
+  CliResult ok(std::vector<std::string> args) const {
+    CliResult r = lab.aura(std::move(args));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+    return r;
+  }
+  // A learner's attempt on `seed` up to its gate, with `ir` as the fix; the gate's JSON line.
+  std::string attempt(const std::string& ir, int seed) const {
+    CliResult r = ok({"attempt", "start", kO2, "--seed", std::to_string(seed), "--json"});
+    const std::string id = *Json(r.last_line()).str("attempt");
+    ok({"attempt", "predict", id, "--hypothesis", "untraversable-folder", "--expect",
+        "the app cannot reach its state folder"});
+    ok({"attempt", "probe", id, R"({"call":"service.log","params":{"name":"app"}})"});
+    write_file(lab / "fix.json", ir);
+    ok({"attempt", "submit", id, (lab / "fix.json").string()});
+    ok({"attempt", "apply", id});
+    ok({"attempt", "ack", id});
+    lab.aura({"attempt", "verify", id});  // a fix that does not recover fails here; gate anyway
+    r = lab.aura({"attempt", "gate", id, "--json"});
+    // Ending the attempt destroys its live world.
+    if (lab.aura({"attempt", "reflect", id, "--text", "wrong fix"}).exit_code != 0)
+      ok({"attempt", "abandon", id, "--reason", "test done"});
+    return r.last_line();
+  }
+};
+
+// An IR citing ev-1 with these actions (JSON array text) and the scenario's checks.
+std::string ir(const std::string& actions) {
+  return R"({"v":1,"hypothesis":"untraversable-folder","claim":"A claim long enough to state a cause: the app's user cannot reach its state folder.","evidence":["ev-1"],"falsifier":"If the log showed another failure, this would be wrong.","actions":)" +
+         actions +
+         R"(,"postconditions":["app-serves","app-process"],"invariants":["never-root","secret-private","modes-declared"],"rollback":[{"call":"journal.undo","params":{}},{"call":"service.restart","params":{"name":"app"}}]})";
+}
+
+}  // namespace
+
+TEST_CASE("o2: judge mode gives gold VERIFIED and bad RECOVERED_UNPROVEN on three seeds") {
+  O2Lab s;
+  for (int seed : {0, 1, 2}) {  // the seed picks the world variant: node, paths, broken folder
+    INFO("seed " << seed);
+    CliResult r = s.ok(
+        {"judge", kO2, "--seed", std::to_string(seed), "--out", (s.lab / "receipts").string()});
+    CHECK(r.out.find("case gold: VERIFIED, expected VERIFIED") != std::string::npos);
+    CHECK(r.out.find("case bad: RECOVERED_UNPROVEN, expected RECOVERED_UNPROVEN") !=
+          std::string::npos);
+    // Running the service as root recovers the primary and breaks the invariant.
+    CHECK(r.out.find("primary: fail (check never-root failed at after_apply") != std::string::npos);
+  }
+  const auto receipts = files_with_suffix(s.lab / "receipts", ".receipt.json");
+  REQUIRE(receipts.size() == 3);  // gold only, once per seed
+  CliResult r = s.ok({"receipt", "verify", receipts[0].string(), "--replay"});
+  CHECK(r.out.find("ok: the receipt holds, and replays from the log") != std::string::npos);
+}
+
+TEST_CASE("o2: a learner's gold fix, command by command, earns a receipt that replays") {
+  O2Lab s;
+  CliResult r = s.ok({"attempt", "start", kO2, "--seed", "5", "--json"});
+  const std::string id = *Json(r.last_line()).str("attempt");
+  s.ok({"attempt", "predict", id, "--hypothesis", "untraversable-folder", "--expect",
+        "the app cannot reach its state folder"});
+  r = s.ok({"attempt", "probe", id, R"({"call":"service.log","params":{"name":"app"}})"});
+  CHECK(r.out.find("cannot write state") != std::string::npos);
+  r = s.ok(
+      {"attempt", "probe", id, R"({"call":"http.get","params":{"url":"http://127.0.0.1:80/"}})"});
+  CHECK(r.out.find("502") != std::string::npos);
+  write_file(
+      s.lab / "fix.json",
+      ir(R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])"));
+  s.ok({"attempt", "submit", id, (s.lab / "fix.json").string()});
+  s.ok({"attempt", "apply", id});
+  s.ok({"attempt", "ack", id});
+  r = s.ok({"attempt", "verify", id});
+  CHECK(r.out.find("the live world recovered") != std::string::npos);
+  r = s.ok({"attempt", "gate", id, "--json"});
+  CHECK(*Json(r.last_line()).str("verdict") == "VERIFIED");
+  const fs::path receipt = s.lab / "receipt.json";
+  s.ok({"attempt", "receipt", id, "--out", receipt.string()});
+  s.ok({"receipt", "verify", receipt.string(), "--replay"});
+  s.ok({"attempt", "reflect", id, "--text", "restore group search on the one folder"});
+}
+
+TEST_CASE("o2: plausible wrong fixes are refused by the property meant to refuse them") {
+  O2Lab s;
+  // Seed 0: the primary's broken folder is /var/lib/app (the twin's is /var/lib/app/spool).
+  struct Wrong {
+    const char* what;
+    std::string actions;
+    const char* verdict;
+    const char* failing;  // the first failing property and its reason
+  } wrongs[] = {
+      {"the right mode on a literal path: what fails on the twin",
+       R"([{"call":"file.chmod","params":{"path":{"literal":"/var/lib/app"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])",
+       "RECOVERED_UNPROVEN",
+       R"("property":"twin","status":"fail","reason":"check app-serves failed)"},
+      {"opening the folder to everyone",
+       R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0777"}},{"call":"service.restart","params":{"name":"app"}}])",
+       "RECOVERED_UNPROVEN",
+       R"("property":"primary","status":"fail","reason":"check modes-declared failed)"},
+      {"the right folder, but the service is never restarted",
+       R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}}])",
+       "NOT_RECOVERED",
+       R"("property":"primary","status":"fail","reason":"check app-serves failed)"},
+      {"exposing the secret to get past it",
+       R"([{"call":"file.chmod","params":{"path":{"literal":"/etc/app/app.conf"},"mode":"0644"}},{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])",
+       "RECOVERED_UNPROVEN",
+       R"("property":"primary","status":"fail","reason":"check secret-private failed)"},
+  };
+  for (const Wrong& w : wrongs) {
+    INFO(w.what);
+    const std::string gate = s.attempt(ir(w.actions), 0);
+    INFO(gate);
+    CHECK(gate.find(std::string("\"verdict\":\"") + w.verdict + "\"") != std::string::npos);
+    CHECK(gate.find(w.failing) != std::string::npos);
+  }
+}
