@@ -3,7 +3,8 @@
 // SSH, each web node running Debian's sshd as its own root. Proves the converge changes every
 // web node's rendered file, nginx reloads and serves it to another node, and a second run
 // changes nothing; prints the timings docs/WORLDS.md records ("O1 prototype: Ansible over SSH
-// between nodes"). Non-SSH connections from inside the control node are tried and fail.
+// between nodes"). Non-SSH connections from inside the control node are tried and fail; web1's
+// sessions are then confined like an action (ForceCommand + setpriv) and web1 still converges.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -49,6 +50,13 @@ std::string tag() {
   std::snprintf(buf, sizeof buf, "0f%06x%08x", unsigned(::getpid()) & 0xffffff,
                 unsigned(Clock::now().time_since_epoch().count()));
   return buf;
+}
+
+// Newlines and tabs as spaces (/proc status lines in one figure row).
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\t') c = ' ';
+  return s;
 }
 
 double seconds_since(Clock::time_point t) {
@@ -402,9 +410,7 @@ TEST_CASE(
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.rfind("0\nweb1\n", 0) == 0);
-    std::string status = r.out.substr(std::min(r.out.size(), size_t(7)));
-    for (char& c : status)
-      if (c == '\n' || c == '\t') c = ' ';
+    const std::string status = one_line(r.out.substr(std::min(r.out.size(), size_t(7))));
     fig.note("a session on web1", status);
   }
 
@@ -509,6 +515,52 @@ TEST_CASE(
     fig.note(o.what, "`" + std::string(o.command) + "` exits " + std::to_string(r.exit_code) +
                          ": " + r.out.substr(0, r.out.find('\n')));
   }
+  // Sessions on a web node can be confined too: web1's sshd forces every session (commands and
+  // the sftp subsystem alike) through setpriv with the call capabilities and no_new_privs (no
+  // seccomp: setpriv cannot install a filter). The playbook still converges web1.
+  {
+    write_files(w.web(0),
+                {{"/etc/ssh/aura-session",
+                  "#!/bin/sh\n"
+                  "exec /usr/bin/setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all "
+                  "--bounding-set=-all,+chown,+dac_override,+dac_read_search,+fowner,+fsetid,"
+                  "+kill -- /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n"},
+                 {"/etc/ssh/sshd_config", sshd_config(addrs[0]) +
+                                              "Subsystem sftp /usr/lib/openssh/sftp-server\n" +
+                                              "ForceCommand /etc/ssh/aura-session\n"}});
+    auto r = sh(w.web(0),
+                "chmod 755 /etc/ssh/aura-session && "
+                "sed -i '/^Subsystem sftp internal-sftp$/d' /etc/ssh/sshd_config && "
+                "/usr/sbin/sshd -t && kill -HUP $(cat /run/sshd.pid)",
+                {}, Confinement::kNodeRoot);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // sshd re-executes on HUP
+    r = sh(w.ctl(),
+           "ssh -o BatchMode=yes -o ControlMaster=no -o ControlPath=none root@\"$1\" "
+           "'grep -E \"^(CapEff|NoNewPrivs|Seccomp):\" /proc/self/status'",
+           {addrs[0]}, Confinement::kCall);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("CapEff:\t000000000000003f") != std::string::npos);  // the call set
+    CHECK(r.out.find("NoNewPrivs:\t1") != std::string::npos);
+    const std::string status = one_line(r.out);
+    fig.note("a session on web1 through ForceCommand setpriv", status);
+    auto run = playbook(w.ctl(), "confined", "-l web1 -e site_message=confined",
+                        {"ANSIBLE_SSH_ARGS=-o ControlMaster=no"});
+    INFO(run.result.out << run.result.err);
+    CHECK(run.result.exit_code == 0);
+    CHECK(recap_changed(run.result.out) == std::vector<std::pair<std::string, int>>{{"web1", 2}});
+    std::string body;
+    for (int k = 0; k < 40 && body != "confined on web1\n"; ++k) {
+      if (k > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      body = http_get(w.ctl(), addrs[0]);
+    }
+    CHECK(body == "confined on web1\n");
+    fig.add("converge web1 through confined sessions, no ControlPersist", run.wall_s,
+            usage_text(run.result));
+  }
+
   // What the runs leave in the control node: ControlPersist masters (ssh), in kept call groups.
   auto r = sh(w.ctl(), "for p in /proc/[0-9]*; do cat $p/comm; done | sort | uniq -c | xargs", {},
               Confinement::kCall);
