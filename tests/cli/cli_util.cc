@@ -257,6 +257,12 @@ CliResult Lab::aura(std::vector<std::string> args) const {
   return run_aura(args);
 }
 
+CliResult Lab::ok(std::vector<std::string> args) const {
+  CliResult r = aura(std::move(args));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  return r;
+}
+
 uint64_t Lab::append(const std::string& stream, const std::string& type,
                      const std::string& payload) const {
   CliResult r =

@@ -103,6 +103,8 @@ class Lab {
 
   // `aura args... --data DATA --keys KEYS`.
   CliResult aura(std::vector<std::string> args) const;
+  // aura(args), REQUIREd to exit 0 (the failure message describes the run).
+  CliResult ok(std::vector<std::string> args) const;
   // Appends one event and REQUIREs success; returns its seq.
   uint64_t append(const std::string& stream, const std::string& type,
                   const std::string& payload) const;
