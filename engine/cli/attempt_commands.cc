@@ -318,6 +318,7 @@ struct JudgeRun {
   std::string verdict;
   std::string receipt_sha256;
   std::string envelope;
+  std::string result_json;  // gate::result_json: recovered, verdict, the five properties
 };
 
 // Runs one judge case as a learner would, command by command.
@@ -352,6 +353,7 @@ Result<JudgeRun> judge_case(AttemptEngine& e, const scenario::JudgeCase& c,
   std::cout << "case " << c.name << " (attempt " << id << "):\n";
   print_gate(g->result);
   run.verdict = std::string(gate::verdict_name(g->result.verdict));
+  run.result_json = gate::result_json(g->result);
   if (g->result.verdict == gate::Verdict::kVerified) {
     auto r = e.receipt(id, learner);
     if (!r.ok()) return r.status();
@@ -387,34 +389,46 @@ int judge(Invocation& inv) {
   }
   bool all_expected = true;
   JsonArray cases;
-  for (const auto& c : m->judge) {
-    if (which != "all" && which != c.name) continue;
+  JsonWriter out;
+  out.str("scenario", scenario_id).num("seed", *seed);
+  // Bad first, then gold on worlds built afresh from the package (every case starts its own
+  // attempt: a new live world, new gate worlds).
+  std::vector<const scenario::JudgeCase*> order;
+  for (const char* name : {"bad", "gold"})
+    if (const auto* c = m->find_judge(name); c != nullptr && (which == "all" || which == name))
+      order.push_back(c);
+  for (const scenario::JudgeCase* cp : order) {
+    const scenario::JudgeCase& c = *cp;
     auto run = judge_case(e, c, scenario_id, seed);
     if (!run.ok()) return inv.fail(run.status().with_context("judge case " + c.name));
     const bool expected = run->verdict == c.expect_verdict;
     all_expected = all_expected && expected;
     std::cout << "case " << c.name << ": " << run->verdict << ", expected " << c.expect_verdict
               << (expected ? " -- as expected" : " -- NOT as expected") << "\n";
-    if (!run->envelope.empty() && inv.has("out")) {
-      const fs::path out = fs::path(inv.get("out")) / (run->attempt + ".receipt.json");
+    std::string receipt_path;
+    if (!run->envelope.empty()) {
+      // Saved where --out says, else in DATA/receipts.
+      const fs::path dir = inv.has("out") ? fs::path(inv.get("out")) : inv.data_dir / "receipts";
+      const fs::path path = dir / (run->attempt + ".receipt.json");
       std::error_code ec;
-      fs::create_directories(out.parent_path(), ec);
-      if (Status s = write_receipt(out, run->envelope); !s.is_ok()) return inv.fail(s);
-      std::cout << "  receipt written to " << out.string() << "\n";
+      fs::create_directories(dir, ec);
+      if (Status s = write_receipt(path, run->envelope); !s.is_ok()) return inv.fail(s);
+      receipt_path = fs::absolute(path).string();
+      std::cout << "  receipt written to " << receipt_path << "\n";
     }
-    cases.raw(JsonWriter()
-                  .str("case", c.name)
-                  .str("attempt", run->attempt)
-                  .str("verdict", run->verdict)
-                  .str("expected", c.expect_verdict)
-                  .str("receipt_sha256", run->receipt_sha256)
-                  .done());
+    const std::string entry = JsonWriter()
+                                  .str("case", c.name)
+                                  .str("attempt", run->attempt)
+                                  .str("verdict", run->verdict)
+                                  .str("expected", c.expect_verdict)
+                                  .str("receipt", receipt_path)
+                                  .str("receipt_sha256", run->receipt_sha256)
+                                  .raw("gate", run->result_json)
+                                  .done();
+    cases.raw(entry);
+    out.raw(c.name, entry);
   }
-  inv.emit_json(JsonWriter()
-                    .boolean("ok", all_expected)
-                    .str("scenario", scenario_id)
-                    .raw("cases", cases.done())
-                    .done());
+  inv.emit_json(out.boolean("ok", all_expected).raw("cases", cases.done()).done());
   return all_expected ? 0 : 1;
 }
 
@@ -544,12 +558,17 @@ void register_attempt_commands(Registry& r) {
   r.add({"judge",
          "SCENARIO",
          "run the scenario's judge-mode gold and bad interventions",
-         "Each case runs as a learner would (start, predict, probes, submit, apply, ack, verify, "
-         "gate,\nreceipt when VERIFIED, reflect) with the gate running every property. Exit 0 "
-         "only when every\ncase gets the verdict its manifest expects.",
+         "Bad first, then gold, each on worlds built afresh, and each as a learner would (start, "
+         "predict,\nprobes, submit, apply, ack, verify, gate, receipt when VERIFIED, reflect) with "
+         "the gate running\nevery property. Exit 0 only when every case gets the verdict its "
+         "manifest expects.\nWith --json the last line has bad and gold, each {case, attempt, "
+         "verdict, expected, receipt (the\nsaved receipt's path, or empty), receipt_sha256, gate: "
+         "{recovered, verdict, properties: [{property,\nstatus, reason, cited}]}}, and the same "
+         "objects in cases.",
          {{"seed", "N", "the worlds' seed (default random, the same for every case)"},
           {"case", "NAME", "gold, bad or all (default)"},
-          {"out", "DIR", "write each issued receipt to DIR/<attempt>.receipt.json"}},
+          {"out", "DIR",
+           "write each issued receipt to DIR/<attempt>.receipt.json (default DATA/receipts)"}},
          1,
          1,
          judge});

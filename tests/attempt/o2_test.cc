@@ -73,10 +73,25 @@ TEST_CASE("o2: judge mode gives gold VERIFIED and bad RECOVERED_UNPROVEN on thre
           std::string::npos);
     // Running the service as root recovers the primary and breaks the invariant.
     CHECK(r.out.find("primary: fail (check never-root failed at after_apply") != std::string::npos);
+    // Bad runs first, gold after it on worlds of its own.
+    CHECK(r.out.find("case bad:") < r.out.find("case gold:"));
   }
+  // The JSON a person or a script reads: both verdicts, the receipt's path, every property.
+  CliResult r = s.ok({"judge", kO2, "--seed", "7", "--json"});
+  const std::string line = r.last_line();
+  CHECK(line.find(R"("bad":{"case":"bad")") != std::string::npos);
+  CHECK(line.find(R"("verdict":"RECOVERED_UNPROVEN")") != std::string::npos);
+  const size_t gold = line.find(R"("gold":{"case":"gold")");
+  REQUIRE(gold != std::string::npos);
+  CHECK(line.find(R"("verdict":"VERIFIED")", gold) != std::string::npos);
+  const size_t at = line.find(R"("receipt":")", gold) + 11;
+  const std::string path = line.substr(at, line.find('"', at) - at);
+  CHECK(path.find((s.lab.data() / "receipts").string()) == 0);
+  CHECK(fs::exists(path));
+  CHECK(line.find(R"({"property":"reversal","status":"pass")", gold) != std::string::npos);
   const auto receipts = files_with_suffix(s.lab / "receipts", ".receipt.json");
   REQUIRE(receipts.size() == 3);  // gold only, once per seed
-  CliResult r = s.ok({"receipt", "verify", receipts[0].string(), "--replay"});
+  r = s.ok({"receipt", "verify", receipts[0].string(), "--replay"});
   CHECK(r.out.find("ok: the receipt holds, and replays from the log") != std::string::npos);
 }
 
