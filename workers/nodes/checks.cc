@@ -178,8 +178,14 @@ std::optional<uint32_t> id_in(const inspect::NodeView& view, const char* file,
 
 struct Verdict {
   bool ok = true;
+  bool definite = false;  // a failure that waiting cannot change (a wrong user, a wide mode)
   std::string observed;
   void fail(const std::string& why) {
+    definite = true;
+    not_yet(why);
+  }
+  // A failure a service coming up may still clear (no answer yet, not running yet).
+  void not_yet(const std::string& why) {
     if (ok) observed.clear();
     ok = false;
     if (!observed.empty()) observed += "; ";
@@ -207,16 +213,16 @@ Status http_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
                                  std::chrono::seconds(3), 64 << 10));
     const std::string where = t->name + ":" + std::to_string(port) + p.get("path");
     if (!r.connected || !r.error.empty()) {
-      v.fail(where + ": " + (r.error.empty() ? "no connection" : r.error));
+      v.not_yet(where + ": " + (r.error.empty() ? "no connection" : r.error));
       continue;
     }
     if (r.status != *p.get_int("expect_status")) {
-      v.fail(where + ": status " + std::to_string(r.status));
+      v.not_yet(where + ": status " + std::to_string(r.status));
       continue;
     }
     if (const std::string want = p.get("expect_text");
         !want.empty() && r.body.find(want) == std::string::npos) {
-      v.fail(where + ": the body lacks the expected text");
+      v.not_yet(where + ": the body lacks the expected text");
       continue;
     }
     if (const std::string comm = p.get("listener_comm"); !comm.empty()) {
@@ -240,7 +246,8 @@ Status http_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
         }
       }
       if (!found || foreign) {
-        v.fail(where + ": port " + std::to_string(port) + " is not served by " + comm + " alone");
+        v.not_yet(where + ": port " + std::to_string(port) + " is not served by " + comm +
+                  " alone");
         continue;
       }
     }
@@ -258,12 +265,12 @@ Status unix_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
                                                     std::chrono::seconds(3), 64 << 10));
     const std::string where = n->name + ":" + p.get("socket");
     if (!r.connected || !r.error.empty()) {
-      v.fail(where + ": " + (r.error.empty() ? "no connection" : r.error));
+      v.not_yet(where + ": " + (r.error.empty() ? "no connection" : r.error));
     } else if (r.status != *p.get_int("expect_status")) {
-      v.fail(where + ": status " + std::to_string(r.status));
+      v.not_yet(where + ": status " + std::to_string(r.status));
     } else if (const std::string want = p.get("expect_text");
                !want.empty() && r.body.find(want) == std::string::npos) {
-      v.fail(where + ": the body lacks the expected text");
+      v.not_yet(where + ": the body lacks the expected text");
     } else {
       v.note(where + ": " + std::to_string(r.status));
     }
@@ -376,8 +383,8 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
     }
     const std::string where = n->name + ": " + p.get("comm");
     if (count < min_count) {
-      v.fail(where + ": " + std::to_string(count) + " running, want at least " +
-             std::to_string(min_count));
+      v.not_yet(where + ": " + std::to_string(count) + " running, want at least " +
+                std::to_string(min_count));
     } else if (!wrong.empty()) {
       v.fail(where + ": a " + wrong);
     } else {
@@ -395,15 +402,12 @@ std::vector<std::string_view> check_call_names() {
   return out;
 }
 
-bool check_settles(const scenario::CheckSpec& check) {
-  return check.call == "http.expect" || check.call == "unix.expect" || check.call == "proc.expect";
-}
-
 Status validate_check(const scenario::CheckSpec& check, std::string_view where) {
   return parse_params(check, where).status();
 }
 
-Result<CheckOutput> run_check(const scenario::CheckSpec& check, const CheckContext& ctx) {
+Result<CheckOutput> run_check(const scenario::CheckSpec& check, const CheckContext& ctx,
+                              bool* may_settle) {
   Params p;
   AURA_ASSIGN_OR_RETURN(p, parse_params(check, "checks." + check.id));
   Verdict v;
@@ -412,6 +416,7 @@ Result<CheckOutput> run_check(const scenario::CheckSpec& check, const CheckConte
   if (check.call == "file.expect") AURA_RETURN_IF_ERROR(file_expect(p, ctx, v));
   if (check.call == "proc.expect") AURA_RETURN_IF_ERROR(proc_expect(p, ctx, v));
   if (check.call == "modes.at_most") AURA_RETURN_IF_ERROR(modes_at_most(p, ctx, v));
+  if (may_settle != nullptr) *may_settle = !v.ok && !v.definite;
   CheckOutput out;
   out.ok = v.ok;
   out.observed = safe_text(v.observed, 1024);

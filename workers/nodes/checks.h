@@ -32,11 +32,10 @@ std::vector<std::string_view> check_call_names();
 // Validates a check's call and params (at package load). `where` prefixes errors.
 Status validate_check(const scenario::CheckSpec& check, std::string_view where);
 
-// Whether the check looks at running services, which a restart may leave coming up: such a
-// check is retried while it fails (NodesWorld::check), files are read once.
-bool check_settles(const scenario::CheckSpec& check);
-
-// Evaluates the check against the world. Errors only for the host's failures.
-Result<world::CheckOutput> run_check(const scenario::CheckSpec& check, const CheckContext& ctx);
+// Evaluates the check against the world. Errors only for the host's failures. `may_settle`:
+// it failed only in ways a service still coming up may clear (no answer or no process yet);
+// a definite failure (a wrong user, a wide mode, a missing file) is false.
+Result<world::CheckOutput> run_check(const scenario::CheckSpec& check, const CheckContext& ctx,
+                                     bool* may_settle = nullptr);
 
 }  // namespace aura::workers::nodes

@@ -778,11 +778,12 @@ Status NodesWorld::freeze_learner(bool freeze) {
 
 Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   AURA_RETURN_IF_ERROR(freeze_learner(true));
-  // A service check gives a restarted service a moment to come up (a manager's restart returns
-  // before the service listens): retried every 100 ms for up to 3 s while it fails, each time
-  // with the node's processes as they are then.
+  // A restarted service gets a moment to come up (a manager's restart returns before the
+  // service listens): a check that failed only for want of an answer or a process is retried
+  // every 100 ms for up to 3 s, each time with the node's processes as they are then.
   Result<CheckOutput> result = Status::io("not evaluated");
-  for (int attempt = 0; attempt < (check_settles(spec) ? 30 : 1); ++attempt) {
+  bool may_settle = true;
+  for (int attempt = 0; attempt < 30 && may_settle; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     CheckContext ctx;
     for (auto& n : nodes_) {
@@ -799,7 +800,7 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
       }
       ctx.nodes.push_back(std::move(cn));
     }
-    result = run_check(spec, ctx);
+    result = run_check(spec, ctx, &may_settle);
     if (!result.ok() || result->ok) break;
   }
   Status thawed = freeze_learner(false);
