@@ -340,7 +340,7 @@ TEST_CASE("nodes: hostile scripts are contained and the host's facts say what ha
 
   // A fork bomb meets the call group's pids limit; the host counted the refused forks.
   auto bomb = (*w)->run_script(
-      web, "i=0; while [ $i -lt 150 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; echo spawned");
+      web, "i=0; while [ $i -lt 150 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done 2>/dev/null; echo spawned");
   REQUIRE(bomb.ok());
   std::string ended = last_ended();
   INFO(ended);

@@ -592,7 +592,8 @@ Result<CallOutput> NodesWorld::unresolved(const Status& why) {
 
 Result<supervisor::RunRecord> NodesWorld::supervised(nsworld::Node& node, const std::string& kind,
                                                      const std::vector<std::string>& argv,
-                                                     nsworld::ExecOptions options) {
+                                                     nsworld::ExecOptions options,
+                                                     bool with_writer) {
   writer::RunBinding binding;
   binding.attempt = attempt_;
   binding.world = world_id_;
@@ -601,13 +602,17 @@ Result<supervisor::RunRecord> NodesWorld::supervised(nsworld::Node& node, const 
   supervisor::Launcher launch = [&](int fd,
                                     const std::string& token) -> Result<supervisor::HostFacts> {
     std::vector<std::string> env = base_env();
-    env.push_back("AURA_WRITER_FD=3");
-    env.push_back("AURA_WRITER_TOKEN=" + token);
-    env.push_back("AURA_EVIDENCE_KIND=" + kind);
-    env.push_back("AURA_SVCMAN_BIN=/aura/bin/aura-svcman");
     nsworld::ExecOptions o = options;
     o.confine = nsworld::Confinement::kCall;
-    o.pass_fd = fd;
+    // The lab's runner reports through the writer; a learner's script does not get it (its
+    // output is what the host captured, and a daemon it leaves cannot hold the connection).
+    if (with_writer) {
+      env.push_back("AURA_WRITER_FD=3");
+      env.push_back("AURA_WRITER_TOKEN=" + token);
+      env.push_back("AURA_EVIDENCE_KIND=" + kind);
+      env.push_back("AURA_SVCMAN_BIN=/aura/bin/aura-svcman");
+      o.pass_fd = fd;
+    }
     nsworld::ExecResult r;
     AURA_ASSIGN_OR_RETURN(r, node.exec(argv, env, o));
     return facts_of(r, profile);
@@ -744,7 +749,7 @@ Result<CallOutput> NodesWorld::run_script(const scenario::Target& target, std::s
     o.keep_group = true;  // what it leaves running is the learner's, frozen for checks
     supervisor::RunRecord rec;
     AURA_ASSIGN_OR_RETURN(
-        rec, supervised(*n->node, "runner.note", {"/bin/sh", "-c", std::string(script)}, o));
+        rec, supervised(*n->node, "runner.note", {"/bin/sh", "-c", std::string(script)}, o, false));
     const auto& f = rec.facts;
     if (targets->size() > 1) out.output += "== " + n->spec->name + " ==\n";
     out.output += f.stdout_bytes;

@@ -75,7 +75,7 @@ class NodesWorld final : public world::World {
   static Result<world::CallOutput> unresolved(const Status& why);
   Result<supervisor::RunRecord> supervised(nsworld::Node& node, const std::string& kind,
                                            const std::vector<std::string>& argv,
-                                           nsworld::ExecOptions options);
+                                           nsworld::ExecOptions options, bool with_writer = true);
   Result<world::CallOutput> run_calls(const scenario::Call& call, bool action, uint64_t cap);
   Status freeze_learner(bool freeze);
   // The node's processes (comm uid gid, counted) and listeners (with their owners' names).
