@@ -339,8 +339,9 @@ TEST_CASE("nodes: hostile scripts are contained and the host's facts say what ha
   CHECK(probe->output.find("end") != std::string::npos);
 
   // A fork bomb meets the call group's pids limit; the host counted the refused forks.
-  auto bomb = (*w)->run_script(
-      web, "i=0; while [ $i -lt 150 ]; do sleep 30 >/dev/null 2>&1 & i=$((i+1)); done 2>/dev/null; echo spawned");
+  auto bomb = (*w)->run_script(web,
+                               "i=0; while [ $i -lt 150 ]; do sleep 30 >/dev/null 2>&1 & "
+                               "i=$((i+1)); done 2>/dev/null; echo spawned");
   REQUIRE(bomb.ok());
   std::string ended = last_ended();
   INFO(ended);
