@@ -11,6 +11,7 @@
 #include "workers/inspect/http_probe.h"
 #include "workers/inspect/node_view.h"
 #include "workers/nodes/build_spec.h"
+#include "workers/runner/accounts.h"
 
 namespace aura::workers::nodes {
 namespace {
@@ -148,32 +149,21 @@ std::vector<const CheckNode*> with_role(const CheckContext& ctx, std::string_vie
   return out;
 }
 
-// name -> id from a world's passwd or group file (read through openat2 in its root).
+// name (or number) -> id from a world's passwd or group file (read through openat2 in its root).
 std::optional<uint32_t> id_in(const inspect::NodeView& view, const char* file,
                               std::string_view name) {
-  uint32_t numeric = 0;
-  if (std::from_chars(name.data(), name.data() + name.size(), numeric).ptr ==
-      name.data() + name.size())
-    return numeric;
+  if (auto n = runner::parse_id(name)) return n;
   auto text = view.read_file(file, 1 << 20);
   if (!text.ok()) return std::nullopt;
-  std::string_view t = *text;
-  size_t at = 0;
-  while (at < t.size()) {
-    size_t end = t.find('\n', at);
-    if (end == std::string_view::npos) end = t.size();
-    const std::string_view line = t.substr(at, end - at);
-    at = end + 1;
-    const size_t a = line.find(':');
-    if (a == std::string_view::npos || line.substr(0, a) != name) continue;
-    const size_t b = line.find(':', a + 1);
-    const size_t c = b == std::string_view::npos ? b : line.find(':', b + 1);
-    if (c == std::string_view::npos) return std::nullopt;
-    uint32_t id;
-    if (std::from_chars(line.data() + b + 1, line.data() + c, id).ec == std::errc()) return id;
-    return std::nullopt;
+  const bool users = std::string_view(file) == "/etc/passwd";
+  const runner::Accounts a =
+      users ? runner::Accounts::parse(*text, "") : runner::Accounts::parse("", *text);
+  if (users) {
+    const auto* u = a.find_user(name);
+    return u ? std::optional<uint32_t>(u->uid) : std::nullopt;
   }
-  return std::nullopt;
+  const auto* g = a.find_group(name);
+  return g ? std::optional<uint32_t>(g->gid) : std::nullopt;
 }
 
 struct Verdict {
@@ -292,7 +282,7 @@ Status file_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
       v.fail(where + ": " + st.status().message());
       continue;
     }
-    char mode[8];
+    char mode[16];
     std::snprintf(mode, sizeof mode, "%04o", st->mode);
     if (const std::string max = p.get("max_mode"); !max.empty()) {
       const uint32_t allowed = uint32_t(std::stoul(max, nullptr, 8));
@@ -343,7 +333,7 @@ Status modes_at_most(const Params& p, const CheckContext& ctx, Verdict& v) {
       }
       ++seen;
       if ((st->mode & ~allowed) != 0) {
-        char mode[8];
+        char mode[16];
         std::snprintf(mode, sizeof mode, "%04o", st->mode);
         v.fail(n->name + ":" + path + ": mode " + mode + " is wider than " + p.get("max_mode"));
         wide = true;

@@ -27,6 +27,7 @@
 #include "workers/inspect/node_view.h"
 #include "workers/nodes/checks.h"
 #include "workers/nodes/nodes_driver.h"
+#include "workers/runner/accounts.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura::workers::nodes {
@@ -465,56 +466,14 @@ Result<Identity> identity_in(const inspect::NodeView& view, std::string_view use
   std::string passwd, group;
   AURA_ASSIGN_OR_RETURN(passwd, view.read_file("/etc/passwd", 1 << 20));
   AURA_ASSIGN_OR_RETURN(group, view.read_file("/etc/group", 1 << 20));
-  auto fields = [](std::string_view line) {
-    std::vector<std::string_view> f;
-    size_t at = 0;
-    while (true) {
-      const size_t c = line.find(':', at);
-      f.push_back(line.substr(at, c == std::string_view::npos ? c : c - at));
-      if (c == std::string_view::npos) return f;
-      at = c + 1;
-    }
-  };
-  auto lines = [](std::string_view text) {
-    std::vector<std::string_view> out;
-    size_t at = 0;
-    while (at < text.size()) {
-      size_t e = text.find('\n', at);
-      if (e == std::string_view::npos) e = text.size();
-      out.push_back(text.substr(at, e - at));
-      at = e + 1;
-    }
-    return out;
-  };
-  auto number = [](std::string_view t, uint32_t& v) {
-    return !t.empty() &&
-           std::from_chars(t.data(), t.data() + t.size(), v).ptr == t.data() + t.size();
-  };
-  Identity id;
-  bool found = false;
-  for (std::string_view line : lines(passwd)) {
-    const auto f = fields(line);
-    uint32_t gid;
-    if (f.size() >= 4 && f[0] == user && number(f[2], id.uid) && number(f[3], gid)) {
-      id.gids.push_back(gid);
-      found = true;
-      break;
-    }
-  }
-  if (!found) return Status::not_found("no user \"" + std::string(user) + "\" in /etc/passwd");
-  for (std::string_view line : lines(group)) {
-    const auto f = fields(line);
-    uint32_t gid;
-    if (f.size() < 4 || !number(f[2], gid)) continue;
-    size_t at = 0;
-    const std::string_view members = f[3];
-    while (at <= members.size()) {
-      size_t c = members.find(',', at);
-      if (c == std::string_view::npos) c = members.size();
-      if (members.substr(at, c - at) == user) id.gids.push_back(gid);
-      at = c + 1;
-    }
-  }
+  const runner::Accounts accounts = runner::Accounts::parse(passwd, group);
+  const runner::PasswdEntry* u = accounts.find_user(user);
+  if (u == nullptr)
+    return Status::not_found("no user \"" + std::string(user) + "\" in /etc/passwd");
+  Identity id{u->uid, {u->gid}};
+  for (const auto& g : accounts.groups())
+    if (std::find(g.members.begin(), g.members.end(), u->name) != g.members.end())
+      id.gids.push_back(g.gid);
   return id;
 }
 
@@ -872,7 +831,7 @@ Result<std::string> NodesWorld::fingerprint() {
         auto st = view.stat(path);
         std::string value = "absent";
         if (st.ok()) {
-          char mode[8];
+          char mode[16];
           std::snprintf(mode, sizeof mode, "%04o", st->mode);
           value = std::string(inspect::type_name(st->type)) + " " + mode + " " +
                   std::to_string(st->uid) + " " + std::to_string(st->gid);

@@ -86,12 +86,16 @@ std::optional<GroupEntry> parse_group_line(std::string_view line) {
 }
 
 Result<Accounts> Accounts::load() {
+  std::string passwd, group;
+  AURA_ASSIGN_OR_RETURN(passwd, read_table(kPasswdPath));
+  AURA_ASSIGN_OR_RETURN(group, read_table(kGroupPath));
+  return parse(passwd, group);
+}
+
+Accounts Accounts::parse(std::string_view passwd, std::string_view group) {
   Accounts a;
-  std::string text;
-  AURA_ASSIGN_OR_RETURN(text, read_table(kPasswdPath));
-  a.users_ = parse_lines<PasswdEntry>(text, parse_passwd_line);
-  AURA_ASSIGN_OR_RETURN(text, read_table(kGroupPath));
-  a.groups_ = parse_lines<GroupEntry>(text, parse_group_line);
+  a.users_ = parse_lines<PasswdEntry>(std::string(passwd), parse_passwd_line);
+  a.groups_ = parse_lines<GroupEntry>(std::string(group), parse_group_line);
   return a;
 }
 

@@ -38,6 +38,8 @@ class Accounts {
  public:
   // Reads both files; a missing file is an empty table, any other read failure an error.
   static Result<Accounts> load();
+  // The tables from the two files' text (the supervisor reads a node's files from outside).
+  static Accounts parse(std::string_view passwd, std::string_view group);
 
   const std::vector<PasswdEntry>& users() const { return users_; }
   const std::vector<GroupEntry>& groups() const { return groups_; }
