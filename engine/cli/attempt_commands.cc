@@ -322,8 +322,9 @@ struct JudgeRun {
 };
 
 // Runs one judge case as a learner would, command by command.
-Result<JudgeRun> judge_case(AttemptEngine& e, const scenario::JudgeCase& c,
-                            const std::string& scenario_id, std::optional<uint64_t> seed) {
+Result<JudgeRun> judge_case(AttemptEngine& e, const scenario::JudgeCase& judged,
+                            const std::string& scenario_id, uint64_t seed) {
+  const scenario::JudgeCase& c = judged.for_seed(seed);
   const std::string learner = "judge";
   JudgeRun run;
   attempt::StartRequest req{learner, scenario_id, "judge", seed};
@@ -399,7 +400,7 @@ int judge(Invocation& inv) {
       order.push_back(c);
   for (const scenario::JudgeCase* cp : order) {
     const scenario::JudgeCase& c = *cp;
-    auto run = judge_case(e, c, scenario_id, seed);
+    auto run = judge_case(e, c, scenario_id, *seed);
     if (!run.ok()) return inv.fail(run.status().with_context("judge case " + c.name));
     const bool expected = run->verdict == c.expect_verdict;
     all_expected = all_expected && expected;

@@ -675,21 +675,8 @@ Result<std::vector<CheckSpec>> parse_checks(const Obj& top) {
 
 // ---- Judge ----
 
-Result<JudgeCase> parse_judge_case(const Obj& judge, std::string_view name) {
-  static constexpr std::array<std::string_view, 3> kMembers = {"expect", "probes", "ir"};
-  static constexpr std::array<std::string_view, 1> kGold = {"VERIFIED"};
-  static constexpr std::array<std::string_view, 2> kBad = {"RECOVERED_UNPROVEN", "NOT_RECOVERED"};
-  Element value;
-  AURA_ASSIGN_OR_RETURN(value, judge.need(name));
-  Obj o;
-  AURA_ASSIGN_OR_RETURN(o, Obj::read(value, judge.at(name), kMembers));
-  JudgeCase c;
-  c.name = std::string(name);
-  size_t expect = 0;
-  const bool gold = name == "gold";
-  AURA_ASSIGN_OR_RETURN(expect, o.choice("expect", gold ? std::span<const std::string_view>(kGold)
-                                                        : std::span<const std::string_view>(kBad)));
-  c.expect_verdict = std::string(gold ? kGold[expect] : kBad[expect]);
+// The probes and IR of a case, or of one of its variants.
+Status parse_judge_body(const Obj& o, JudgeCase& c) {
   if (auto probes = o.get("probes")) {
     Array entries;
     AURA_ASSIGN_OR_RETURN(entries, array_of(*probes, o.at("probes"), 0, mf::kMaxJudgeProbes));
@@ -703,6 +690,47 @@ Result<JudgeCase> parse_judge_case(const Obj& judge, std::string_view name) {
   Element ir;
   AURA_ASSIGN_OR_RETURN(ir, o.need("ir"));
   AURA_ASSIGN_OR_RETURN(c.ir_json, object_text_of(ir, o.at("ir"), mf::kMaxJudgeIrBytes));
+  return Status::ok();
+}
+
+Result<JudgeCase> parse_judge_case(const Obj& judge, std::string_view name) {
+  static constexpr std::array<std::string_view, 4> kMembers = {"expect", "probes", "ir",
+                                                               "variants"};
+  static constexpr std::array<std::string_view, 2> kVariant = {"probes", "ir"};
+  static constexpr std::array<std::string_view, 1> kGold = {"VERIFIED"};
+  static constexpr std::array<std::string_view, 2> kBad = {"RECOVERED_UNPROVEN", "NOT_RECOVERED"};
+  Element value;
+  AURA_ASSIGN_OR_RETURN(value, judge.need(name));
+  Obj o;
+  AURA_ASSIGN_OR_RETURN(o, Obj::read(value, judge.at(name), kMembers));
+  JudgeCase c;
+  c.name = std::string(name);
+  size_t expect = 0;
+  const bool gold = name == "gold";
+  AURA_ASSIGN_OR_RETURN(expect, o.choice("expect", gold ? std::span<const std::string_view>(kGold)
+                                                        : std::span<const std::string_view>(kBad)));
+  c.expect_verdict = std::string(gold ? kGold[expect] : kBad[expect]);
+  auto variants = o.get("variants");
+  if (!variants) {
+    AURA_RETURN_IF_ERROR(parse_judge_body(o, c));
+    return c;
+  }
+  if (o.get("probes") || o.get("ir"))
+    return Status::invalid(o.at("variants") + ": stands instead of probes and ir, not beside them");
+  Array entries;
+  AURA_ASSIGN_OR_RETURN(entries, array_of(*variants, o.at("variants"), 1, 16));
+  for (Element e : entries) {
+    const std::string path = json::index_path(o.at("variants"), c.variants.size());
+    Obj vo;
+    AURA_ASSIGN_OR_RETURN(vo, Obj::read(e, path, kVariant));
+    JudgeCase v;
+    v.name = c.name;
+    v.expect_verdict = c.expect_verdict;
+    AURA_RETURN_IF_ERROR(parse_judge_body(vo, v));
+    c.variants.push_back(std::move(v));
+  }
+  c.probe_calls_json = c.variants.front().probe_calls_json;
+  c.ir_json = c.variants.front().ir_json;
   return c;
 }
 

@@ -105,11 +105,20 @@ struct Hypothesis {
 
 // A judge-mode intervention: probes run first (their evidence gets ids ev-1, ev-2 ... in
 // order), then the IR (exact JSON text) is submitted, applied and gated.
+// A case may instead give "variants": [{probes?, ir}, ...] (1..16), picked as build variants
+// are (variants[seed % n]): a hand edit names the node and the value its author saw, which the
+// seed varies. probe_calls_json and ir_json are then the first variant's.
 struct JudgeCase {
   std::string name;            // "gold" | "bad" (both required)
   std::string expect_verdict;  // "VERIFIED" for gold; "RECOVERED_UNPROVEN" or "NOT_RECOVERED"
   std::vector<std::string> probe_calls_json;  // each the minified JSON text of a call object
   std::string ir_json;                        // minified JSON text of an InterventionIR
+  std::vector<JudgeCase> variants;            // empty unless the case has "variants"
+
+  // The case the seed picks: itself without variants.
+  const JudgeCase& for_seed(uint64_t seed) const {
+    return variants.empty() ? *this : variants[seed % variants.size()];
+  }
 };
 
 struct Manifest {

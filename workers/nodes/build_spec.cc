@@ -8,6 +8,7 @@
 #include "engine/package/package.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/call_dom.h"
+#include "workers/runner/vars_file.h"
 
 namespace aura::workers::nodes {
 namespace {
@@ -114,8 +115,8 @@ Result<ServiceSpec> parse_service(Element v, const std::string& path) {
 }
 
 Result<NodeSpec> parse_node(Element v, const std::string& path) {
-  static constexpr std::array<std::string_view, 5> kNames = {"name", "roles", "layers", "owners",
-                                                             "services"};
+  static constexpr std::array<std::string_view, 6> kNames = {"name",   "roles",    "layers",
+                                                             "owners", "services", "mounts"};
   std::vector<std::optional<Element>> m;
   AURA_ASSIGN_OR_RETURN(m, sj::members_of(v, path, kNames));
   NodeSpec n;
@@ -151,6 +152,14 @@ Result<NodeSpec> parse_node(Element v, const std::string& path) {
   };
   AURA_RETURN_IF_ERROR(each(m[3], path + ".owners", 256, parse_owner, n.owners));
   AURA_RETURN_IF_ERROR(each(m[4], path + ".services", 8, parse_service, n.services));
+  if (m[5]) {
+    AURA_ASSIGN_OR_RETURN(n.mounts, texts(*m[5], path + ".mounts", 2, 8));
+    for (size_t i = 0; i < n.mounts.size(); ++i) {
+      if (n.mounts[i] != "shm" && n.mounts[i] != "pts")
+        return Status::invalid(sj::index_path(path + ".mounts", i) + ": \"" + n.mounts[i] +
+                               "\" is not one of: shm, pts");
+    }
+  }
   return n;
 }
 
@@ -231,23 +240,39 @@ Result<BuildSpec> parse_one(Element root, const std::string& base) {
     for (auto field : sel) {
       const std::string p = base + ".selectors." + std::string(field.key);
       if (b.selectors.size() == 16) return Status::invalid(base + ".selectors: at most 16");
-      static constexpr std::array<std::string_view, 4> kSel = {"kind", "role", "path", "user"};
+      static constexpr std::array<std::string_view, 6> kSel = {"kind", "role", "path",
+                                                               "user", "var",  "group"};
       std::vector<std::optional<Element>> sm;
       AURA_ASSIGN_OR_RETURN(sm, sj::members_of(field.value, p, kSel));
       SelectorSpec s;
       s.name = std::string(field.key);
       if (!lower_name(s.name, 64)) return Status::invalid(p + ": not a selector name");
-      if (!sm[0] || !sm[1] || !sm[2] || !sm[3])
-        return Status::invalid(p + ": kind, role, path and user are required");
+      if (!sm[0] || !sm[1] || !sm[2])
+        return Status::invalid(p + ": kind, role and path are required");
       AURA_ASSIGN_OR_RETURN(s.kind, text(*sm[0], p + ".kind", 32));
-      if (s.kind != "first_untraversable")
-        return Status::invalid(p + ".kind: \"" + s.kind + "\" is not one of: first_untraversable");
+      const bool untraversable = s.kind == "first_untraversable";
+      if (!untraversable && s.kind != "var_override" && s.kind != "stale_override") {
+        return Status::invalid(
+            p + ".kind: \"" + s.kind +
+            "\" is not one of: first_untraversable, var_override, stale_override");
+      }
       AURA_ASSIGN_OR_RETURN(s.role, text(*sm[1], p + ".role", 64));
       AURA_ASSIGN_OR_RETURN(s.path, text(*sm[2], p + ".path", 256));
       if (!is_clean_absolute(s.path))
         return Status::invalid(p + ".path: not a normalised absolute path");
-      AURA_ASSIGN_OR_RETURN(s.user, text(*sm[3], p + ".user", 32));
-      if (!id_name(s.user)) return Status::invalid(p + ".user: not a user name");
+      if (untraversable) {
+        if (!sm[3] || sm[4] || sm[5])
+          return Status::invalid(p + ": first_untraversable takes user (and no var or group)");
+        AURA_ASSIGN_OR_RETURN(s.user, text(*sm[3], p + ".user", 32));
+        if (!id_name(s.user)) return Status::invalid(p + ".user: not a user name");
+      } else {
+        if (sm[3] || !sm[4] || !sm[5])
+          return Status::invalid(p + ": " + s.kind + " takes var and group (and no user)");
+        AURA_ASSIGN_OR_RETURN(s.var, text(*sm[4], p + ".var", 64));
+        if (!runner::is_var_key(s.var)) return Status::invalid(p + ".var: not a variable name");
+        AURA_ASSIGN_OR_RETURN(s.group, text(*sm[5], p + ".group", 64));
+        if (!lower_name(s.group, 64)) return Status::invalid(p + ".group: not a group name");
+      }
       b.selectors.push_back(std::move(s));
     }
   }

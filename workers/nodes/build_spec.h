@@ -35,6 +35,10 @@ struct NodeSpec {
   std::vector<std::string> layers;  // package folders, copied onto / in order
   std::vector<OwnerSpec> owners;
   std::vector<ServiceSpec> services;  // started in order
+  // Kernel filesystems mounted before the layers are copied: "shm" (an 8 MiB tmpfs on
+  // /dev/shm, for POSIX semaphores: Ansible's worker queues), "pts" (a devpts instance of the
+  // node's own on /dev/pts, /dev/ptmx linked to it).
+  std::vector<std::string> mounts;
 };
 
 struct StateSpec {
@@ -48,12 +52,21 @@ struct StateSpec {
 //  first_untraversable (term kind "path"): on each node with `role`, the first folder on `path`
 //    (from "/" down, `path` included) that `user` -- with its primary group and every group of
 //    the node's /etc/group listing it -- cannot search; no match when every folder is searchable.
+//  var_override: `path` is an Ansible project on the node with `role`; an override is a file
+//    host_vars/<host>.yml there that sets `var` to another value than group_vars/<group>.yml
+//    does (read as vars_file.h reads them). Term kind "path": the first such file by name, on
+//    the project's node; term kind "node": every node named by such a file.
+//  stale_override: an override (as above) whose value names a path that does not exist on the
+//    node it is for (a release folder that was removed, say); a file for a host that is not a
+//    node of the world never matches.
 struct SelectorSpec {
   std::string name;  // a selector term of the manifest
-  std::string kind;  // "first_untraversable"
+  std::string kind;  // "first_untraversable", "var_override", "stale_override"
   std::string role;
   std::string path;
-  std::string user;
+  std::string user;   // first_untraversable
+  std::string var;    // the override kinds
+  std::string group;  // the override kinds
 };
 
 struct BuildSpec {

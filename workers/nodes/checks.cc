@@ -39,6 +39,16 @@ const std::vector<CheckShape>& shapes() {
         {"expect_status", Param::kInt, true},
         {"expect_text", Param::kText, false},
         {"listener_comm", Param::kText, false}}},
+      // The driver first runs the project's playbook on the `from` node (ansible.run, as the
+      // fleet's scheduled converge would), then this is http.expect.
+      {"ansible.converged",
+       {{"from", Param::kText, true},
+        {"to", Param::kText, true},
+        {"port", Param::kInt, true},
+        {"path", Param::kText, true},
+        {"expect_status", Param::kInt, true},
+        {"expect_text", Param::kText, false},
+        {"listener_comm", Param::kText, false}}},
       {"unix.expect",
        {{"role", Param::kText, true},
         {"socket", Param::kText, true},
@@ -401,7 +411,8 @@ Result<CheckOutput> run_check(const scenario::CheckSpec& check, const CheckConte
   Params p;
   AURA_ASSIGN_OR_RETURN(p, parse_params(check, "checks." + check.id));
   Verdict v;
-  if (check.call == "http.expect") AURA_RETURN_IF_ERROR(http_expect(p, ctx, v));
+  if (check.call == "http.expect" || check.call == "ansible.converged")
+    AURA_RETURN_IF_ERROR(http_expect(p, ctx, v));
   if (check.call == "unix.expect") AURA_RETURN_IF_ERROR(unix_expect(p, ctx, v));
   if (check.call == "file.expect") AURA_RETURN_IF_ERROR(file_expect(p, ctx, v));
   if (check.call == "proc.expect") AURA_RETURN_IF_ERROR(proc_expect(p, ctx, v));

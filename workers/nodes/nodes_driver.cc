@@ -48,6 +48,7 @@ const std::vector<OpShape>& op_shapes() {
        false,
        {{"url", ParamType::kString}, {"unix", ParamType::kPath}, {"path", ParamType::kPath}}},
       {"nginx.test", false, {}},
+      {"ansible.check", false, {}},
       {"service.status", false, {{"name", ParamType::kString}}},
       {"service.log", false, {{"name", ParamType::kString}, {"lines", ParamType::kInteger}}},
       {"file.write",
@@ -66,6 +67,11 @@ const std::vector<OpShape>& op_shapes() {
       {"service.reload", true, {{"name", ParamType::kString}}},
       {"nginx.reload", true, {}},
       {"journal.undo", true, {}},
+      {"vars.set",
+       true,
+       {{"path", ParamType::kPath}, {"key", ParamType::kString}, {"value", ParamType::kString}}},
+      {"vars.unset", true, {{"path", ParamType::kPath}, {"key", ParamType::kString}}},
+      {"ansible.run", true, {}},
   };
   return s;
 }
@@ -128,9 +134,13 @@ Status NodesDriver::check_manifest(const scenario::Manifest& m) const {
         const SelectorSpec* sel = b.find_selector(term.name);
         if (sel == nullptr)
           return Status::invalid(where + ": selector \"" + term.name + "\" is not defined");
-        if (term.kind != "path")
-          return Status::invalid("targets." + term.name + ": a " + sel->kind +
-                                 " selector resolves to paths (kind path)");
+        const bool paths_only = sel->kind == "first_untraversable";
+        if (term.kind != "path" && (paths_only || term.kind != "node")) {
+          return Status::invalid(
+              "targets." + term.name + ": a " + sel->kind +
+              (paths_only ? " selector resolves to paths (kind path)"
+                          : " selector resolves to paths or nodes (kind path or node)"));
+        }
       }
       for (const auto& sel : b.selectors) {
         const auto* term = m.find_target(sel.name);

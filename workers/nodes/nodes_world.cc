@@ -28,6 +28,7 @@
 #include "workers/nodes/checks.h"
 #include "workers/nodes/nodes_driver.h"
 #include "workers/runner/accounts.h"
+#include "workers/runner/vars_file.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura::workers::nodes {
@@ -261,6 +262,24 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
       }
       return Status::ok();
     };
+    // Every node knows the world's nodes by name; then the kernel filesystems it asks for.
+    std::string hosts = "127.0.0.1 localhost\n::1 localhost\n";
+    for (const NodeSpec& other : spec_.nodes)
+      hosts += net_->address(other.name) + " " + other.name + "\n";
+    std::string setup = "set -e\nprintf '%s' " + shell_quote(hosts) + " > /etc/hosts\n";
+    for (const std::string& m : ns.mounts) {
+      if (m == "shm") {
+        setup +=
+            "mkdir -p -m 1777 /dev/shm\n"
+            "mount -t tmpfs -o size=8m,mode=1777,nosuid,nodev,noexec shm /dev/shm\n";
+      } else if (m == "pts") {
+        setup +=
+            "mkdir -p /dev/pts\n"
+            "mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /dev/pts\n"
+            "ln -sf pts/ptmx /dev/ptmx\n";
+      }
+    }
+    AURA_RETURN_IF_ERROR(step({"/bin/sh", "-c", setup}, "hosts and mounts"));
     for (const std::string& layer : ns.layers) {
       AURA_RETURN_IF_ERROR(
           step({"/bin/cp", "-R", "--preserve=mode", "/aura/pkg/" + layer + "/.", "/"},
@@ -432,11 +451,78 @@ Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* targe
       }
       return out;
     }
-    case scenario::Target::Kind::kSelector:
-      break;
+    case scenario::Target::Kind::kSelector: {
+      const SelectorSpec* sel = spec_.find_selector(target->name);
+      if (sel == nullptr || sel->kind == "first_untraversable") break;
+      std::vector<LiveNode*> out;
+      for (LiveNode* project : with_role(sel->role)) {
+        std::vector<Override> found;
+        AURA_ASSIGN_OR_RETURN(found, overrides(*sel, *project));
+        for (const Override& o : found)
+          if (LiveNode* n = find_node(o.host);
+              n != nullptr && std::find(out.begin(), out.end(), n) == out.end())
+            out.push_back(n);
+      }
+      if (out.empty())
+        return Status::not_found("selector \"" + target->name + "\" matches no node in this world");
+      for (const auto& t : terms_) {
+        if (t.name == target->name && out.size() > t.max_matches) {
+          return Status::failed_precondition("selector \"" + target->name + "\" matches " +
+                                             std::to_string(out.size()) + " nodes, more than its " +
+                                             std::to_string(t.max_matches));
+        }
+      }
+      return out;
+    }
   }
   return Status::unavailable("selector \"" + target->name +
-                             "\" is not one the nodes driver implements");
+                             "\" is not one the nodes driver implements for nodes");
+}
+
+LiveNode* NodesWorld::find_node(std::string_view name) {
+  for (auto& n : nodes_)
+    if (n.spec->name == name) return &n;
+  return nullptr;
+}
+
+// The host_vars files of the project on `project` that override sel.var (stale_override: with a
+// value naming a path missing on its host), sorted by file name.
+Result<std::vector<NodesWorld::Override>> NodesWorld::overrides(const SelectorSpec& sel,
+                                                                LiveNode& project) {
+  std::vector<Override> out;
+  auto view_or = inspect::NodeView::open(project.node->init_pid());
+  if (!view_or.ok()) return view_or.status();
+  const inspect::NodeView& view = *view_or;
+  constexpr size_t kCap = 64 << 10;
+  auto group_text = view.read_file(sel.path + "/group_vars/" + sel.group + ".yml", kCap);
+  if (!group_text.ok() && group_text.status().code() == ErrorCode::kIo) return group_text.status();
+  const std::optional<std::string> fallback =
+      group_text.ok() ? runner::vars_get(*group_text, sel.var) : std::nullopt;
+  auto entries = view.list_dir(sel.path + "/host_vars", 256);
+  if (!entries.ok()) {
+    if (entries.status().code() == ErrorCode::kIo) return entries.status();
+    return out;  // no host_vars folder: nothing overrides anything
+  }
+  for (const auto& [name, info] : *entries) {
+    if (info.type != inspect::FileInfo::Type::kFile || !name.ends_with(".yml")) continue;
+    const std::string host = name.substr(0, name.size() - 4);
+    const std::string file = sel.path + "/host_vars/" + name;
+    auto text = view.read_file(file, kCap);
+    if (!text.ok()) continue;  // unreadable or too large: Ansible would fail on it, not us
+    const auto value = runner::vars_get(*text, sel.var);
+    if (!value || value == fallback) continue;
+    if (sel.kind == "stale_override") {
+      LiveNode* target = find_node(host);
+      if (target == nullptr || value->empty() || (*value)[0] != '/') continue;
+      auto tv = inspect::NodeView::open(target->node->init_pid());
+      if (!tv.ok()) return tv.status();
+      auto st = tv->stat(*value);
+      if (st.ok()) continue;
+      if (st.status().code() == ErrorCode::kIo) return st.status();
+    }
+    out.push_back({host, file});
+  }
+  return out;
 }
 
 // ---- runs ----
@@ -676,10 +762,16 @@ Result<std::optional<std::map<std::string, std::string>>> NodesWorld::resolve_pa
                                  " is not a selector of this world");
     if (std::find(n.spec->roles.begin(), n.spec->roles.end(), sel->role) == n.spec->roles.end())
       return std::optional<std::map<std::string, std::string>>();
-    auto view = inspect::NodeView::open(n.node->init_pid());
-    if (!view.ok()) return view.status();
     std::optional<std::string> found;
-    AURA_ASSIGN_OR_RETURN(found, first_untraversable(*view, *sel));
+    if (sel->kind == "first_untraversable") {
+      auto view = inspect::NodeView::open(n.node->init_pid());
+      if (!view.ok()) return view.status();
+      AURA_ASSIGN_OR_RETURN(found, first_untraversable(*view, *sel));
+    } else {
+      std::vector<Override> all;
+      AURA_ASSIGN_OR_RETURN(all, overrides(*sel, n));
+      if (!all.empty()) found = all.front().file;
+    }
     if (!found) return std::optional<std::map<std::string, std::string>>();
     paths[name] = *found;
   }
@@ -740,7 +832,37 @@ Status NodesWorld::freeze_learner(bool freeze) {
   return first;
 }
 
+// ansible.converged: the fleet's next scheduled converge, run as the lab's own ansible.run on
+// the `from` node (recorded like any action), before the http.expect it then is. Only the
+// checks read what the run did to the world; the playbook's output is evidence, not a verdict,
+// except that a converge that fails is one.
+Result<std::optional<CheckOutput>> NodesWorld::converge_first(const scenario::CheckSpec& spec) {
+  simdjson::dom::parser parser;
+  std::string_view from;
+  if (parser.parse(spec.params_json)["from"].get_string().get(from) != simdjson::SUCCESS)
+    return Status::invalid("checks." + spec.id + ".params.from: required");
+  scenario::Call run;
+  run.name = "ansible.run";
+  run.params.emplace_back("node",
+                          scenario::Target{scenario::Target::Kind::kRole, std::string(from)});
+  CallOutput out;
+  AURA_ASSIGN_OR_RETURN(out, run_calls(run, true, 64 << 10));
+  if (out.exit_code == 0) return std::optional<CheckOutput>();
+  CheckOutput failed;
+  std::string last = out.output;
+  while (!last.empty() && last.back() == '\n') last.pop_back();
+  last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+  failed.observed =
+      safe_text("the scheduled converge failed (" + out.error + "; " + last + ")", 1024);
+  return std::optional<CheckOutput>(failed);
+}
+
 Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
+  if (spec.call == "ansible.converged") {
+    std::optional<CheckOutput> failed;
+    AURA_ASSIGN_OR_RETURN(failed, converge_first(spec));
+    if (failed) return *failed;
+  }
   AURA_RETURN_IF_ERROR(freeze_learner(true));
   // A restarted service gets a moment to come up (a manager's restart returns before the
   // service listens): a check that failed only for want of an answer or a process is retried

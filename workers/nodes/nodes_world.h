@@ -66,6 +66,12 @@ class NodesWorld final : public world::World {
  private:
   Status load_spec(const scenario::Manifest& manifest, std::string_view world_id, uint64_t seed);
   Result<std::vector<LiveNode*>> resolve(const scenario::Target* target);
+  LiveNode* find_node(std::string_view name);
+  struct Override {
+    std::string host;  // the file's stem
+    std::string file;  // absolute path in the project's node
+  };
+  Result<std::vector<Override>> overrides(const SelectorSpec& sel, LiveNode& project);
   std::vector<LiveNode*> with_role(std::string_view role);
   Status can_run() const;
   // The call's path-kind targets on node `n`, by parameter name; nullopt when a selector matches
@@ -78,6 +84,7 @@ class NodesWorld final : public world::World {
                                            nsworld::ExecOptions options, bool with_writer = true);
   Result<world::CallOutput> run_calls(const scenario::Call& call, bool action, uint64_t cap);
   Status freeze_learner(bool freeze);
+  Result<std::optional<world::CheckOutput>> converge_first(const scenario::CheckSpec& spec);
   // The node's processes (comm uid gid, counted) and listeners (with their owners' names).
   Result<std::string> live_state(nsworld::Node& node, const inspect::NodeView& view);
   Status write_state() const;

@@ -57,6 +57,7 @@ struct Context {
   std::string journal_dir = "/var/lib/aura/journal";
   std::string svcman_state = "/run/svcman";
   std::string svcman_bin = "/aura/bin/aura-svcman";
+  std::string ansible_project = "/srv/ansible";  // site.yml and ansible.cfg (AURA_ANSIBLE_PROJECT)
 };
 
 // An op's arguments, checked against its ArgSpecs before it runs: every required one present,
@@ -102,6 +103,7 @@ struct OpSpec {
 std::vector<OpSpec> file_ops();
 std::vector<OpSpec> system_ops();
 std::vector<OpSpec> net_ops();
+std::vector<OpSpec> ansible_ops();
 
 // Status helpers with the message shapes main() turns into output or stderr.
 inline Status world_error(std::string_view what, std::string_view reason) {

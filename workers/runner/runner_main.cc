@@ -71,6 +71,7 @@ Context context_from_env() {
   if (auto v = env("AURA_JOURNAL_DIR"); !v.empty()) ctx.journal_dir = v;
   if (auto v = env("AURA_SVCMAN_STATE"); !v.empty()) ctx.svcman_state = v;
   if (auto v = env("AURA_SVCMAN_BIN"); !v.empty()) ctx.svcman_bin = v;
+  if (auto v = env("AURA_ANSIBLE_PROJECT"); !v.empty()) ctx.ansible_project = v;
   return ctx;
 }
 
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
   if (!writer.ok()) return fail(kExitNoWriter, writer.status());
   if (argc != 2) return fail(kExitUsage, Status::invalid("usage: aura-runner OPJSON"));
   std::vector<OpSpec> table = file_ops();
-  for (auto* part : {system_ops, net_ops})
+  for (auto* part : {system_ops, net_ops, ansible_ops})
     for (OpSpec& s : part()) table.push_back(std::move(s));
   auto call = parse_call(argv[1], table, writer->kind);
   if (!call.ok()) return fail(kExitUsage, call.status());

@@ -16,7 +16,7 @@ namespace aura::runner {
 namespace {
 
 constexpr const char* kToolEnv[] = {
-    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", nullptr};
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"};
 
 struct Pipe {
   int r = -1, w = -1;
@@ -52,11 +52,16 @@ bool drain(int fd, size_t cap, ToolRun& run) {
 }  // namespace
 
 Result<ToolRun> run_tool(const std::vector<std::string>& argv, size_t cap,
-                         std::chrono::milliseconds deadline) {
+                         std::chrono::milliseconds deadline, const ToolPlace& place) {
   const std::string what = "exec " + argv.at(0);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> env;
+  for (const char* e : kToolEnv) env.push_back(const_cast<char*>(e));
+  for (const std::string& e : place.env) env.push_back(const_cast<char*>(e.c_str()));
+  env.push_back(nullptr);
+  const char* cwd = place.cwd.empty() ? nullptr : place.cwd.c_str();
   Pipe in, out, err;
   AURA_RETURN_IF_ERROR(make_pipe(in));
   AURA_RETURN_IF_ERROR(make_pipe(out));
@@ -69,7 +74,7 @@ Result<ToolRun> run_tool(const std::vector<std::string>& argv, size_t cap,
     ::setpgid(0, 0);
     if (::dup2(in.r, 0) >= 0 && ::dup2(out.w, 1) >= 0 && ::dup2(out.w, 2) >= 0) {
       ::syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC);  // belt: nothing else inherited
-      ::execve(args[0], args.data(), const_cast<char* const*>(kToolEnv));
+      if (cwd == nullptr || ::chdir(cwd) == 0) ::execve(args[0], args.data(), env.data());
     }
     const int e = errno;
     (void)!::write(err.w, &e, sizeof e);
@@ -120,9 +125,9 @@ Result<ToolRun> run_tool(const std::vector<std::string>& argv, size_t cap,
   return run;
 }
 
-Status report_tool(const std::vector<std::string>& argv, Output& out) {
+Status report_tool(const std::vector<std::string>& argv, Output& out, const ToolPlace& place) {
   ToolRun run;
-  AURA_ASSIGN_OR_RETURN(run, run_tool(argv, out.cap(), kToolDeadline));
+  AURA_ASSIGN_OR_RETURN(run, run_tool(argv, out.cap(), kToolDeadline, place));
   std::string tail;
   if (run.timed_out) {
     tail += "killed: still running after " + std::to_string(kToolDeadline.count()) + " s\n";

@@ -21,14 +21,21 @@ struct ToolRun {
   int wait_status = 0;
 };
 
+// Where a tool runs besides the defaults: a working folder (else the runner's), and variables
+// added to the clean environment (ansible-playbook needs HOME).
+struct ToolPlace {
+  std::string cwd;
+  std::vector<std::string> env;  // NAME=value, added after PATH and LC_ALL=C (never those)
+};
+
 // Runs argv (argv[0] an absolute path). A world error when it cannot be started (the exec's
-// errno, reported by the child on a close-on-exec pipe).
+// or chdir's errno, reported by the child on a close-on-exec pipe).
 Result<ToolRun> run_tool(const std::vector<std::string>& argv, size_t cap,
-                         std::chrono::milliseconds deadline);
+                         std::chrono::milliseconds deadline, const ToolPlace& place = {});
 
 // Runs argv with kToolDeadline and writes its output, then "killed: ..." when it timed out, then
 // "exit N" (or "exit signal N") as the last line, which is kept whatever the cap cuts from the
 // output. Ok when the tool exited 0, else failure_in_output().
-Status report_tool(const std::vector<std::string>& argv, Output& out);
+Status report_tool(const std::vector<std::string>& argv, Output& out, const ToolPlace& place = {});
 
 }  // namespace aura::runner
