@@ -80,7 +80,7 @@ Status playbook(const Context& ctx, Output& out, bool check) {
   }
   ToolPlace place;
   place.cwd = ctx.ansible_project;
-  place.env = {"HOME=/root", "ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0"};
+  place.env = {"HOME=/root", "LC_ALL=C.UTF-8", "ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0"};
   return report_tool(argv, out, place);
 }
 

@@ -58,7 +58,12 @@ Result<ToolRun> run_tool(const std::vector<std::string>& argv, size_t cap,
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<char*> env;
-  for (const char* e : kToolEnv) env.push_back(const_cast<char*>(e));
+  for (const char* e : kToolEnv) {
+    const std::string_view name(e, std::string_view(e).find('=') + 1);
+    bool replaced = false;
+    for (const std::string& mine : place.env) replaced = replaced || mine.starts_with(name);
+    if (!replaced) env.push_back(const_cast<char*>(e));
+  }
   for (const std::string& e : place.env) env.push_back(const_cast<char*>(e.c_str()));
   env.push_back(nullptr);
   const char* cwd = place.cwd.empty() ? nullptr : place.cwd.c_str();

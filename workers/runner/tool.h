@@ -22,10 +22,10 @@ struct ToolRun {
 };
 
 // Where a tool runs besides the defaults: a working folder (else the runner's), and variables
-// added to the clean environment (ansible-playbook needs HOME).
+// added to the clean environment (ansible-playbook needs HOME and a UTF-8 locale).
 struct ToolPlace {
   std::string cwd;
-  std::vector<std::string> env;  // NAME=value, added after PATH and LC_ALL=C (never those)
+  std::vector<std::string> env;  // NAME=value, added to PATH and LC_ALL=C (or replacing one)
 };
 
 // Runs argv (argv[0] an absolute path). A world error when it cannot be started (the exec's
