@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/attempt/package_lab.h"
 #include "tests/cli/cli_util.h"
 
 using namespace aura::testing;
@@ -16,40 +17,11 @@ namespace {
 
 constexpr const char* kO2 = "o2-service-chain";
 
-struct O2Lab {
-  Lab lab;
-  O2Lab() {
-    const char* src = std::getenv("AURA_O2_PACKAGE");
-    REQUIRE_MESSAGE(src != nullptr, "AURA_O2_PACKAGE is not set (run through meson)");
-    // Worlds mount the package read-only: its folders must be searchable by a node's uids.
-    fs::permissions(lab.root(),
-                    fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-    const fs::path dest = lab / "scenarios" / kO2;
-    fs::create_directories(dest);
-    fs::copy(src, dest, fs::copy_options::recursive);
-    fs::remove(dest / "SHA256SUMS");  // the lab signs its own copy
-    fs::remove(dest / "package.sig.json");
-    CliResult r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string()});
-    REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
-  }
-  CliResult ok(std::vector<std::string> args) const { return lab.ok(std::move(args)); }
-  // A learner's attempt on `seed` up to its gate, with `ir` as the fix; the gate's JSON line.
+struct O2Lab : PackageLab {
+  O2Lab() : PackageLab("AURA_O2_PACKAGE", kO2) {}
   std::string attempt(const std::string& ir, int seed) const {
-    CliResult r = ok({"attempt", "start", kO2, "--seed", std::to_string(seed), "--json"});
-    const std::string id = *Json(r.last_line()).str("attempt");
-    ok({"attempt", "predict", id, "--hypothesis", "untraversable-folder", "--expect",
-        "the app cannot reach its state folder"});
-    ok({"attempt", "probe", id, R"({"call":"service.log","params":{"name":"app"}})"});
-    write_file(lab / "fix.json", ir);
-    ok({"attempt", "submit", id, (lab / "fix.json").string()});
-    ok({"attempt", "apply", id});
-    ok({"attempt", "ack", id});
-    lab.aura({"attempt", "verify", id});  // a fix that does not recover fails here; gate anyway
-    r = lab.aura({"attempt", "gate", id, "--json"});
-    // Ending the attempt destroys its live world.
-    if (lab.aura({"attempt", "reflect", id, "--text", "wrong fix"}).exit_code != 0)
-      ok({"attempt", "abandon", id, "--reason", "test done"});
-    return r.last_line();
+    return PackageLab::attempt(ir, seed, "untraversable-folder",
+                               R"({"call":"service.log","params":{"name":"app"}})");
   }
 };
 

@@ -1,0 +1,45 @@
+#include "tests/attempt/package_lab.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace aura::testing {
+
+namespace fs = std::filesystem;
+
+PackageLab::PackageLab(const char* env, std::string id) : scenario(std::move(id)) {
+  const char* src = std::getenv(env);
+  REQUIRE_MESSAGE(src != nullptr, env << " is not set (run through meson)");
+  // Worlds mount the package read-only: its folders must be searchable by a node's uids.
+  fs::permissions(lab.root(),
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  const fs::path dest = lab / "scenarios" / scenario;
+  fs::create_directories(dest);
+  fs::copy(src, dest, fs::copy_options::recursive);
+  fs::remove(dest / "SHA256SUMS");  // the lab signs its own copy
+  fs::remove(dest / "package.sig.json");
+  CliResult r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string()});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+}
+
+std::string PackageLab::attempt(const std::string& ir, int seed, const std::string& hypothesis,
+                                const std::string& probe) const {
+  CliResult r = ok({"attempt", "start", scenario, "--seed", std::to_string(seed), "--json"});
+  const std::string id = *Json(r.last_line()).str("attempt");
+  ok({"attempt", "predict", id, "--hypothesis", hypothesis, "--expect", "the fix works"});
+  ok({"attempt", "probe", id, probe});
+  write_file(lab / "fix.json", ir);
+  ok({"attempt", "submit", id, (lab / "fix.json").string()});
+  ok({"attempt", "apply", id});
+  ok({"attempt", "ack", id});
+  lab.aura({"attempt", "verify", id});  // a fix that does not recover fails here; gate anyway
+  r = lab.aura({"attempt", "gate", id, "--json"});
+  // Ending the attempt destroys its live world.
+  if (lab.aura({"attempt", "reflect", id, "--text", "wrong fix"}).exit_code != 0)
+    ok({"attempt", "abandon", id, "--reason", "test done"});
+  return r.last_line();
+}
+
+}  // namespace aura::testing

@@ -1,0 +1,30 @@
+// A lab for a bundled scenario package on real worlds, black-box through the real binary: the
+// package copied from the source tree (its path in an environment variable meson sets), signed
+// by the lab's own publisher key and loaded by `aura setup`. Shared by the O1 and O2 tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tests/cli/cli_util.h"
+
+namespace aura::testing {
+
+class PackageLab {
+ public:
+  // REQUIRES the environment variable `env` to name the package's folder.
+  PackageLab(const char* env, std::string scenario);
+
+  CliResult ok(std::vector<std::string> args) const { return lab.ok(std::move(args)); }
+
+  // A learner's attempt on `seed` up to its gate, with `ir` as the fix: predict `hypothesis`,
+  // run `probe` (so the IR can cite ev-1), submit, apply, ack, verify, gate; then end it
+  // (its live world goes). The gate's JSON line.
+  std::string attempt(const std::string& ir, int seed, const std::string& hypothesis,
+                      const std::string& probe) const;
+
+  Lab lab;
+  const std::string scenario;
+};
+
+}  // namespace aura::testing
