@@ -252,6 +252,33 @@ void AttemptEngine::destroy_live(const AttemptState& s) {
   fs::remove_all(ctx_.worlds_dir / s.id, ec);
 }
 
+Result<std::string> AttemptEngine::scenario_named(std::string_view name) const {
+  std::set<std::string> ids;
+  simdjson::dom::parser parser;
+  AURA_RETURN_IF_ERROR(ctx_.log->read_stream(kRegistryStream, 1, [&](const EventView& e) {
+    std::string_view v;
+    if (e.type == "scenario.loaded" &&
+        !parser.parse(e.payload.data(), e.payload.size())["id"].get_string().get(v))
+      ids.insert(std::string(v));
+    return true;
+  }));
+  if (ids.count(std::string(name)) > 0) return std::string(name);
+  std::string prefix;
+  for (char c : name) prefix += char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  prefix += '-';
+  std::vector<std::string> matches;
+  for (const auto& id : ids)
+    if (id.starts_with(prefix)) matches.push_back(id);
+  if (matches.size() == 1) return matches[0];
+  std::string listed;
+  for (const auto& id : ids) listed += (listed.empty() ? "" : ", ") + id;
+  return Status::not_found(
+      "no scenario \"" + std::string(name) + "\" is loaded" +
+      (matches.size() > 1 ? " (\"" + std::string(name) + "\" names several)" : "") +
+      (listed.empty() ? "; none is loaded ('aura setup' loads the bundled ones)"
+                      : "; loaded: " + listed));
+}
+
 Result<scenario::Manifest> AttemptEngine::scenario_manifest(std::string_view scenario_id) const {
   RegistryEntry entry;
   AURA_ASSIGN_OR_RETURN(entry, find_loaded(*ctx_.log, scenario_id));

@@ -118,6 +118,9 @@ class AttemptEngine {
   Result<AttemptState> state(std::string_view id) const;
   // The manifest of the latest loaded package of `scenario_id`, its package re-verified.
   Result<scenario::Manifest> scenario_manifest(std::string_view scenario_id) const;
+  // `name` when a scenario of that id is loaded; else the one loaded id that starts with `name`
+  // in lower case and a '-' (so "O1" names o1-fleet-drift); not found when none or several do.
+  Result<std::string> scenario_named(std::string_view name) const;
 
  private:
   struct Bound;

@@ -4,6 +4,8 @@
 #include <simdjson.h>
 #include <sodium.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -319,6 +321,7 @@ struct JudgeRun {
   std::string receipt_sha256;
   std::string envelope;
   std::string result_json;  // gate::result_json: recovered, verdict, the five properties
+  double gate_seconds = 0;  // wall time of the TransferGate (every property's fresh worlds)
 };
 
 // Runs one judge case as a learner would, command by command.
@@ -349,10 +352,16 @@ Result<JudgeRun> judge_case(AttemptEngine& e, const scenario::JudgeCase& judged,
   AURA_RETURN_IF_ERROR(e.apply(id, learner).status());
   AURA_RETURN_IF_ERROR(e.ack(id, learner, ""));
   AURA_RETURN_IF_ERROR(e.verify(id, learner).status());
+  const auto gate_start = std::chrono::steady_clock::now();
   auto g = e.gate(id, learner, gate_progress);
   if (!g.ok()) return g.status();
+  run.gate_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - gate_start).count();
   std::cout << "case " << c.name << " (attempt " << id << "):\n";
   print_gate(g->result);
+  char took[64];
+  std::snprintf(took, sizeof took, "  gate: %.1f s on fresh worlds\n", run.gate_seconds);
+  std::cout << took;
   run.verdict = std::string(gate::verdict_name(g->result.verdict));
   run.result_json = gate::result_json(g->result);
   if (g->result.verdict == gate::Verdict::kVerified) {
@@ -376,10 +385,14 @@ int judge(Invocation& inv) {
   if (which != "all" && which != "gold" && which != "bad") {
     return inv.fail(Status::invalid("--case must be gold, bad or all"), 2);
   }
+  // First use: the data and keys folders are made and the bundled scenarios loaded.
+  if (int code = setup_if_new(inv); code != 0) return code;
   auto session = open_session(inv, true);
   if (!session.ok()) return inv.fail(session.status());
   AttemptEngine& e = *(*session)->engine;
-  const std::string scenario_id = inv.positional[0];
+  auto named = e.scenario_named(inv.positional[0]);
+  if (!named.ok()) return inv.fail(named.status());
+  const std::string scenario_id = *named;
   auto m = e.scenario_manifest(scenario_id);
   if (!m.ok()) return inv.fail(m.status());
   // One seed for every case, so gold and bad face the same worlds.
@@ -425,6 +438,7 @@ int judge(Invocation& inv) {
                                   .str("receipt", receipt_path)
                                   .str("receipt_sha256", run->receipt_sha256)
                                   .raw("gate", run->result_json)
+                                  .real("gate_seconds", run->gate_seconds)
                                   .done();
     cases.raw(entry);
     out.raw(c.name, entry);
@@ -565,7 +579,9 @@ void register_attempt_commands(Registry& r) {
          "manifest expects.\nWith --json the last line has bad and gold, each {case, attempt, "
          "verdict, expected, receipt (the\nsaved receipt's path, or empty), receipt_sha256, gate: "
          "{recovered, verdict, properties: [{property,\nstatus, reason, cited}]}}, and the same "
-         "objects in cases.",
+         "objects in cases.\nSCENARIO is a loaded id, or its short name (O1 for o1-fleet-drift). "
+         "On first use (no lab key in\n--keys) the lab is set up as 'aura setup' does, with the "
+         "bundled scenarios of ./scenarios.",
          {{"seed", "N", "the worlds' seed (default random, the same for every case)"},
           {"case", "NAME", "gold, bad or all (default)"},
           {"out", "DIR",

@@ -78,7 +78,7 @@ int bench_worlds(Invocation& inv) {
   std::cout << "bench worlds: " << *runs << " x world " << world_id << " of " << manifest->id
             << " (" << names.size() << " nodes) built, probed and destroyed; peer: the bare "
             << names.size() << "-node world network, interleaved\n";
-  std::vector<double> create_ms, destroy_ms, probe_ms, peer_ms;
+  std::vector<double> create_ms, destroy_ms, reset_ms, probe_ms, peer_ms;
   for (uint64_t i = 0; i < *runs; ++i) {
     auto t = Clock::now();
     auto w = driver->create(package, *manifest, world_id, i, *root / ("w" + std::to_string(i)));
@@ -91,9 +91,14 @@ int bench_worlds(Invocation& inv) {
       if (!r.ok()) return inv.fail(r.status().with_context("probe"));
       probe_ms.push_back(ms_since(t));
     }
+    // A reset, as an attempt's is: the used world destroyed, a fresh one built from the package.
     t = Clock::now();
     if (Status s = driver->destroy(std::move(w).value()); !s.is_ok()) return inv.fail(s);
     destroy_ms.push_back(ms_since(t));
+    auto fresh = driver->create(package, *manifest, world_id, i, *root / ("r" + std::to_string(i)));
+    if (!fresh.ok()) return inv.fail(fresh.status().with_context("reset " + std::to_string(i)));
+    reset_ms.push_back(ms_since(t));
+    if (Status s = driver->destroy(std::move(fresh).value()); !s.is_ok()) return inv.fail(s);
 
     char tag[17];
     std::snprintf(tag, sizeof tag, "b%07x%08x", unsigned(::getpid()) & 0xfffffff, unsigned(i));
@@ -109,15 +114,18 @@ int bench_worlds(Invocation& inv) {
 
   const double c50 = percentile(create_ms, 0.5), c90 = percentile(create_ms, 0.9);
   const double d50 = percentile(destroy_ms, 0.5);
+  const double r50 = percentile(reset_ms, 0.5), r90 = percentile(reset_ms, 0.9);
   const double p50 = probe_ms.empty() ? 0 : percentile(probe_ms, 0.5);
   const double n50 = percentile(peer_ms, 0.5);
   std::printf(
       "  create (nodes up, layers, owners, services ready): median %.0f ms, p90 %.0f ms\n"
       "  destroy: median %.0f ms\n"
+      "  reset (destroy, then create afresh): median %.0f ms, p90 %.0f ms\n"
       "  probe net.listening on every node (supervised runner, writer, host facts): median "
       "%.1f ms%s\n"
       "  peer: bare world network create + destroy: median %.0f ms\n",
-      c50, c90, d50, p50, can_probe ? "" : " (the package offers no net.listening probe)", n50);
+      c50, c90, d50, r50, r90, p50, can_probe ? "" : " (the package offers no net.listening probe)",
+      n50);
   inv.emit_json(JsonWriter()
                     .boolean("ok", true)
                     .str("scenario", manifest->id)
@@ -127,6 +135,8 @@ int bench_worlds(Invocation& inv) {
                     .real("create_median_ms", c50)
                     .real("create_p90_ms", c90)
                     .real("destroy_median_ms", d50)
+                    .real("reset_median_ms", r50)
+                    .real("reset_p90_ms", r90)
                     .real("probe_median_ms", p50)
                     .real("network_create_destroy_median_ms", n50)
                     .done());
@@ -138,12 +148,14 @@ int bench_worlds(Invocation& inv) {
 void register_bench_worlds_commands(Registry& r) {
   r.add({"bench worlds",
          "",
-         "measure building, probing and destroying a nodes-driver world",
+         "measure building, probing, resetting and destroying a nodes-driver world",
          "Builds world --world (default: the primary) of the package folder --package with the "
          "nodes driver,\nruns one net.listening probe on every node through the supervisor into a "
-         "scratch log, and\ndestroys it, --runs times; interleaved with the bare world network of "
+         "scratch log,\nresets it (destroy, then a fresh create, as an attempt's reset does) and "
+         "destroys that, --runs times; interleaved with the bare world network of "
          "the same nodes as the peer.\nPrints medians (JSON: create_median_ms, create_p90_ms, "
-         "destroy_median_ms, probe_median_ms,\nnetwork_create_destroy_median_ms). Needs root. "
+         "destroy_median_ms, reset_median_ms, reset_p90_ms, "
+         "probe_median_ms,\nnetwork_create_destroy_median_ms). Needs root. "
          "Writes nothing to the data folder.",
          {{"package", "DIR", "a scenario package folder whose driver is nodes"},
           {"world", "ID", "the world to build (default: the primary)"},

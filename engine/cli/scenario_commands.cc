@@ -429,6 +429,21 @@ int setup(Invocation& inv) {
 
 }  // namespace
 
+int setup_if_new(const Invocation& inv) {
+  auto lab = KeyStore::open(inv.keys_dir);
+  if (lab.ok()) return 0;
+  if (lab.status().code() != ErrorCode::kNotFound) return inv.fail(lab.status());
+  std::cout << "first use: setting up the lab in " << inv.data_dir.string() << " (keys in "
+            << inv.keys_dir.string() << ") as 'aura setup' does\n";
+  Invocation quiet = inv;  // setup's own JSON line would not be this command's
+  quiet.json = false;
+  quiet.positional.clear();
+  quiet.flags.clear();
+  const int code = setup(quiet);
+  // A bundled package that did not load is reported above; the command goes on with the rest.
+  return KeyStore::open(inv.keys_dir).ok() ? 0 : (code != 0 ? code : 1);
+}
+
 void register_scenario_commands(Registry& r) {
   r.add({"keys init-publisher",
          "",

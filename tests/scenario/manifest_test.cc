@@ -663,3 +663,36 @@ TEST_CASE("manifest: nesting, document size and every truncation are refused") {
     CHECK_FALSE(parse_manifest(sample.substr(0, n)).ok());
   }
 }
+
+TEST_CASE("manifest: a judge case may vary by seed, picked as build variants are") {
+  const std::string gold = R"("gold": {"expect": "VERIFIED", "ir": {"v": 1}})";
+  auto ok = parse_manifest(with_judge(
+      "{" + gold +
+      R"(, "bad": {"expect": "RECOVERED_UNPROVEN", "variants": [{"ir": {"v": 1, "n": "web2"}}, {"probes": [{"call":"file.read"}], "ir": {"v": 1, "n": "app-c"}}]}})"));
+  REQUIRE_MESSAGE(ok.ok(), ok.status().message());
+  const JudgeCase* bad = ok->find_judge("bad");
+  REQUIRE(bad->variants.size() == 2);
+  CHECK(bad->ir_json == R"({"v":1,"n":"web2"})");  // the first variant's
+  CHECK(bad->for_seed(0).ir_json == R"({"v":1,"n":"web2"})");
+  CHECK(bad->for_seed(5).ir_json == R"({"v":1,"n":"app-c"})");
+  CHECK(bad->for_seed(5).probe_calls_json == std::vector<std::string>{R"({"call":"file.read"})"});
+  CHECK(bad->for_seed(5).expect_verdict == "RECOVERED_UNPROVEN");
+  CHECK(&ok->find_judge("gold")->for_seed(3) == ok->find_judge("gold"));
+  check_cases({
+      {"variants beside ir",
+       with_judge("{" + gold +
+                  R"(, "bad": {"expect": "NOT_RECOVERED", "ir": {}, "variants": [{"ir": {}}]}})"),
+       "judge.bad.variants: stands instead of probes and ir, not beside them"},
+      {"no variant",
+       with_judge("{" + gold + R"(, "bad": {"expect": "NOT_RECOVERED", "variants": []}})"),
+       "judge.bad.variants"},
+      {"variant without ir",
+       with_judge("{" + gold + R"(, "bad": {"expect": "NOT_RECOVERED", "variants": [{}]}})"),
+       "judge.bad.variants[0].ir: missing (required)"},
+      {"variant with expect",
+       with_judge(
+           "{" + gold +
+           R"(, "bad": {"expect": "NOT_RECOVERED", "variants": [{"ir": {}, "expect": "VERIFIED"}]}})"),
+       "judge.bad.variants[0].expect"},
+  });
+}

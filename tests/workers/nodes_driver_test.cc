@@ -486,3 +486,43 @@ TEST_CASE("nodes: a persisted world is reopened by a later process; an abandoned
 }
 
 }  // namespace aura
+
+TEST_CASE("nodes build: mounts and the override selectors parse; bad ones are refused by name") {
+  using aura::workers::nodes::parse_build;
+  const std::string node = R"({"name":"ctl","roles":["control"],"layers":["worlds/c"])";
+  auto b = parse_build(
+      R"({"nodes":[)" + node + R"(,"mounts":["shm","pts"]}],"selectors":{)" +
+          R"("stale":{"kind":"stale_override","role":"control","path":"/srv/ansible","var":"app_root","group":"web"},)" +
+          R"("any":{"kind":"var_override","role":"control","path":"/srv/ansible","var":"app_root","group":"web"}}})",
+      "build");
+  REQUIRE_MESSAGE(b.ok(), b.status().message());
+  CHECK(b->nodes[0].mounts == std::vector<std::string>{"shm", "pts"});
+  REQUIRE(b->find_selector("stale") != nullptr);
+  CHECK(b->find_selector("stale")->var == "app_root");
+  CHECK(b->find_selector("any")->group == "web");
+  struct Bad {
+    std::string json;
+    const char* message;
+  } bads[] = {
+      {R"({"nodes":[)" + node + R"(,"mounts":["proc"]}]})",
+       "build.nodes[0].mounts[0]: \"proc\" is not one of: shm, pts"},
+      {R"({"nodes":[)" + node +
+           R"(}],"selectors":{"s":{"kind":"var_override","role":"control","path":"/srv","var":"app_root"}}})",
+       "build.selectors.s: var_override takes var and group (and no user)"},
+      {R"({"nodes":[)" + node +
+           R"(}],"selectors":{"s":{"kind":"stale_override","role":"control","path":"/srv","var":"1x","group":"web"}}})",
+       "build.selectors.s.var: not a variable name"},
+      {R"({"nodes":[)" + node +
+           R"(}],"selectors":{"s":{"kind":"first_untraversable","role":"control","path":"/srv","user":"app","var":"a"}}})",
+       "first_untraversable takes user (and no var or group)"},
+      {R"({"nodes":[)" + node +
+           R"(}],"selectors":{"s":{"kind":"guess","role":"control","path":"/srv"}}})",
+       "is not one of: first_untraversable, var_override, stale_override"},
+  };
+  for (const Bad& bad : bads) {
+    auto r = parse_build(bad.json, "build");
+    REQUIRE_FALSE(r.ok());
+    CHECK_MESSAGE(r.status().message().find(bad.message) != std::string::npos,
+                  r.status().message());
+  }
+}

@@ -958,3 +958,86 @@ TEST_CASE("runner: a tool still running at the 30 s deadline is killed, and the 
   CHECK(r.took >= std::chrono::seconds(29));
   CHECK(r.took < std::chrono::seconds(40));
 }
+
+TEST_CASE("runner: vars.set and vars.unset edit one key of an Ansible vars file, journaled") {
+  RunnerLab lab;
+  const fs::path vars = lab.tree() / "ansible" / "host_vars" / "web2.yml";
+  fs::create_directories(vars.parent_path());
+  const std::string before = "---\n# web2\napp_root: /old\nlimits:\n  a: 1\nport: 80 # http\n";
+  put(vars, before, 0640);
+  auto args = [&](const std::string& more) {
+    return "{\"path\":\"" + vars.string() + "\"," + more + "}";
+  };
+  auto r = lab.ok(call("vars.unset", args("\"key\":\"app_root\"")), action());
+  CHECK(r.blob == "removed app_root from " + vars.string() + " (was /old)\n");
+  CHECK(slurp(vars) == "---\n# web2\nlimits:\n  a: 1\nport: 80 # http\n");
+  CHECK((lstat_of(vars).st_mode & 07777) == 0640);
+  r = lab.world_fails(call("vars.unset", args("\"key\":\"app_root\"")), action());
+  CHECK(r.blob.find("no top-level \"app_root:\" line") != std::string::npos);
+  // A set replaces the key's line and the lines under it, or appends; other bytes stay.
+  r = lab.ok(call("vars.set", args("\"key\":\"port\",\"value\":\"8080\"")), action());
+  CHECK(r.blob == "set port: 8080 in " + vars.string() + " (was 80)\n");
+  lab.ok(call("vars.set", args("\"key\":\"limits\",\"value\":\"none\"")), action());
+  lab.ok(call("vars.set", args("\"key\":\"app_root\",\"value\":\"/srv/site/current\"")),
+         action());
+  CHECK(slurp(vars) == "---\n# web2\nlimits: none\nport: 8080\napp_root: /srv/site/current\n");
+  // Refused, the file unchanged: a connection variable, a value that is not a plain scalar, a
+  // bad key, a file that is not a vars file, a missing one.
+  const std::string now = slurp(vars);
+  for (const std::string& bad :
+       {args("\"key\":\"ansible_host\",\"value\":\"10.0.0.1\""),
+        args("\"key\":\"app_root\",\"value\":\"/a b\""), args("\"key\":\"x-y\",\"value\":\"1\""),
+        "{\"path\":\"" + (lab.tree() / "ansible" / "site.yml").string() +
+            "\",\"key\":\"hosts\",\"value\":\"all\"}",
+        "{\"path\":\"" + (vars.parent_path() / "web9.yml").string() +
+            "\",\"key\":\"a\",\"value\":\"1\"}"}) {
+    INFO(bad);
+    r = lab.world_fails(call("vars.set", bad), action());
+    CHECK(r.blob.rfind("error: ", 0) == 0);
+  }
+  CHECK(slurp(vars) == now);
+  CHECK_FALSE(fs::exists(vars.parent_path() / "web9.yml"));
+  // Every change was journaled: one undo restores the file as it was.
+  lab.ok(call("journal.undo", "{}"), action());
+  CHECK(slurp(vars) == before);
+}
+
+TEST_CASE("runner: ansible.check reports a pending change without making it; ansible.run makes it") {
+  if (!fs::exists("/usr/bin/ansible-playbook")) {
+    MESSAGE("skipped: ansible is not installed");
+    return;
+  }
+  RunnerLab lab;
+  const fs::path project = lab.tree() / "project";
+  const fs::path target = lab.tree() / "rendered.txt";
+  fs::create_directories(project / "group_vars");
+  put(project / "ansible.cfg", "[defaults]\ninventory = inventory.ini\ngathering = explicit\n"
+                               "local_tmp = " + (lab.dir / "ansible-tmp").string() +
+                               "\nremote_tmp = " + (lab.dir / "ansible-tmp").string() +
+                               "\nretry_files_enabled = False\n");
+  put(project / "inventory.ini", "[local]\nlocalhost ansible_connection=local "
+                                 "ansible_python_interpreter=/usr/bin/python3\n");
+  put(project / "group_vars" / "local.yml", "---\nmessage: hello\n");
+  put(project / "site.yml", "- hosts: local\n  tasks:\n    - ansible.builtin.copy:\n"
+                            "        content: \"{{ message }}\\n\"\n        dest: " +
+                                target.string() + "\n");
+  RunOptions o = action();
+  o.own_etc = false;
+  o.env = {"AURA_ANSIBLE_PROJECT=" + project.string()};
+  RunOptions probe = o;
+  probe.kind = "probe.output";
+  auto r = lab.ok(call("ansible.check", "{}"), probe);
+  CHECK(r.blob.find("changed: [localhost]") != std::string::npos);
+  CHECK(r.blob.find("+hello") != std::string::npos);  // the diff
+  CHECK(r.lines().back() == "exit 0");
+  CHECK_FALSE(fs::exists(target));
+  r = lab.ok(call("ansible.run", "{}"), o);
+  CHECK(r.blob.find("changed=1") != std::string::npos);
+  CHECK(slurp(target) == "hello\n");
+  r = lab.ok(call("ansible.run", "{}"), o);
+  CHECK(r.blob.find("changed=0") != std::string::npos);
+  // A broken playbook is the world's failure: exit 1 with ansible's own words.
+  put(project / "site.yml", "- hosts: local\n  tasks: [\n");
+  r = lab.world_fails(call("ansible.run", "{}"), o);
+  CHECK(r.lines().back() != "exit 0");
+}

@@ -13,7 +13,8 @@ constexpr std::string_view kPlaybookBin = "/usr/bin/ansible-playbook";
 
 Status check_key(const Args& args) {
   if (!is_var_key(args.str("key")))
-    return bad_arg("key", "not a variable name [A-Za-z_][A-Za-z0-9_]{0,63}");
+    return world_error("key " + escape_name(args.str("key")),
+                       "not a variable name [A-Za-z_][A-Za-z0-9_]{0,63}");
   return Status::ok();
 }
 
@@ -44,9 +45,11 @@ Status vars_set_op(const Args& args, const Context& ctx, Output& out) {
     return world_error("set " + args.str("key"),
                        "connection and behaviour variables (ansible_*) are not set by this op");
   const std::string& value = args.str("value");
-  if (!is_plain_var_value(value))
-    return bad_arg("value",
-                   "not a plain scalar (1..256 bytes of [A-Za-z0-9_./:@+-], not starting with -)");
+  if (!is_plain_var_value(value)) {
+    return world_error("set " + args.str("key"),
+                       "the value is not a plain scalar (1..256 bytes of [A-Za-z0-9_./:@+-], "
+                       "not starting with -)");
+  }
   EditTarget t;
   AURA_ASSIGN_OR_RETURN(t, vars_target(args, "set"));
   const std::string& key = args.str("key");
