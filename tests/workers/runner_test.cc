@@ -978,8 +978,7 @@ TEST_CASE("runner: vars.set and vars.unset edit one key of an Ansible vars file,
   r = lab.ok(call("vars.set", args("\"key\":\"port\",\"value\":\"8080\"")), action());
   CHECK(r.blob == "set port: 8080 in " + vars.string() + " (was 80)\n");
   lab.ok(call("vars.set", args("\"key\":\"limits\",\"value\":\"none\"")), action());
-  lab.ok(call("vars.set", args("\"key\":\"app_root\",\"value\":\"/srv/site/current\"")),
-         action());
+  lab.ok(call("vars.set", args("\"key\":\"app_root\",\"value\":\"/srv/site/current\"")), action());
   CHECK(slurp(vars) == "---\n# web2\nlimits: none\nport: 8080\napp_root: /srv/site/current\n");
   // Refused, the file unchanged: a connection variable, a value that is not a plain scalar, a
   // bad key, a file that is not a vars file, a missing one.
@@ -1002,7 +1001,8 @@ TEST_CASE("runner: vars.set and vars.unset edit one key of an Ansible vars file,
   CHECK(slurp(vars) == before);
 }
 
-TEST_CASE("runner: ansible.check reports a pending change without making it; ansible.run makes it") {
+TEST_CASE(
+    "runner: ansible.check reports a pending change without making it; ansible.run makes it") {
   if (!fs::exists("/usr/bin/ansible-playbook")) {
     MESSAGE("skipped: ansible is not installed");
     return;
@@ -1011,16 +1011,19 @@ TEST_CASE("runner: ansible.check reports a pending change without making it; ans
   const fs::path project = lab.tree() / "project";
   const fs::path target = lab.tree() / "rendered.txt";
   fs::create_directories(project / "group_vars");
-  put(project / "ansible.cfg", "[defaults]\ninventory = inventory.ini\ngathering = explicit\n"
-                               "local_tmp = " + (lab.dir / "ansible-tmp").string() +
-                               "\nremote_tmp = " + (lab.dir / "ansible-tmp").string() +
-                               "\nretry_files_enabled = False\n");
-  put(project / "inventory.ini", "[local]\nlocalhost ansible_connection=local "
-                                 "ansible_python_interpreter=/usr/bin/python3\n");
+  put(project / "ansible.cfg",
+      "[defaults]\ninventory = inventory.ini\ngathering = explicit\n"
+      "local_tmp = " +
+          (lab.dir / "ansible-tmp").string() + "\nremote_tmp = " +
+          (lab.dir / "ansible-tmp").string() + "\nretry_files_enabled = False\n");
+  put(project / "inventory.ini",
+      "[local]\nlocalhost ansible_connection=local "
+      "ansible_python_interpreter=/usr/bin/python3\n");
   put(project / "group_vars" / "local.yml", "---\nmessage: hello\n");
-  put(project / "site.yml", "- hosts: local\n  tasks:\n    - ansible.builtin.copy:\n"
-                            "        content: \"{{ message }}\\n\"\n        dest: " +
-                                target.string() + "\n");
+  put(project / "site.yml",
+      "- hosts: local\n  tasks:\n    - ansible.builtin.copy:\n"
+      "        content: \"{{ message }}\\n\"\n        dest: " +
+          target.string() + "\n");
   RunOptions o = action();
   o.own_etc = false;
   o.env = {"AURA_ANSIBLE_PROJECT=" + project.string()};
