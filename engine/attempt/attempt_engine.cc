@@ -245,11 +245,64 @@ void AttemptEngine::destroy_live(const AttemptState& s) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
   auto bound = bind(s);
-  if (bound.ok()) {
-    auto w = bound->driver->open(bound->manifest, bound->manifest.primary()->id, dir);
-    if (w.ok()) (void)bound->driver->destroy(std::move(w).value());
-  }
+  if (bound.ok()) (void)end_world(*bound, dir);
   fs::remove_all(ctx_.worlds_dir / s.id, ec);
+}
+
+// The attempt's live world, bound to it; a world that cannot be opened is named as such, with
+// the way out.
+Result<std::unique_ptr<world::World>> AttemptEngine::open_live(Bound& b,
+                                                               const AttemptState& s) const {
+  auto w = b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id));
+  if (!w.ok()) {
+    return Status(w.status().code(), "the live world of attempt " + s.id + " cannot be opened (" +
+                                         w.status().message() + "); 'aura attempt reset " + s.id +
+                                         "' rebuilds it from the package");
+  }
+  (*w)->bind_attempt(s.id);
+  return std::move(w).value();
+}
+
+// The live world in `dir` removed: destroyed when it opens, else discarded. What became of it.
+Result<std::string> AttemptEngine::end_world(Bound& b, const fs::path& dir) const {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return std::string("there was none");
+  auto w = b.driver->open(b.manifest, b.manifest.primary()->id, dir);
+  if (w.ok()) {
+    AURA_RETURN_IF_ERROR(b.driver->destroy(std::move(w).value()));
+    return std::string("destroyed");
+  }
+  const std::string why = w.status().message();
+  AURA_RETURN_IF_ERROR(b.driver->discard(dir));
+  return "it could not be opened (" + why + "); what it left was discarded";
+}
+
+Result<std::string> AttemptEngine::reset(std::string_view id, std::string_view learner,
+                                         std::string_view reason) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  if (s.phase < Phase::kInspect || s.phase > Phase::kTransferGate)
+    return wrong_phase(s, "reset", "from inspect to transfer_gate (before a verdict)");
+  AURA_RETURN_IF_ERROR(learner_text("the reason", reason, true));
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  const fs::path live = live_dir(s.id);
+  std::string old;
+  AURA_ASSIGN_OR_RETURN(old, end_world(b, live));
+  auto world = b.driver->create(b.package_dir, b.manifest, b.manifest.primary()->id, s.seed, live);
+  if (!world.ok()) return world.status().with_context("building the live world afresh");
+  std::vector<EventDraft> drafts = {
+      draft(s, "world.reset", learner_actor(learner),
+            header(s).str("reason", reason).str("world", "live").str("previous", old).done())};
+  if (s.phase != Phase::kInspect) drafts.push_back(phase_event(s, s.phase, Phase::kInspect));
+  Status st = (*world)->persist();
+  if (st.is_ok()) st = append(std::move(drafts));
+  if (!st.is_ok()) {
+    (void)b.driver->destroy(std::move(world).value());
+    return st;
+  }
+  return old;
 }
 
 Result<std::string> AttemptEngine::scenario_named(std::string_view name) const {
@@ -412,9 +465,7 @@ Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view l
         std::to_string(s.probe_budget) + " is left");
   }
   std::unique_ptr<world::World> world;
-  AURA_ASSIGN_OR_RETURN(world,
-                        b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
-  world->bind_attempt(s.id);
+  AURA_ASSIGN_OR_RETURN(world, open_live(b, s));
   world::CallOutput out;
   AURA_ASSIGN_OR_RETURN(out, world->probe(call, spec->max_output_bytes));
   if (out.output.size() > spec->max_output_bytes) {  // never trust a driver with the cap
@@ -533,9 +584,7 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
   intervention::Intervention ir;
   AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
   std::unique_ptr<world::World> world;
-  AURA_ASSIGN_OR_RETURN(world,
-                        b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
-  world->bind_attempt(s.id);
+  AURA_ASSIGN_OR_RETURN(world, open_live(b, s));
 
   const auto records = gate::run_actions(*world, ir.actions);
   std::vector<EventDraft> drafts{phase_event(s, Phase::kContract, Phase::kApply)};
@@ -592,9 +641,7 @@ Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view
   AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
   const auto spec = gate::GateSpec::from(b.manifest, promised_of(ir));
   std::unique_ptr<world::World> world;
-  AURA_ASSIGN_OR_RETURN(world,
-                        b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id)));
-  world->bind_attempt(s.id);
+  AURA_ASSIGN_OR_RETURN(world, open_live(b, s));
 
   VerifyResult r;
   std::vector<EventDraft> facts;

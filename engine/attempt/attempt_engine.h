@@ -114,6 +114,12 @@ class AttemptEngine {
   Status reflect(std::string_view id, std::string_view learner, std::string_view text);
   // any phase but done -> done; the live world is destroyed.
   Status abandon(std::string_view id, std::string_view learner, std::string_view reason);
+  // inspect .. transfer_gate (before a verdict): the live world is destroyed (or, when it can
+  // no longer be opened, discarded: what it left is reaped) and built afresh from the package
+  // with the attempt's seed; `world.reset` records what became of the old one. The attempt goes
+  // back to inspect: probe the fresh world, then submit (the same IR again, or a revision) and
+  // apply. Probes spent stay spent; evidence stays unlocked.
+  Result<std::string> reset(std::string_view id, std::string_view learner, std::string_view reason);
 
   Result<AttemptState> state(std::string_view id) const;
   // The manifest of the latest loaded package of `scenario_id`, its package re-verified.
@@ -124,6 +130,8 @@ class AttemptEngine {
 
  private:
   struct Bound;
+  Result<std::string> end_world(Bound& b, const std::filesystem::path& dir) const;
+  Result<std::unique_ptr<world::World>> open_live(Bound& b, const AttemptState& s) const;
   Result<AttemptState> load(std::string_view id, std::string_view learner) const;
   // load(), then refuses unless the attempt is in `phase` (naming `command`).
   Result<AttemptState> load(std::string_view id, std::string_view learner, std::string_view command,

@@ -210,6 +210,12 @@ Status fold_event(AttemptState& s, const EventView& e) {
       s.applied = true;
       for (auto& [sha, st] : s.scripts)
         if (st == ScriptStatus::kPendingExecution) st = ScriptStatus::kExecuted;
+    } else if (type == "world.reset") {
+      // A fresh live world: nothing of the IR has run on it.
+      s.applied = false;
+      s.recovered_live = false;
+      for (auto& [sha, st] : s.scripts)
+        if (st == ScriptStatus::kExecuted) st = ScriptStatus::kPendingExecution;
     } else if (type == "attempt.verified") {
       AURA_ASSIGN_OR_RETURN(s.recovered_live, p.boolean("recovered"));
     } else if (type == "gate.started") {

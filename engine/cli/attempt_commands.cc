@@ -313,6 +313,19 @@ int attempt_abandon(Invocation& inv) {
   });
 }
 
+int attempt_reset(Invocation& inv) {
+  auto reason = text_flag(inv, "reason", false);
+  if (!reason.ok()) return inv.fail(reason.status(), 2);
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    auto previous = e.reset(inv.positional[0], learner_of(inv), *reason);
+    if (!previous.ok()) return previous.status();
+    std::cout << "the live world was reset: the old one " << *previous
+              << "; a fresh one was built from the package\n";
+    json.str("previous", *previous);
+    return Status::ok();
+  });
+}
+
 // ---- judge ----
 
 struct JudgeRun {
@@ -570,6 +583,18 @@ void register_attempt_commands(Registry& r) {
          1,
          1,
          attempt_abandon});
+  r.add({"attempt reset",
+         "ATTEMPT",
+         "rebuild the live world from the package (same seed), e.g. after a crash broke it",
+         "From inspect to transfer_gate (before a verdict). The live world is destroyed, or, when "
+         "it can no\nlonger be opened (a crash killed its processes), discarded: what it left "
+         "is reaped and recorded.\nA fresh one is built with the attempt's seed; world.reset "
+         "records what became of the old one.\nThe attempt goes back to inspect: probe the fresh "
+         "world, then submit (the same IR or a revision)\nand apply. Probes spent stay spent.",
+         {learner_flag(), {"reason", "TEXT", "why (optional)"}},
+         1,
+         1,
+         attempt_reset});
   r.add({"judge",
          "SCENARIO",
          "run the scenario's judge-mode gold and bad interventions",

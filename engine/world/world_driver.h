@@ -99,6 +99,15 @@ class WorldDriver {
                                               const std::filesystem::path& work_dir) = 0;
   // Removes everything the world made. Idempotent.
   virtual Status destroy(std::unique_ptr<World> world) = 0;
+  // Removes what a world in `work_dir` left when it can no longer be opened (a crash killed its
+  // processes, its state file is damaged): everything it recorded is released, then the folder
+  // goes. Idempotent; nothing to do is ok.
+  virtual Status discard(const std::filesystem::path& work_dir) {
+    std::error_code ec;
+    std::filesystem::remove_all(work_dir, ec);
+    if (ec) return Status::io("remove " + work_dir.string() + ": " + ec.message());
+    return Status::ok();
+  }
   // Digest of the isolation profile the driver runs calls under, and a JSON object describing
   // the capabilities it really has (both bound into receipts).
   virtual std::string profile_digest() const = 0;

@@ -387,3 +387,52 @@ TEST_CASE("attempt: the live world persists across commands and is the one probe
   CHECK(phase_of(lab, id) == Phase::kDone);
   CHECK_FALSE(fs::exists(lab.lab.data() / "worlds" / id));
 }
+
+TEST_CASE("attempt: reset rebuilds the live world and sends the attempt back to its contract") {
+  EngineLab lab;
+  auto& e = *lab.engine;
+  // Not before the prediction, not after a verdict.
+  auto early = e.start({"alice", std::string(kT0), "learn", 3});
+  REQUIRE(early.ok());
+  auto refused = e.reset(*early, "alice", "");
+  CHECK(refused.status().message().find("'reset' needs phase from inspect to transfer_gate") !=
+        std::string::npos);
+  // In transfer_gate, with the gold fix applied and verified on the live world.
+  const std::string id = lab.up_to_gate("gold");
+  auto st = e.state(id);
+  REQUIRE(st.ok());
+  REQUIRE(st->recovered_live);
+  const auto head = lab.log->head().seq;
+  auto reset = e.reset(id, "alice", "start the world over");
+  REQUIRE_MESSAGE(reset.ok(), reset.status().message());
+  CHECK(*reset == "destroyed");
+  st = e.state(id);
+  REQUIRE(st.ok());
+  CHECK(st->phase == Phase::kInspect);
+  CHECK_FALSE(st->applied);
+  CHECK_FALSE(st->recovered_live);
+  CHECK(st->revision == 1);  // the IR is kept; it has not run on the new world
+  auto ev = lab.log->get(head + 1);
+  REQUIRE(ev.ok());
+  CHECK(ev->type == "world.reset");
+  CHECK(std::string(ev->payload).find(R"("previous":"destroyed")") != std::string::npos);
+  // Apply and verify are refused until the IR is submitted and runs again; then the fresh
+  // world recovers as the old one did.
+  CHECK_FALSE(e.verify(id, "alice").ok());
+  CHECK_FALSE(e.apply(id, "alice").ok());
+  auto rev = e.submit(id, "alice", lab.judge("gold").ir_json);
+  REQUIRE_MESSAGE(rev.ok(), rev.status().message());
+  CHECK(*rev == 2);
+  REQUIRE(e.apply(id, "alice").ok());
+  REQUIRE(e.ack(id, "alice", "").is_ok());
+  auto v = e.verify(id, "alice");
+  REQUIRE(v.ok());
+  st = e.state(id);
+  REQUIRE(st.ok());
+  CHECK(st->recovered_live);
+  auto g = e.gate(id, "alice", nullptr);
+  REQUIRE_MESSAGE(g.ok(), g.status().message());
+  CHECK(g->result.verdict == aura::gate::Verdict::kVerified);
+  CHECK_FALSE(e.reset(id, "alice", "").ok());  // a verdict is final
+  REQUIRE(e.abandon(early.value(), "alice", "done").is_ok());
+}

@@ -123,6 +123,16 @@ TEST_CASE("o1: a learner's gold fix earns a receipt that replays; the hand edit 
   s.ok({"attempt", "submit", bad, (s.lab / "bad.json").string()});
   s.ok({"attempt", "apply", bad});
   s.ok({"attempt", "ack", bad});
+  // A reset puts the world back as it started (app-c answers 404 again); the IR is applied anew.
+  r = s.ok({"attempt", "reset", bad, "--reason", "try it on a clean world"});
+  CHECK(r.out.find("the old one destroyed") != std::string::npos);
+  r = s.ok(
+      {"attempt", "probe", bad,
+       R"({"call":"file.read","params":{"node":{"literal":"app-c"},"path":"/etc/nginx/conf.d/site.conf"}})"});
+  CHECK(r.out.find("root /var/www/docs/r1841;") != std::string::npos);
+  s.ok({"attempt", "submit", bad, (s.lab / "bad.json").string()});
+  s.ok({"attempt", "apply", bad});
+  s.ok({"attempt", "ack", bad});
   r = s.ok({"attempt", "verify", bad});
   CHECK(r.out.find("the live world recovered") != std::string::npos);
   r = s.ok({"attempt", "gate", bad, "--json"});

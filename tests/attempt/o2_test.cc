@@ -3,12 +3,15 @@
 // command to a receipt that replays, and plausible wrong fixes each refused by the property the
 // scenario means to refuse them with. Needs root (namespace worlds, nginx, aura-svcman).
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
 #include "tests/attempt/package_lab.h"
 #include "tests/cli/cli_util.h"
+#include "workers/sandbox/registry.h"
 
 using namespace aura::testing;
 namespace fs = std::filesystem;
@@ -127,4 +130,47 @@ TEST_CASE("o2: plausible wrong fixes are refused by the property meant to refuse
     CHECK(gate.find(std::string("\"verdict\":\"") + w.verdict + "\"") != std::string::npos);
     CHECK(gate.find(w.failing) != std::string::npos);
   }
+}
+
+TEST_CASE("o2: a live world a crash left broken is reported, reset, and leaves nothing behind") {
+  O2Lab s;
+  CliResult r = s.ok({"attempt", "start", kO2, "--seed", "0", "--json"});
+  const std::string id = *Json(r.last_line()).str("attempt");
+  s.ok({"attempt", "predict", id, "--hypothesis", "untraversable-folder", "--expect", "x"});
+  s.ok({"attempt", "probe", id, R"({"call":"service.log","params":{"name":"app"}})"});
+
+  // The crash: every process of the world's node dies with its init (a SIGKILL of the init of
+  // its PID namespace), as when the host kills a run's whole tree.
+  const fs::path live = s.lab.data() / "worlds" / id / "live";
+  const std::string state = read_file(live / "world.json");
+  const size_t at = state.find("\"init_pid\":");
+  REQUIRE(at != std::string::npos);
+  const pid_t init = pid_t(std::stol(state.substr(at + 11)));
+  REQUIRE(init > 1);
+  REQUIRE(::kill(init, SIGKILL) == 0);
+  for (int i = 0; i < 200 && ::kill(init, 0) == 0; ++i) ::usleep(5000);
+
+  // Reported: the next call says the world is gone, and changes nothing.
+  r = s.lab.aura({"attempt", "probe", id, R"({"call":"service.log","params":{"name":"app"}})"});
+  CHECK(r.exit_code != 0);
+  INFO(r.describe());
+  CHECK(r.err.find("the live world of attempt " + id + " cannot be opened") != std::string::npos);
+  CHECK(r.err.find("'aura attempt reset " + id + "' rebuilds it") != std::string::npos);
+
+  // Reset: what the broken world left is discarded and reaped, a fresh one is built.
+  r = s.ok({"attempt", "reset", id, "--reason", "the node died", "--json"});
+  CHECK(r.out.find("could not be opened") != std::string::npos);
+  r = s.ok({"attempt", "probe", id, R"({"call":"service.log","params":{"name":"app"}})"});
+  CHECK(r.out.find("cannot write state") != std::string::npos);
+  r = s.ok({"log", "dump"});
+  CHECK(r.out.find("\"type\":\"world.reset\"") != std::string::npos);
+  CHECK(r.out.find("\"type\":\"supervisor.reaped\"") != std::string::npos);
+
+  // Nothing behind: the attempt ends, its world folder goes, every name it recorded is released.
+  s.ok({"attempt", "abandon", id, "--reason", "test done"});
+  CHECK_FALSE(fs::exists(s.lab.data() / "worlds" / id));
+  auto entries = aura::sandbox::Registry(s.lab.data() / "sandbox").entries();
+  REQUIRE(entries.ok());
+  CHECK_FALSE(entries->empty());
+  for (const auto& e : *entries) CHECK_MESSAGE(e.released, e.path.string());
 }

@@ -1,14 +1,21 @@
 #include "workers/nodes/nodes_driver.h"
 
+#include <signal.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
+#include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
 #include "workers/nodes/checks.h"
 #include "workers/nodes/nodes_world.h"
+#include "workers/sandbox/registry.h"
+#include "workers/supervisor/supervisor.h"
 
 namespace aura::workers::nodes {
 namespace {
@@ -221,6 +228,34 @@ Status NodesDriver::destroy(std::unique_ptr<world::World> world) {
   auto* w = dynamic_cast<NodesWorld*>(world.get());
   if (w == nullptr) return Status::invalid("not a world of the nodes driver");
   return w->destroy();
+}
+
+Status NodesDriver::discard(const fs::path& work_dir) {
+  std::error_code ec;
+  if (!fs::exists(work_dir, ec)) return Status::ok();
+  // The holder keeps the world's names from the reaper; a damaged state file names none.
+  auto text = file_io::read_regular_file(work_dir / "world.json", "world.json", 64 << 10);
+  if (text.ok()) {
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    int64_t pid = 0;
+    std::string_view owner;
+    if (parser.parse(*text).get(root) == simdjson::SUCCESS &&
+        root["holder_pid"].get_int64().get(pid) == simdjson::SUCCESS &&
+        root["holder_owner"].get_string().get(owner) == simdjson::SUCCESS && pid > 1 &&
+        !owner.empty() && sandbox::owner_of(pid_t(pid)) == owner) {
+      ::kill(pid_t(pid), SIGKILL);
+      for (int i = 0; i < 200 && sandbox::Registry::owner_alive(std::string(owner)); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  if (!host_.state_dir.empty() && host_.log != nullptr) {
+    auto reaped = supervisor::reap_and_record(host_.state_dir, *host_.log);
+    if (!reaped.ok()) return reaped.status().with_context("reaping world " + work_dir.string());
+  }
+  fs::remove_all(work_dir, ec);
+  if (ec) return Status::io("remove " + work_dir.string() + ": " + ec.message());
+  return Status::ok();
 }
 
 std::string NodesDriver::profile_digest() const { return to_hex(sha256(kProfile)); }

@@ -50,6 +50,9 @@ class NodesDriver final : public world::WorldDriver {
                                              std::string_view world_id,
                                              const std::filesystem::path& work_dir) override;
   Status destroy(std::unique_ptr<world::World> world) override;
+  // Ends the world's holder (if it is still the process world.json names), then reaps and
+  // records every name whose owner is gone, then removes the folder.
+  Status discard(const std::filesystem::path& work_dir) override;
   std::string profile_digest() const override;
   std::string capabilities_json() const override;
 

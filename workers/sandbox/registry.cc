@@ -62,8 +62,10 @@ std::string start_time_of(pid_t pid) {
   if (close == std::string::npos) return "";
   std::istringstream rest(text.substr(close + 2));
   std::string field;
-  // Fields after "(comm)": state is field 3; starttime is field 22.
+  // Fields after "(comm)": state is field 3; starttime is field 22. A zombie (Z) or a dying
+  // process (X) holds nothing any more: it counts as gone, whoever is late to reap it.
   for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 3 && (field == "Z" || field == "X")) return "";
     if (i == 22) return field;
   }
   return "";
