@@ -606,11 +606,13 @@ void register_attempt_commands(Registry& r) {
          "{recovered, verdict, properties: [{property,\nstatus, reason, cited}]}}, and the same "
          "objects in cases.\nSCENARIO is a loaded id, or its short name (O1 for o1-fleet-drift). "
          "On first use (no lab key in\n--keys) the lab is set up as 'aura setup' does, with the "
-         "bundled scenarios of ./scenarios.",
+         "bundled scenarios of --scenarios.",
          {{"seed", "N", "the worlds' seed (default random, the same for every case)"},
           {"case", "NAME", "gold, bad or all (default)"},
           {"out", "DIR",
-           "write each issued receipt to DIR/<attempt>.receipt.json (default DATA/receipts)"}},
+           "write each issued receipt to DIR/<attempt>.receipt.json (default DATA/receipts)"},
+          {"scenarios", "DIR",
+           "on first use, the bundled scenarios to set the lab up with (default ./scenarios)"}},
          1,
          1,
          judge});

@@ -76,8 +76,8 @@ void register_bench_replay_commands(Registry& r);
 void register_caps_commands(Registry& r);
 
 // For a command that needs a set-up lab (aura judge): when KEYS holds no lab key yet, runs
-// 'aura setup' (its lines, not its JSON) with the bundled scenarios of ./scenarios. 0 when the
-// lab is set up afterwards, else the exit status to return.
+// 'aura setup' (its lines, not its JSON) with the bundled scenarios of --scenarios (default
+// ./scenarios). 0 when the lab is set up afterwards, else the exit status to return.
 int setup_if_new(const Invocation& inv);
 void register_sandbox_commands(Registry& r);
 void register_bench_sandbox_commands(Registry& r);

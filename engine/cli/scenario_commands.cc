@@ -439,6 +439,7 @@ int setup_if_new(const Invocation& inv) {
   quiet.json = false;
   quiet.positional.clear();
   quiet.flags.clear();
+  if (inv.has("scenarios")) quiet.flags["scenarios"] = inv.get("scenarios");
   const int code = setup(quiet);
   // A bundled package that did not load is reported above; the command goes on with the rest.
   return KeyStore::open(inv.keys_dir).ok() ? 0 : (code != 0 ? code : 1);

@@ -113,6 +113,27 @@ TEST_CASE("aura judge: gold VERIFIED with a receipt that holds; bad RECOVERED_UN
   CHECK(r.out.find("FAIL  signature") != std::string::npos);
 }
 
+TEST_CASE("aura judge: on first use it sets the lab up; a short name names the scenario") {
+  Lab lab(Lab::Keys::kNone);
+  copy_t0_package(lab / "scenarios");
+  REQUIRE_FALSE(std::filesystem::exists(lab.keys()));
+  CliResult r = lab.ok({"judge", "T0", "--seed", "2", "--case", "gold", "--scenarios",
+                        (lab / "scenarios").string(), "--json"});
+  CHECK(r.out.find("first use: setting up the lab in " + lab.data().string()) != std::string::npos);
+  CHECK(r.out.find("loaded   t0-config-drift") != std::string::npos);
+  CHECK(r.out.find("case gold: VERIFIED, expected VERIFIED") != std::string::npos);
+  Json j(r.last_line());
+  REQUIRE(j.ok());
+  CHECK(*j.str("scenario") == "t0-config-drift");
+  CHECK(std::filesystem::exists(lab.keys()));
+  // Set up now: no second set-up; an unknown or ambiguous name is refused naming what is loaded.
+  r = lab.ok({"judge", "t0-config-drift", "--seed", "2", "--case", "gold"});
+  CHECK(r.out.find("first use") == std::string::npos);
+  r = lab.aura({"judge", "O7"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("no scenario \"O7\" is loaded; loaded: t0-config-drift") != std::string::npos);
+}
+
 TEST_CASE("aura projections: rebuilt twice from real attempts, the answers are identical") {
   CliLab s;
   s.ok({"judge", "t0-config-drift", "--seed", "2"});
