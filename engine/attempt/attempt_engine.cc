@@ -5,7 +5,9 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <set>
 #include <span>
+#include <thread>
 
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/json_writer.h"
@@ -719,6 +721,9 @@ Result<GateOutcome> AttemptEngine::gate(
   in.seed = s.seed;
   in.work_dir = ctx_.worlds_dir / s.id / ("gate-" + std::to_string(started->seq));
   in.stop_at_first_failure = stop_early;
+  // Judge mode runs every property: as many at once as the machine has cores (the driver
+  // permitting), up to the five.
+  in.parallel = std::clamp(std::thread::hardware_concurrency(), 1u, 5u);
   in.progress = std::move(progress);
   auto ran = gate::run_gate(in, *ctx_.log, *ctx_.blobs);
   std::error_code ec;

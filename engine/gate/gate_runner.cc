@@ -1,8 +1,10 @@
 #include "engine/gate/gate_runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <span>
+#include <thread>
 
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/text.h"
@@ -23,8 +25,11 @@ class PropertyRun {
  public:
   PropertyRun(const GateRunInput& in, Property p, BlobStore& blobs)
       : in_(in), property_(p), blobs_(blobs) {}
-  ~PropertyRun() {
+  ~PropertyRun() { release_worlds(); }
+  // Destroys the property's worlds (its recorded events are kept for commit()).
+  void release_worlds() {
     for (auto& w : worlds_) (void)in_.driver->destroy(std::move(w));
+    worlds_.clear();
   }
 
   Result<world::World*> build(const std::string& world_id) {
@@ -227,10 +232,52 @@ void write_action_members(JsonWriter& w, const ActionRecord& r) {
   w.raw("resolved", resolved.done());
 }
 
+namespace {
+
+// Every property at once on up to in.parallel threads (each its own worlds, destroyed as soon as
+// it is done), then committed and graded in kProperties order: the log holds the same events in
+// the same order as a serial run, and the first error in that order is the one returned.
+Result<GateRunOutput> run_gate_parallel(const GateRunInput& in, EventLog& log, BlobStore& blobs) {
+  struct Slot {
+    std::unique_ptr<PropertyRun> run;
+    aura::Status status = aura::Status::ok();
+  };
+  std::vector<Slot> slots(std::size(kProperties));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < std::size(kProperties); i = next++) {
+      slots[i].run = std::make_unique<PropertyRun>(in, kProperties[i], blobs);
+      slots[i].status = run_property(in, kProperties[i], *slots[i].run);
+      slots[i].run->release_worlds();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::min<size_t>(in.parallel, std::size(kProperties)); ++t)
+    threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  GateRunOutput out;
+  std::vector<Fact> all;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!slots[i].status.is_ok()) return slots[i].status;
+    std::vector<Fact> facts;
+    AURA_ASSIGN_OR_RETURN(facts, slots[i].run->commit(log, out));
+    all.insert(all.end(), facts.begin(), facts.end());
+    out.facts.insert(out.facts.end(), facts.begin(), facts.end());
+    if (in.progress)
+      in.progress(kProperties[i], grade(*in.spec, all).properties[size_t(kProperties[i])].status);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<GateRunOutput> run_gate(const GateRunInput& in, EventLog& log, BlobStore& blobs) {
   if (in.manifest == nullptr || in.driver == nullptr || in.ir == nullptr || in.spec == nullptr) {
     return aura::Status::invalid("run_gate: manifest, driver, IR and spec are required");
   }
+  if (!in.stop_at_first_failure && in.parallel > 1 && in.driver->concurrent_worlds())
+    return run_gate_parallel(in, log, blobs);
   GateRunOutput out;
   std::vector<Fact> all;
   bool stopped = false;

@@ -57,6 +57,10 @@ struct GateRunInput {
   uint64_t seed = 0;
   std::filesystem::path work_dir;  // must not exist; one sub-folder per property's world
   bool stop_at_first_failure = false;
+  // Without stop_at_first_failure, and when the driver's worlds may be used from several
+  // threads at once (WorldDriver::concurrent_worlds), up to this many properties run at once.
+  // Their events are still appended property by property in kProperties order.
+  unsigned parallel = 1;
   // Called after each property with its name and status ("pass", "fail"): progress.
   std::function<void(Property, Status)> progress;
 };

@@ -108,6 +108,9 @@ class WorldDriver {
     if (ec) return Status::io("remove " + work_dir.string() + ": " + ec.message());
     return Status::ok();
   }
+  // Whether distinct worlds may be created, used and destroyed from distinct threads at once
+  // (the gate then runs its properties in parallel). One world is only ever used by one thread.
+  virtual bool concurrent_worlds() const { return false; }
   // Digest of the isolation profile the driver runs calls under, and a JSON object describing
   // the capabilities it really has (both bound into receipts).
   virtual std::string profile_digest() const = 0;

@@ -6,7 +6,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include "tests/attempt/package_lab.h"
@@ -64,6 +67,31 @@ TEST_CASE("o2: judge mode gives gold VERIFIED and bad RECOVERED_UNPROVEN on thre
   CHECK(path.find((s.lab.data() / "receipts").string()) == 0);
   CHECK(fs::exists(path));
   CHECK(line.find(R"({"property":"reversal","status":"pass")", gold) != std::string::npos);
+  // Judge mode ran each gate's properties in parallel (the nodes driver allows it); their events
+  // are still in the log property by property, in the gate's order.
+  r = s.ok({"log", "dump"});
+  std::map<std::string, size_t> last;  // gate seq -> index of the last property seen
+  const std::vector<std::string> order = {"primary", "twin", "control", "repeat", "reversal"};
+  size_t gate_events = 0;
+  std::istringstream lines(r.out);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.find(R"("type":"gate.fact")") == std::string::npos &&
+        l.find(R"("type":"gate.action")") == std::string::npos)
+      continue;
+    const size_t g = l.find(R"("gate":)"), p = l.find(R"("property":")");
+    REQUIRE(g != std::string::npos);
+    REQUIRE(p != std::string::npos);
+    const std::string gate = l.substr(g + 7, l.find(',', g) - g - 7);
+    const std::string prop = l.substr(p + 12, l.find('"', p + 12) - p - 12);
+    const size_t index = size_t(std::find(order.begin(), order.end(), prop) - order.begin());
+    REQUIRE(index < order.size());
+    CHECK_MESSAGE(index >= last[gate],
+                  "gate " << gate << ": " << prop << " after " << order[last[gate]]);
+    last[gate] = index;
+    ++gate_events;
+  }
+  CHECK(last.size() == 8);  // bad and gold on three seeds, and on seed 7
+  CHECK(gate_events > 0);
   const auto receipts = files_with_suffix(s.lab / "receipts", ".receipt.json");
   REQUIRE(receipts.size() == 3);  // gold only, once per seed
   r = s.ok({"receipt", "verify", receipts[0].string(), "--replay"});
@@ -95,6 +123,34 @@ TEST_CASE("o2: a learner's gold fix, command by command, earns a receipt that re
   s.ok({"attempt", "receipt", id, "--out", receipt.string()});
   s.ok({"receipt", "verify", receipt.string(), "--replay"});
   s.ok({"attempt", "reflect", id, "--text", "restore group search on the one folder"});
+
+  // A fresh attempt on the same seed with the bad fix (the unit run as root): the live world
+  // recovers, the gate holds it at RECOVERED_UNPROVEN, and no receipt is issued. A reset
+  // between two applies puts the world back as it started.
+  r = s.ok({"attempt", "start", kO2, "--seed", "5", "--json"});
+  const std::string bad = *Json(r.last_line()).str("attempt");
+  s.ok({"attempt", "predict", bad, "--hypothesis", "wrong-user", "--expect", "root gets past it"});
+  s.ok({"attempt", "probe", bad, R"({"call":"service.log","params":{"name":"app"}})"});
+  write_file(
+      s.lab / "bad.json",
+      ir(R"([{"call":"file.replace","params":{"path":"/etc/svcman/app.unit","old":"user=app","new":"user=root"}},{"call":"service.restart","params":{"name":"app"}}])"));
+  s.ok({"attempt", "submit", bad, (s.lab / "bad.json").string()});
+  s.ok({"attempt", "apply", bad});
+  s.ok({"attempt", "reset", bad, "--reason", "again on a clean world"});
+  r = s.ok({"attempt", "probe", bad,
+            R"({"call":"file.read","params":{"path":"/etc/svcman/app.unit"}})"});
+  CHECK(r.out.find("user=app") != std::string::npos);
+  s.ok({"attempt", "submit", bad, (s.lab / "bad.json").string()});
+  s.ok({"attempt", "apply", bad});
+  s.ok({"attempt", "ack", bad});
+  r = s.ok({"attempt", "verify", bad});
+  CHECK(r.out.find("the live world recovered") != std::string::npos);
+  r = s.ok({"attempt", "gate", bad, "--json"});
+  CHECK(*Json(r.last_line()).str("verdict") == "RECOVERED_UNPROVEN");
+  r = s.lab.aura({"attempt", "receipt", bad, "--out", (s.lab / "bad-receipt.json").string()});
+  CHECK(r.exit_code != 0);
+  CHECK_FALSE(fs::exists(s.lab / "bad-receipt.json"));
+  s.ok({"attempt", "abandon", bad, "--reason", "test done"});
 }
 
 TEST_CASE("o2: plausible wrong fixes are refused by the property meant to refuse them") {

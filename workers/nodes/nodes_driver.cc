@@ -113,6 +113,7 @@ void NodesDriver::configure(const world::WorldHost& host) {
 }
 
 Result<sandbox::CgroupTree*> NodesDriver::tree() {
+  std::lock_guard lock(tree_mu_);
   if (!tree_) {
     std::unique_ptr<sandbox::CgroupTree> t;
     AURA_ASSIGN_OR_RETURN(t, sandbox::CgroupTree::detect());

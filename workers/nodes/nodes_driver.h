@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,12 +56,16 @@ class NodesDriver final : public world::WorldDriver {
   Status discard(const std::filesystem::path& work_dir) override;
   std::string profile_digest() const override;
   std::string capabilities_json() const override;
+  // Worlds share only the cgroup tree (per-run groups are thread-safe) and the registry
+  // (appends under a file lock); each has its own holder, network, nodes and folders.
+  bool concurrent_worlds() const override { return true; }
 
  private:
   Result<sandbox::CgroupTree*> tree();
   Result<std::unique_ptr<NodesWorld>> new_world();
   world::WorldHost host_;
   bool configured_ = false;
+  std::mutex tree_mu_;  // tree_ is detected once, by whichever world needs it first
   std::unique_ptr<sandbox::CgroupTree> tree_;
 };
 
