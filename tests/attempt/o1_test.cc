@@ -100,13 +100,7 @@ TEST_CASE("o1: a learner's gold fix earns a receipt that replays; the hand edit 
   CHECK(r.out.find("No such file") != std::string::npos);
   write_file(s.lab / "fix.json",
              ir("[" + unset(R"({"selector":"stale-app-root-override"})") + "," + kConverge + "]"));
-  s.ok({"attempt", "submit", id, (s.lab / "fix.json").string()});
-  r = s.ok({"attempt", "apply", id});
-  s.ok({"attempt", "ack", id});
-  r = s.ok({"attempt", "verify", id});
-  CHECK(r.out.find("the live world recovered") != std::string::npos);
-  r = s.ok({"attempt", "gate", id, "--json"});
-  CHECK(*Json(r.last_line()).str("verdict") == "VERIFIED");
+  CHECK(s.recover_and_gate(id, s.lab / "fix.json") == "VERIFIED");
   const fs::path receipt = s.lab / "receipt.json";
   s.ok({"attempt", "receipt", id, "--out", receipt.string()});
   s.ok({"receipt", "verify", receipt.string(), "--replay"});
@@ -130,16 +124,8 @@ TEST_CASE("o1: a learner's gold fix earns a receipt that replays; the hand edit 
       {"attempt", "probe", bad,
        R"({"call":"file.read","params":{"node":{"literal":"app-c"},"path":"/etc/nginx/conf.d/site.conf"}})"});
   CHECK(r.out.find("root /var/www/docs/r1841;") != std::string::npos);
-  s.ok({"attempt", "submit", bad, (s.lab / "bad.json").string()});
-  s.ok({"attempt", "apply", bad});
-  s.ok({"attempt", "ack", bad});
-  r = s.ok({"attempt", "verify", bad});
-  CHECK(r.out.find("the live world recovered") != std::string::npos);
-  r = s.ok({"attempt", "gate", bad, "--json"});
-  CHECK(*Json(r.last_line()).str("verdict") == "RECOVERED_UNPROVEN");
-  r = s.lab.aura({"attempt", "receipt", bad, "--out", (s.lab / "bad-receipt.json").string()});
-  CHECK(r.exit_code != 0);
-  CHECK(!fs::exists(s.lab / "bad-receipt.json"));
+  CHECK(s.recover_and_gate(bad, s.lab / "bad.json") == "RECOVERED_UNPROVEN");
+  s.no_receipt(bad);
   s.ok({"attempt", "abandon", bad, "--reason", "test done"});
 }
 

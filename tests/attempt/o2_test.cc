@@ -112,13 +112,7 @@ TEST_CASE("o2: a learner's gold fix, command by command, earns a receipt that re
   write_file(
       s.lab / "fix.json",
       ir(R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])"));
-  s.ok({"attempt", "submit", id, (s.lab / "fix.json").string()});
-  s.ok({"attempt", "apply", id});
-  s.ok({"attempt", "ack", id});
-  r = s.ok({"attempt", "verify", id});
-  CHECK(r.out.find("the live world recovered") != std::string::npos);
-  r = s.ok({"attempt", "gate", id, "--json"});
-  CHECK(*Json(r.last_line()).str("verdict") == "VERIFIED");
+  CHECK(s.recover_and_gate(id, s.lab / "fix.json") == "VERIFIED");
   const fs::path receipt = s.lab / "receipt.json";
   s.ok({"attempt", "receipt", id, "--out", receipt.string()});
   s.ok({"receipt", "verify", receipt.string(), "--replay"});
@@ -140,16 +134,8 @@ TEST_CASE("o2: a learner's gold fix, command by command, earns a receipt that re
   r = s.ok({"attempt", "probe", bad,
             R"({"call":"file.read","params":{"path":"/etc/svcman/app.unit"}})"});
   CHECK(r.out.find("user=app") != std::string::npos);
-  s.ok({"attempt", "submit", bad, (s.lab / "bad.json").string()});
-  s.ok({"attempt", "apply", bad});
-  s.ok({"attempt", "ack", bad});
-  r = s.ok({"attempt", "verify", bad});
-  CHECK(r.out.find("the live world recovered") != std::string::npos);
-  r = s.ok({"attempt", "gate", bad, "--json"});
-  CHECK(*Json(r.last_line()).str("verdict") == "RECOVERED_UNPROVEN");
-  r = s.lab.aura({"attempt", "receipt", bad, "--out", (s.lab / "bad-receipt.json").string()});
-  CHECK(r.exit_code != 0);
-  CHECK_FALSE(fs::exists(s.lab / "bad-receipt.json"));
+  CHECK(s.recover_and_gate(bad, s.lab / "bad.json") == "RECOVERED_UNPROVEN");
+  s.no_receipt(bad);
   s.ok({"attempt", "abandon", bad, "--reason", "test done"});
 }
 

@@ -42,4 +42,21 @@ std::string PackageLab::attempt(const std::string& ir, int seed, const std::stri
   return r.last_line();
 }
 
+std::string PackageLab::recover_and_gate(const std::string& id, const fs::path& ir_file) const {
+  ok({"attempt", "submit", id, ir_file.string()});
+  ok({"attempt", "apply", id});
+  ok({"attempt", "ack", id});
+  CliResult r = ok({"attempt", "verify", id});
+  CHECK(r.out.find("the live world recovered") != std::string::npos);
+  r = ok({"attempt", "gate", id, "--json"});
+  return Json(r.last_line()).str("verdict").value_or("");
+}
+
+void PackageLab::no_receipt(const std::string& id) const {
+  const fs::path out = lab / (id + ".receipt.json");
+  CliResult r = lab.aura({"attempt", "receipt", id, "--out", out.string()});
+  CHECK(r.exit_code != 0);
+  CHECK_FALSE(fs::exists(out));
+}
+
 }  // namespace aura::testing

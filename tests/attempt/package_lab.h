@@ -3,6 +3,7 @@
 // by the lab's own publisher key and loaded by `aura setup`. Shared by the O1 and O2 tests.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ class PackageLab {
   // (its live world goes). The gate's JSON line.
   std::string attempt(const std::string& ir, int seed, const std::string& hypothesis,
                       const std::string& probe) const;
+
+  // Submits the IR in `ir_file`, applies it, acknowledges, verifies (CHECKs that the live world
+  // recovered) and gates: the gate's verdict.
+  std::string recover_and_gate(const std::string& id, const std::filesystem::path& ir_file) const;
+  // CHECKs that `attempt receipt` is refused and writes no file.
+  void no_receipt(const std::string& id) const;
 
   Lab lab;
   const std::string scenario;
