@@ -23,6 +23,7 @@
 #include "workers/drivers.h"
 #include "workers/netns/world_network.h"
 #include "workers/nodes/nodes_world.h"
+#include "workers/nodes/stage.h"
 #include "workers/sandbox/registry.h"
 
 namespace aura {
@@ -483,6 +484,50 @@ TEST_CASE("nodes: a persisted world is reopened by a later process; an abandoned
   CHECK(reaped->runs_reaped >= 3);  // two nodes and the network, at least
   CHECK(unreleased(h.host.state_dir).empty());
   for (const auto& p : lost) CHECK_MESSAGE(!fs::exists(p), p);
+}
+
+TEST_CASE("nodes: a package in a private folder is staged where the node's uids reach it") {
+  Host h;
+  auto m = manifest();
+  // A checkout in a 0700 home: the node's uids cannot search the folder above the package.
+  const fs::path home = h.dir / "home";
+  fs::create_directories(home);
+  fs::permissions(home, fs::perms::owner_all);
+  fs::copy(fixture(), home / "n0", fs::copy_options::recursive);
+  auto staged = workers::nodes::reachable_by_nodes((home / "n0").string());
+  REQUIRE_MESSAGE(staged.ok(), staged.status().message());
+  CHECK(staged->rfind(std::string(workers::nodes::kStageRoot) + "/n0-", 0) == 0);
+  CHECK(slurp(fs::path(*staged) / "manifest.json") == slurp(fixture() / "manifest.json"));
+  // Unchanged, it is reused; a reachable path is used as it is.
+  CHECK(*workers::nodes::reachable_by_nodes((home / "n0").string()) == *staged);
+  CHECK(*workers::nodes::reachable_by_nodes(fixture().string()) == fixture().string());
+  // A file (a tool): staged in a folder of its own, still executable.
+  {
+    std::ofstream(home / "tool") << "#!/bin/sh\n";
+    fs::permissions(home / "tool", fs::perms::owner_all);
+    auto tool = workers::nodes::reachable_by_nodes((home / "tool").string());
+    REQUIRE_MESSAGE(tool.ok(), tool.status().message());
+    CHECK(fs::path(*tool).filename() == "tool");
+    CHECK(slurp(*tool) == "#!/bin/sh\n");
+    CHECK((fs::status(*tool).permissions() & fs::perms::others_exec) != fs::perms::none);
+    std::error_code ec;
+    fs::remove_all(fs::path(*tool).parent_path(), ec);
+  }
+
+  auto d = h.driver();
+  auto w = d->create(home / "n0", m, "primary", 7, h.dir / "w");
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  (*w)->bind_attempt(kAttempt);
+  auto page = (*w)->probe(
+      call(m,
+           R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/www/index.html"}})",
+           false),
+      4096);
+  REQUIRE_MESSAGE(page.ok(), page.status().message());
+  CHECK(page->output == "n0 world: broken release\n");
+  CHECK(d->destroy(std::move(w).value()).is_ok());
+  std::error_code ec;
+  fs::remove_all(*staged, ec);
 }
 
 }  // namespace aura

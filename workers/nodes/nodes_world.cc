@@ -27,6 +27,7 @@
 #include "workers/inspect/node_view.h"
 #include "workers/nodes/checks.h"
 #include "workers/nodes/nodes_driver.h"
+#include "workers/nodes/stage.h"
 #include "workers/runner/accounts.h"
 #include "workers/runner/vars_file.h"
 #include "workers/supervisor/supervisor.h"
@@ -215,10 +216,14 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(work_dir.parent_path(), 0700));
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(work_dir, 0700));
 
-  std::vector<sandbox::PackageMount> mounts = {{fs::absolute(package_dir).string(), "/aura/pkg"}};
+  // The node's uids must reach what it mounts: staged when its folders are private.
+  std::string package;
+  AURA_ASSIGN_OR_RETURN(package, reachable_by_nodes(fs::absolute(package_dir).string()));
+  std::vector<sandbox::PackageMount> mounts = {{package, "/aura/pkg"}};
   for (std::string_view tool : {"aura-runner", "aura-svcman", "aura-app"}) {
     std::string path;
     AURA_ASSIGN_OR_RETURN(path, tool_path(tool));
+    AURA_ASSIGN_OR_RETURN(path, reachable_by_nodes(path));
     mounts.push_back({path, "/aura/bin/" + std::string(tool)});
   }
 
