@@ -53,6 +53,17 @@ scenario::Call call(const scenario::Manifest& m, const std::string& json, bool a
   return std::move(c).value();
 }
 
+// The page the web node serves from, read by a file.read probe (REQUIREd to run).
+world::CallOutput web_page(world::World& w, const scenario::Manifest& m) {
+  auto page = w.probe(
+      call(m,
+           R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/www/index.html"}})",
+           false),
+      4096);
+  REQUIRE_MESSAGE(page.ok(), page.status().message());
+  return *page;
+}
+
 const scenario::CheckSpec& check_of(const scenario::Manifest& m, const std::string& id) {
   const auto* c = m.find_check(id);
   REQUIRE(c != nullptr);
@@ -156,15 +167,10 @@ TEST_CASE(
 
   // A probe: the page the web node really serves from.
   const uint64_t before = h.lab.log->head().seq;
-  auto page = world.probe(
-      call(m,
-           R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/www/index.html"}})",
-           false),
-      4096);
-  REQUIRE_MESSAGE(page.ok(), page.status().message());
-  CHECK(page->exit_code == 0);
-  CHECK(page->output == "n0 world: broken release\n");
-  CHECK(page->resolved == std::vector<std::string>{"web"});
+  const world::CallOutput page = web_page(world, m);
+  CHECK(page.exit_code == 0);
+  CHECK(page.output == "n0 world: broken release\n");
+  CHECK(page.resolved == std::vector<std::string>{"web"});
   // run.started (supervisor), runner.evidence (the runner, through the writer), run.ended.
   std::vector<std::string> seen;
   for (uint64_t seq = before + 1; seq <= h.lab.log->head().seq; ++seq) {
@@ -443,13 +449,7 @@ TEST_CASE("nodes: a persisted world is reopened by a later process; an abandoned
   auto w = d->open(m, "control", h.dir / "kept");
   REQUIRE_MESSAGE(w.ok(), w.status().message());
   (*w)->bind_attempt(kAttempt);
-  auto page = (*w)->probe(
-      call(m,
-           R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/www/index.html"}})",
-           false),
-      4096);
-  REQUIRE_MESSAGE(page.ok(), page.status().message());
-  CHECK(page->output == "n0 world: release 2\n");
+  CHECK(web_page(**w, m).output == "n0 world: release 2\n");
   auto served = (*w)->check(check_of(m, "page"));
   REQUIRE(served.ok());
   CHECK(served->ok);
@@ -518,13 +518,7 @@ TEST_CASE("nodes: a package in a private folder is staged where the node's uids 
   auto w = d->create(home / "n0", m, "primary", 7, h.dir / "w");
   REQUIRE_MESSAGE(w.ok(), w.status().message());
   (*w)->bind_attempt(kAttempt);
-  auto page = (*w)->probe(
-      call(m,
-           R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/www/index.html"}})",
-           false),
-      4096);
-  REQUIRE_MESSAGE(page.ok(), page.status().message());
-  CHECK(page->output == "n0 world: broken release\n");
+  CHECK(web_page(**w, m).output == "n0 world: broken release\n");
   CHECK(d->destroy(std::move(w).value()).is_ok());
   std::error_code ec;
   fs::remove_all(*staged, ec);
