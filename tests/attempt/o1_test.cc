@@ -22,10 +22,7 @@ constexpr const char* kCheckProbe =
     R"({"call":"ansible.check","params":{"node":{"role":"control"}}})";
 
 struct O1Lab : PackageLab {
-  O1Lab() : PackageLab("AURA_O1_PACKAGE", kO1) {}
-  std::string attempt(const std::string& ir, int seed) const {
-    return PackageLab::attempt(ir, seed, "stale-override", kCheckProbe);
-  }
+  O1Lab() : PackageLab("AURA_O1_PACKAGE", kO1, "stale-override", kCheckProbe) {}
 };
 
 // An IR citing ev-1 with these actions (JSON array text), the scenario's checks and a rollback
@@ -133,33 +130,23 @@ TEST_CASE("o1: plausible wrong fixes are refused by the property meant to refuse
   O1Lab s;
   // Seed 0: web2's override is stale in the primary, web3's in the twin; the control world's
   // web1 is a canary with a legitimate override.
-  struct Wrong {
-    const char* what;
-    std::string actions;
-    const char* verdict;
-    const char* failing;  // the first failing property and its reason
-  } wrongs[] = {
-      {"removing every app_root override, the canary's too",
-       "[" + unset(R"({"selector":"app-root-override"})") + "," + kConverge + "]",
-       "RECOVERED_UNPROVEN",
-       R"("property":"control","status":"fail","reason":"check canary-kept failed)"},
-      {"the right change on a literal host_vars file: what fails on the twin",
-       "[" + unset(R"({"literal":"/srv/ansible/host_vars/web2.yml"})") + "," + kConverge + "]",
-       "RECOVERED_UNPROVEN",
-       R"("property":"twin","status":"fail","reason":"check fleet-serves failed)"},
-      {"converging again without fixing the source of truth", std::string("[") + kConverge + "]",
-       "NOT_RECOVERED",
-       R"("property":"primary","status":"fail","reason":"check fleet-serves failed)"},
-      {"a hand edit on every drifted node, found by selector: undone by the next converge",
-       R"([{"call":"file.write","params":{"node":{"selector":"stale-app-root-nodes"},"path":"/etc/nginx/conf.d/site.conf","content":"server { listen 80; root /srv/site/current; index index.html; }"}},{"call":"nginx.reload","params":{"node":{"selector":"stale-app-root-nodes"}}}])",
-       "RECOVERED_UNPROVEN",
-       R"("property":"primary","status":"fail","reason":"check converge-holds failed)"},
-  };
-  for (const Wrong& w : wrongs) {
-    INFO(w.what);
-    const std::string gate = s.attempt(ir(w.actions), 0);
-    INFO(gate);
-    CHECK(gate.find(std::string("\"verdict\":\"") + w.verdict + "\"") != std::string::npos);
-    CHECK(gate.find(w.failing) != std::string::npos);
-  }
+  s.expect_refused(
+      {
+          {"removing every app_root override, the canary's too",
+           "[" + unset(R"({"selector":"app-root-override"})") + "," + kConverge + "]",
+           "RECOVERED_UNPROVEN",
+           R"("property":"control","status":"fail","reason":"check canary-kept failed)"},
+          {"the right change on a literal host_vars file: what fails on the twin",
+           "[" + unset(R"({"literal":"/srv/ansible/host_vars/web2.yml"})") + "," + kConverge + "]",
+           "RECOVERED_UNPROVEN",
+           R"("property":"twin","status":"fail","reason":"check fleet-serves failed)"},
+          {"converging again without fixing the source of truth",
+           std::string("[") + kConverge + "]", "NOT_RECOVERED",
+           R"("property":"primary","status":"fail","reason":"check fleet-serves failed)"},
+          {"a hand edit on every drifted node, found by selector: undone by the next converge",
+           R"([{"call":"file.write","params":{"node":{"selector":"stale-app-root-nodes"},"path":"/etc/nginx/conf.d/site.conf","content":"server { listen 80; root /srv/site/current; index index.html; }"}},{"call":"nginx.reload","params":{"node":{"selector":"stale-app-root-nodes"}}}])",
+           "RECOVERED_UNPROVEN",
+           R"("property":"primary","status":"fail","reason":"check converge-holds failed)"},
+      },
+      0, ir);
 }

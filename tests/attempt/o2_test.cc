@@ -24,11 +24,9 @@ namespace {
 constexpr const char* kO2 = "o2-service-chain";
 
 struct O2Lab : PackageLab {
-  O2Lab() : PackageLab("AURA_O2_PACKAGE", kO2) {}
-  std::string attempt(const std::string& ir, int seed) const {
-    return PackageLab::attempt(ir, seed, "untraversable-folder",
-                               R"({"call":"service.log","params":{"name":"app"}})");
-  }
+  O2Lab()
+      : PackageLab("AURA_O2_PACKAGE", kO2, "untraversable-folder",
+                   R"({"call":"service.log","params":{"name":"app"}})") {}
 };
 
 // An IR citing ev-1 with these actions (JSON array text) and the scenario's checks.
@@ -142,36 +140,26 @@ TEST_CASE("o2: a learner's gold fix, command by command, earns a receipt that re
 TEST_CASE("o2: plausible wrong fixes are refused by the property meant to refuse them") {
   O2Lab s;
   // Seed 0: the primary's broken folder is /var/lib/app (the twin's is /var/lib/app/spool).
-  struct Wrong {
-    const char* what;
-    std::string actions;
-    const char* verdict;
-    const char* failing;  // the first failing property and its reason
-  } wrongs[] = {
-      {"the right mode on a literal path: what fails on the twin",
-       R"([{"call":"file.chmod","params":{"path":{"literal":"/var/lib/app"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])",
-       "RECOVERED_UNPROVEN",
-       R"("property":"twin","status":"fail","reason":"check app-serves failed)"},
-      {"opening the folder to everyone",
-       R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0777"}},{"call":"service.restart","params":{"name":"app"}}])",
-       "RECOVERED_UNPROVEN",
-       R"("property":"primary","status":"fail","reason":"check modes-declared failed)"},
-      {"the right folder, but the service is never restarted",
-       R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}}])",
-       "NOT_RECOVERED",
-       R"("property":"primary","status":"fail","reason":"check app-serves failed)"},
-      {"exposing the secret to get past it",
-       R"([{"call":"file.chmod","params":{"path":{"literal":"/etc/app/app.conf"},"mode":"0644"}},{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])",
-       "RECOVERED_UNPROVEN",
-       R"("property":"primary","status":"fail","reason":"check secret-private failed)"},
-  };
-  for (const Wrong& w : wrongs) {
-    INFO(w.what);
-    const std::string gate = s.attempt(ir(w.actions), 0);
-    INFO(gate);
-    CHECK(gate.find(std::string("\"verdict\":\"") + w.verdict + "\"") != std::string::npos);
-    CHECK(gate.find(w.failing) != std::string::npos);
-  }
+  s.expect_refused(
+      {
+          {"the right mode on a literal path: what fails on the twin",
+           R"([{"call":"file.chmod","params":{"path":{"literal":"/var/lib/app"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])",
+           "RECOVERED_UNPROVEN",
+           R"("property":"twin","status":"fail","reason":"check app-serves failed)"},
+          {"opening the folder to everyone",
+           R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0777"}},{"call":"service.restart","params":{"name":"app"}}])",
+           "RECOVERED_UNPROVEN",
+           R"("property":"primary","status":"fail","reason":"check modes-declared failed)"},
+          {"the right folder, but the service is never restarted",
+           R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}}])",
+           "NOT_RECOVERED",
+           R"("property":"primary","status":"fail","reason":"check app-serves failed)"},
+          {"exposing the secret to get past it",
+           R"([{"call":"file.chmod","params":{"path":{"literal":"/etc/app/app.conf"},"mode":"0644"}},{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])",
+           "RECOVERED_UNPROVEN",
+           R"("property":"primary","status":"fail","reason":"check secret-private failed)"},
+      },
+      0, ir);
 }
 
 TEST_CASE("o2: a live world a crash left broken is reported, reset, and leaves nothing behind") {

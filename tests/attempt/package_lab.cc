@@ -9,7 +9,8 @@ namespace aura::testing {
 
 namespace fs = std::filesystem;
 
-PackageLab::PackageLab(const char* env, std::string id) : scenario(std::move(id)) {
+PackageLab::PackageLab(const char* env, std::string id, std::string hypothesis, std::string probe)
+    : scenario(std::move(id)), hypothesis_(std::move(hypothesis)), probe_(std::move(probe)) {
   const char* src = std::getenv(env);
   REQUIRE_MESSAGE(src != nullptr, env << " is not set (run through meson)");
   // Worlds mount the package read-only: its folders must be searchable by a node's uids.
@@ -24,12 +25,11 @@ PackageLab::PackageLab(const char* env, std::string id) : scenario(std::move(id)
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
 }
 
-std::string PackageLab::attempt(const std::string& ir, int seed, const std::string& hypothesis,
-                                const std::string& probe) const {
+std::string PackageLab::attempt(const std::string& ir, int seed) const {
   CliResult r = ok({"attempt", "start", scenario, "--seed", std::to_string(seed), "--json"});
   const std::string id = *Json(r.last_line()).str("attempt");
-  ok({"attempt", "predict", id, "--hypothesis", hypothesis, "--expect", "the fix works"});
-  ok({"attempt", "probe", id, probe});
+  ok({"attempt", "predict", id, "--hypothesis", hypothesis_, "--expect", "the fix works"});
+  ok({"attempt", "probe", id, probe_});
   write_file(lab / "fix.json", ir);
   ok({"attempt", "submit", id, (lab / "fix.json").string()});
   ok({"attempt", "apply", id});
@@ -40,6 +40,17 @@ std::string PackageLab::attempt(const std::string& ir, int seed, const std::stri
   if (lab.aura({"attempt", "reflect", id, "--text", "wrong fix"}).exit_code != 0)
     ok({"attempt", "abandon", id, "--reason", "test done"});
   return r.last_line();
+}
+
+void PackageLab::expect_refused(const std::vector<WrongFix>& fixes, int seed,
+                                const std::function<std::string(const std::string&)>& ir_of) const {
+  for (const WrongFix& w : fixes) {
+    INFO(w.what);
+    const std::string gate = attempt(ir_of(w.actions), seed);
+    INFO(gate);
+    CHECK(gate.find(std::string("\"verdict\":\"") + w.verdict + "\"") != std::string::npos);
+    CHECK(gate.find(w.failing) != std::string::npos);
+  }
 }
 
 std::string PackageLab::recover_and_gate(const std::string& id, const fs::path& ir_file) const {

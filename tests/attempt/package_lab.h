@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,18 +12,31 @@
 
 namespace aura::testing {
 
+// A plausible wrong fix: its actions (a JSON array), the verdict it must get, and the text of the
+// first failing property the gate's JSON must hold ("property":"twin","status":"fail",...).
+struct WrongFix {
+  const char* what;
+  std::string actions;
+  const char* verdict;
+  const char* failing;
+};
+
 class PackageLab {
  public:
-  // REQUIRES the environment variable `env` to name the package's folder.
-  PackageLab(const char* env, std::string scenario);
+  // REQUIRES the environment variable `env` to name the package's folder. `hypothesis` and
+  // `probe` are what attempt() predicts and probes before it submits.
+  PackageLab(const char* env, std::string scenario, std::string hypothesis, std::string probe);
 
   CliResult ok(std::vector<std::string> args) const { return lab.ok(std::move(args)); }
 
-  // A learner's attempt on `seed` up to its gate, with `ir` as the fix: predict `hypothesis`,
-  // run `probe` (so the IR can cite ev-1), submit, apply, ack, verify, gate; then end it
-  // (its live world goes). The gate's JSON line.
-  std::string attempt(const std::string& ir, int seed, const std::string& hypothesis,
-                      const std::string& probe) const;
+  // A learner's attempt on `seed` up to its gate, with `ir` as the fix: predict, probe (so the
+  // IR can cite ev-1), submit, apply, ack, verify, gate; then end it (its live world goes). The
+  // gate's JSON line.
+  std::string attempt(const std::string& ir, int seed) const;
+  // Each fix as a learner's attempt on `seed` with the IR `ir_of(actions)`, CHECKed to get its
+  // verdict and failing property.
+  void expect_refused(const std::vector<WrongFix>& fixes, int seed,
+                      const std::function<std::string(const std::string&)>& ir_of) const;
 
   // Submits the IR in `ir_file`, applies it, acknowledges, verifies (CHECKs that the live world
   // recovered) and gates: the gate's verdict.
@@ -32,6 +46,9 @@ class PackageLab {
 
   Lab lab;
   const std::string scenario;
+
+ private:
+  const std::string hypothesis_, probe_;
 };
 
 }  // namespace aura::testing

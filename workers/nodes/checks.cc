@@ -30,25 +30,16 @@ struct CheckShape {
 };
 
 const std::vector<CheckShape>& shapes() {
+  static const std::vector<Param> http = {
+      {"from", Param::kText, true},          {"to", Param::kText, true},
+      {"port", Param::kInt, true},           {"path", Param::kText, true},
+      {"expect_status", Param::kInt, true},  {"expect_text", Param::kText, false},
+      {"listener_comm", Param::kText, false}};
   static const std::vector<CheckShape> s = {
-      {"http.expect",
-       {{"from", Param::kText, true},
-        {"to", Param::kText, true},
-        {"port", Param::kInt, true},
-        {"path", Param::kText, true},
-        {"expect_status", Param::kInt, true},
-        {"expect_text", Param::kText, false},
-        {"listener_comm", Param::kText, false}}},
+      {"http.expect", http},
       // The driver first runs the project's playbook on the `from` node (ansible.run, as the
       // fleet's scheduled converge would), then this is http.expect.
-      {"ansible.converged",
-       {{"from", Param::kText, true},
-        {"to", Param::kText, true},
-        {"port", Param::kInt, true},
-        {"path", Param::kText, true},
-        {"expect_status", Param::kInt, true},
-        {"expect_text", Param::kText, false},
-        {"listener_comm", Param::kText, false}}},
+      {"ansible.converged", http},
       {"unix.expect",
        {{"role", Param::kText, true},
         {"socket", Param::kText, true},

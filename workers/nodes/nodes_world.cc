@@ -441,19 +441,12 @@ Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* targe
   }
   switch (target->kind) {
     case scenario::Target::Kind::kLiteral:
-      for (auto& n : nodes_)
-        if (n.spec->name == target->name) return std::vector<LiveNode*>{&n};
+      if (LiveNode* n = find_node(target->name)) return std::vector<LiveNode*>{n};
       return Status::not_found("no node named \"" + target->name + "\" in this world");
     case scenario::Target::Kind::kRole: {
       auto out = with_role(target->name);
       if (out.empty()) return Status::not_found("no node has the role \"" + target->name + "\"");
-      for (const auto& t : terms_) {
-        if (t.name == target->name && out.size() > t.max_matches) {
-          return Status::failed_precondition("role \"" + target->name + "\" matches " +
-                                             std::to_string(out.size()) + " nodes, more than its " +
-                                             std::to_string(t.max_matches));
-        }
-      }
+      AURA_RETURN_IF_ERROR(within_max_matches("role", target->name, out.size()));
       return out;
     }
     case scenario::Target::Kind::kSelector: {
@@ -470,18 +463,25 @@ Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* targe
       }
       if (out.empty())
         return Status::not_found("selector \"" + target->name + "\" matches no node in this world");
-      for (const auto& t : terms_) {
-        if (t.name == target->name && out.size() > t.max_matches) {
-          return Status::failed_precondition("selector \"" + target->name + "\" matches " +
-                                             std::to_string(out.size()) + " nodes, more than its " +
-                                             std::to_string(t.max_matches));
-        }
-      }
+      AURA_RETURN_IF_ERROR(within_max_matches("selector", target->name, out.size()));
       return out;
     }
   }
   return Status::unavailable("selector \"" + target->name +
                              "\" is not one the nodes driver implements for nodes");
+}
+
+// A term resolving to `n` nodes, refused when that is more than the manifest's max_matches.
+Status NodesWorld::within_max_matches(std::string_view what, const std::string& term,
+                                      size_t n) const {
+  for (const auto& t : terms_) {
+    if (t.name == term && n > t.max_matches) {
+      return Status::failed_precondition(std::string(what) + " \"" + term + "\" matches " +
+                                         std::to_string(n) + " nodes, more than its " +
+                                         std::to_string(t.max_matches));
+    }
+  }
+  return Status::ok();
 }
 
 LiveNode* NodesWorld::find_node(std::string_view name) {
@@ -688,14 +688,11 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
   }
   if (runs.empty())
     return unresolved(Status::not_found("the call's target matched nothing in this world"));
-  for (const auto& t : terms_) {
-    for (const auto& [name, value] : call.params) {
-      const auto* tv = std::get_if<scenario::Target>(&value);
-      if (name != "node" && tv && tv->kind == scenario::Target::Kind::kSelector &&
-          tv->name == t.name && runs.size() > t.max_matches)
-        return unresolved(Status::failed_precondition(
-            "selector \"" + t.name + "\" matches on " + std::to_string(runs.size()) +
-            " nodes, more than its " + std::to_string(t.max_matches)));
+  for (const auto& [name, value] : call.params) {
+    const auto* tv = std::get_if<scenario::Target>(&value);
+    if (name != "node" && tv && tv->kind == scenario::Target::Kind::kSelector) {
+      if (Status s = within_max_matches("selector", tv->name, runs.size()); !s.is_ok())
+        return unresolved(s);
     }
   }
   CallOutput out;

@@ -5,17 +5,14 @@
 namespace aura::runner {
 namespace {
 
-struct Line {
-  size_t begin = 0, end = 0;  // [begin, end) including the '\n' when there is one
-};
-
-std::vector<Line> lines_of(std::string_view text) {
-  std::vector<Line> out;
+// The text's lines, each with its '\n' when it has one.
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> out;
   size_t at = 0;
   while (at < text.size()) {
     const size_t nl = text.find('\n', at);
     const size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
-    out.push_back({at, end});
+    out.push_back(text.substr(at, end - at));
     at = end;
   }
   return out;
@@ -37,23 +34,26 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Lines [i+1, j) indented under the key at line i (or blank).
-size_t end_of_entry(std::string_view text, const std::vector<Line>& lines, size_t i) {
-  size_t j = i + 1;
-  while (j < lines.size()) {
-    const std::string_view l = text.substr(lines[j].begin, lines[j].end - lines[j].begin);
-    if (l.empty() || (l[0] != ' ' && l[0] != '\t')) break;
-    ++j;
-  }
-  return j;
-}
-
-std::optional<size_t> last_line_of(std::string_view text, const std::vector<Line>& lines,
-                                   std::string_view key) {
-  std::optional<size_t> found;
+// The text with every entry of `key` (its line and the indented lines under it)
+// removed, and `line` in place of the last one; nullopt when no line sets the key.
+std::optional<std::string> rewrite(std::string_view text, std::string_view key,
+                                   std::string_view line) {
+  const auto lines = lines_of(text);
+  std::optional<size_t> last;
   for (size_t i = 0; i < lines.size(); ++i)
-    if (value_part(text.substr(lines[i].begin, lines[i].end - lines[i].begin), key)) found = i;
-  return found;
+    if (value_part(lines[i], key)) last = i;
+  if (!last) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < lines.size();) {
+    if (!value_part(lines[i], key)) {
+      out.append(lines[i++]);
+      continue;
+    }
+    if (i == *last) out.append(line);  // earlier duplicates go: the file ends with one setting
+    for (++i; i < lines.size() && !lines[i].empty() && (lines[i][0] == ' ' || lines[i][0] == '\t');)
+      ++i;
+  }
+  return out;
 }
 
 }  // namespace
@@ -80,11 +80,11 @@ bool is_plain_var_value(std::string_view value) {
 }
 
 std::optional<std::string> vars_get(std::string_view text, std::string_view key) {
-  const auto lines = lines_of(text);
-  const auto i = last_line_of(text, lines, key);
-  if (!i) return std::nullopt;
-  std::string_view v =
-      trim(*value_part(text.substr(lines[*i].begin, lines[*i].end - lines[*i].begin), key));
+  std::optional<std::string_view> found;
+  for (std::string_view l : lines_of(text))
+    if (auto v = value_part(l, key)) found = v;  // the last line wins
+  if (!found) return std::nullopt;
+  std::string_view v = trim(*found);
   if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'')) {
     const size_t close = v.find(v.front(), 1);
     if (close != std::string_view::npos) return std::string(v.substr(1, close - 1));
@@ -94,44 +94,17 @@ std::optional<std::string> vars_get(std::string_view text, std::string_view key)
 }
 
 Result<std::string> vars_unset(std::string_view text, std::string_view key) {
-  const auto lines = lines_of(text);
-  std::string out;
-  bool removed = false;
-  for (size_t i = 0; i < lines.size();) {
-    const std::string_view l = text.substr(lines[i].begin, lines[i].end - lines[i].begin);
-    if (value_part(l, key)) {
-      i = end_of_entry(text, lines, i);
-      removed = true;
-      continue;
-    }
-    out.append(l);
-    ++i;
-  }
-  if (!removed) return Status::not_found("no top-level \"" + std::string(key) + ":\" line");
-  return out;
+  auto out = rewrite(text, key, "");
+  if (!out) return Status::not_found("no top-level \"" + std::string(key) + ":\" line");
+  return std::move(*out);
 }
 
 std::string vars_set(std::string_view text, std::string_view key, std::string_view value) {
   const std::string line = std::string(key) + ": " + std::string(value) + "\n";
-  const auto lines = lines_of(text);
-  const auto at = last_line_of(text, lines, key);
-  if (!at) {
-    std::string out(text);
-    if (!out.empty() && out.back() != '\n') out += '\n';
-    return out + line;
-  }
-  std::string out;
-  for (size_t i = 0; i < lines.size();) {
-    const std::string_view l = text.substr(lines[i].begin, lines[i].end - lines[i].begin);
-    if (value_part(l, key)) {
-      if (i == *at) out += line;  // earlier duplicates go: the file ends with one setting
-      i = end_of_entry(text, lines, i);
-      continue;
-    }
-    out.append(l);
-    ++i;
-  }
-  return out;
+  if (auto out = rewrite(text, key, line)) return std::move(*out);
+  std::string out(text);
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out + line;
 }
 
 }  // namespace aura::runner
