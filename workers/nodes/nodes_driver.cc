@@ -259,7 +259,9 @@ Status NodesDriver::discard(const fs::path& work_dir) {
   return Status::ok();
 }
 
-std::string NodesDriver::profile_digest() const { return to_hex(sha256(kProfile)); }
+std::string nodes_profile_digest() { return to_hex(sha256(kProfile)); }
+
+std::string NodesDriver::profile_digest() const { return nodes_profile_digest(); }
 
 std::string NodesDriver::capabilities_json() const {
   auto runner = tool_path("aura-runner");

@@ -36,6 +36,10 @@ const std::vector<OpShape>& op_shapes();
 // else beside this executable or in the build tree's workers/ folders. kUnavailable if missing.
 Result<std::string> tool_path(std::string_view name);
 
+// The digest of the isolation every call of a nodes world runs under (bound into receipts and
+// each run's run.started).
+std::string nodes_profile_digest();
+
 class NodesDriver final : public world::WorldDriver {
  public:
   NodesDriver();

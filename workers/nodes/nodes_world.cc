@@ -648,7 +648,7 @@ Result<supervisor::RunRecord> NodesWorld::supervised(nsworld::Node& node, const 
   binding.attempt = attempt_;
   binding.world = world_id_;
   binding.kinds = {kind};
-  const std::string profile = NodesDriver().profile_digest();
+  const std::string profile = nodes_profile_digest();
   supervisor::Launcher launch = [&](int fd,
                                     const std::string& token) -> Result<supervisor::HostFacts> {
     std::vector<std::string> env = base_env();
