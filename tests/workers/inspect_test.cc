@@ -20,6 +20,7 @@
 
 #include "engine/crypto/sha256.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/world_tag.h"
 #include "workers/inspect/fingerprint.h"
 #include "workers/inspect/http_probe.h"
 #include "workers/inspect/node_view.h"
@@ -57,12 +58,7 @@ nsworld::NodeOptions options(const aura::testing::TempDir& state, const std::str
   return o;
 }
 
-std::string tag() {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "d%07x%08x", unsigned(::getpid()) & 0xfffffff,
-                unsigned(Clock::now().time_since_epoch().count()));
-  return buf;
-}
+std::string tag() { return aura::testing::world_tag('d'); }
 
 // Runs a shell script in the node as its root (with the root's capabilities: chown, setuid).
 // `arg` is the script's $0.

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tests/support/temp_dir.h"
+#include "tests/support/world_tag.h"
 #include "workers/netns/world_network.h"
 
 using namespace aura;
@@ -44,12 +45,7 @@ nsworld::NodeOptions options(const aura::testing::TempDir& state, const std::str
   return o;
 }
 
-std::string tag() {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "c%07x%08x", unsigned(::getpid()) & 0xfffffff,
-                unsigned(std::chrono::steady_clock::now().time_since_epoch().count()));
-  return buf;
-}
+std::string tag() { return aura::testing::world_tag('c'); }
 
 }  // namespace
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/support/temp_dir.h"
+#include "tests/support/world_tag.h"
 #include "workers/netns/world_network.h"
 #include "workers/nsworld/node.h"
 #include "workers/sandbox/registry.h"
@@ -45,12 +46,7 @@ std::vector<std::string> image() {
   return out;
 }
 
-std::string tag() {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "0f%06x%08x", unsigned(::getpid()) & 0xffffff,
-                unsigned(Clock::now().time_since_epoch().count()));
-  return buf;
-}
+std::string tag() { return aura::testing::world_tag('f'); }
 
 // Newlines and tabs as spaces (/proc status lines in one figure row).
 std::string one_line(std::string s) {
