@@ -46,7 +46,8 @@ TEST_CASE("o1: judge mode gives gold VERIFIED and bad RECOVERED_UNPROVEN on thre
   O1Lab s;
   for (int seed : {0, 1, 2}) {  // the seed picks the variant: node names, paths, which node drifts
     INFO("seed " << seed);
-    CliResult r = s.ok({"judge", kO1, "--seed", std::to_string(seed), "--json"});
+    CliResult r = s.ok({"judge", kO1, "--seed", std::to_string(seed), "--json"},
+                       {.timeout = kJudgeHangGuard});
     CHECK(r.out.find("case gold: VERIFIED, expected VERIFIED") != std::string::npos);
     CHECK(r.out.find("case bad: RECOVERED_UNPROVEN, expected RECOVERED_UNPROVEN") !=
           std::string::npos);

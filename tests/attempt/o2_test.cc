@@ -14,6 +14,7 @@
 
 #include "tests/attempt/package_lab.h"
 #include "tests/cli/cli_util.h"
+#include "tests/support/wait_until.h"
 #include "workers/sandbox/registry.h"
 
 using namespace aura::testing;
@@ -42,8 +43,9 @@ TEST_CASE("o2: judge mode gives gold VERIFIED and bad RECOVERED_UNPROVEN on thre
   O2Lab s;
   for (int seed : {0, 1, 2}) {  // the seed picks the world variant: node, paths, broken folder
     INFO("seed " << seed);
-    CliResult r = s.ok(
-        {"judge", kO2, "--seed", std::to_string(seed), "--out", (s.lab / "receipts").string()});
+    CliResult r =
+        s.ok({"judge", kO2, "--seed", std::to_string(seed), "--out", (s.lab / "receipts").string()},
+             {.timeout = kJudgeHangGuard});
     CHECK(r.out.find("case gold: VERIFIED, expected VERIFIED") != std::string::npos);
     CHECK(r.out.find("case bad: RECOVERED_UNPROVEN, expected RECOVERED_UNPROVEN") !=
           std::string::npos);
@@ -53,7 +55,7 @@ TEST_CASE("o2: judge mode gives gold VERIFIED and bad RECOVERED_UNPROVEN on thre
     CHECK(r.out.find("case bad:") < r.out.find("case gold:"));
   }
   // The JSON a person or a script reads: both verdicts, the receipt's path, every property.
-  CliResult r = s.ok({"judge", kO2, "--seed", "7", "--json"});
+  CliResult r = s.ok({"judge", kO2, "--seed", "7", "--json"}, {.timeout = kJudgeHangGuard});
   const std::string line = r.last_line();
   CHECK(line.find(R"("bad":{"case":"bad")") != std::string::npos);
   CHECK(line.find(R"("verdict":"RECOVERED_UNPROVEN")") != std::string::npos);
@@ -178,7 +180,7 @@ TEST_CASE("o2: a live world a crash left broken is reported, reset, and leaves n
   const pid_t init = pid_t(std::stol(state.substr(at + 11)));
   REQUIRE(init > 1);
   REQUIRE(::kill(init, SIGKILL) == 0);
-  for (int i = 0; i < 200 && ::kill(init, 0) == 0; ++i) ::usleep(5000);
+  wait_until([&] { return ::kill(init, 0) != 0; });  // until it is reaped (or the hang guard)
 
   // Reported: the next call says the world is gone, and changes nothing.
   r = s.lab.aura({"attempt", "probe", id, R"({"call":"service.log","params":{"name":"app"}})"});

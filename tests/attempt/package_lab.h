@@ -27,7 +27,9 @@ class PackageLab {
   // `probe` are what attempt() predicts and probes before it submits.
   PackageLab(const char* env, std::string scenario, std::string hypothesis, std::string probe);
 
-  CliResult ok(std::vector<std::string> args) const { return lab.ok(std::move(args)); }
+  CliResult ok(std::vector<std::string> args, const CliOptions& options = {}) const {
+    return lab.ok(std::move(args), options);
+  }
 
   // A learner's attempt on `seed` up to its gate, with `ir` as the fix: predict, probe (so the
   // IR can cite ev-1), submit, apply, ack, verify, gate; then end it (its live world goes). The

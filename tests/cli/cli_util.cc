@@ -252,14 +252,14 @@ Lab::Lab(Keys keys) {
   }
 }
 
-CliResult Lab::aura(std::vector<std::string> args) const {
+CliResult Lab::aura(std::vector<std::string> args, const CliOptions& options) const {
   args.insert(args.end(), {"--data", data().string(), "--keys", keys().string()});
-  return run_aura(args);
+  return run_aura(args, options);
 }
 
-CliResult Lab::ok(std::vector<std::string> args) const {
-  CliResult r = aura(std::move(args));
-  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+CliResult Lab::ok(std::vector<std::string> args, const CliOptions& options) const {
+  CliResult r = aura(std::move(args), options);
+  REQUIRE_MESSAGE((r.exit_code == 0 && !r.timed_out), r.describe());
   return r;
 }
 

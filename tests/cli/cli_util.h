@@ -23,6 +23,8 @@ namespace aura::testing {
 struct CliResult {
   int exit_code = -1;     // the exit status, or 128 + the signal that killed it
   bool signaled = false;  // killed by a signal (a crash, or our time-out)
+  // Its hang guard (CliOptions::timeout) passed before its stdout and stderr closed: it hung,
+  // or a process it left behind still holds them (the run is then killed, or already exited).
   bool timed_out = false;
   std::string out;
   std::string err;
@@ -35,9 +37,21 @@ struct CliResult {
   std::string describe() const;
 };
 
+// Hang guards for one run of the binary (house style: a deadline in a test is a hang guard sized
+// for a machine half as fast, never a speed bar). Each is sized from the slowest such run
+// on an idle two-core machine, times four or more (a machine half as fast, both cores busy); a
+// run killed at its guard fails with "(timed out)" in its description.
+//
+// Any command but a judge run: the slowest is an O1 `attempt gate` outside judge mode (its five
+// properties one after another, each on fresh worlds), 29-36 s idle (docs/PERFORMANCE.md).
+inline constexpr std::chrono::seconds kCliHangGuard{300};
+// `aura judge` on a scenario of real worlds (both cases, each a live world, probes and a whole
+// TransferGate): `aura judge O1` takes 55 s idle here, about 90 s on a slower two-core machine.
+inline constexpr std::chrono::seconds kJudgeHangGuard{600};
+
 struct CliOptions {
   std::filesystem::path cwd;  // empty: the test's own working folder
-  std::chrono::seconds timeout{120};
+  std::chrono::seconds timeout = kCliHangGuard;
 };
 
 // The binary under test, from the AURA_BIN environment variable.
@@ -101,10 +115,11 @@ class Lab {
   std::filesystem::path keys() const { return root() / "keys"; }
   std::filesystem::path operator/(const std::string& name) const { return root() / name; }
 
-  // `aura args... --data DATA --keys KEYS`.
-  CliResult aura(std::vector<std::string> args) const;
-  // aura(args), REQUIREd to exit 0 (the failure message describes the run).
-  CliResult ok(std::vector<std::string> args) const;
+  // `aura args... --data DATA --keys KEYS`, run as `options` says.
+  CliResult aura(std::vector<std::string> args, const CliOptions& options = {}) const;
+  // aura(args, options), REQUIREd to exit 0 before its hang guard (the failure message describes
+  // the run).
+  CliResult ok(std::vector<std::string> args, const CliOptions& options = {}) const;
   // Appends one event and REQUIREs success; returns its seq.
   uint64_t append(const std::string& stream, const std::string& type,
                   const std::string& payload) const;

@@ -8,10 +8,12 @@
 #include <string>
 
 #include "tests/cli/cli_util.h"
+#include "tests/support/wait_until.h"
 
 using aura::testing::CliProcess;
 using aura::testing::CliResult;
 using aura::testing::Json;
+using aura::testing::kHangGuard;
 using aura::testing::Lab;
 using aura::testing::run_aura;
 using aura::testing::write_file;
@@ -240,11 +242,11 @@ TEST_CASE("log tail --follow prints events appended after it started") {
   lab.append("s", "t", R"({"i":1})");
   CliProcess follow({"log", "tail", "--follow", "--lines", "1", "--data", lab.data().string(),
                      "--keys", lab.keys().string()});
-  auto first = follow.next_line(std::chrono::seconds(20));
+  auto first = follow.next_line(kHangGuard);
   REQUIRE(first.has_value());
   CHECK(Json(*first).u64("seq") == 1u);
   lab.append("s", "t", R"({"i":2})");
-  auto second = follow.next_line(std::chrono::seconds(20));
+  auto second = follow.next_line(kHangGuard);
   REQUIRE(second.has_value());
   CHECK(Json(*second).u64("seq") == 2u);
   CHECK(second->find(R"("payload":{"i":2})") != std::string::npos);
@@ -318,10 +320,10 @@ TEST_CASE("demo run twice in one folder extends one valid log") {
 
 namespace {
 
-// `bench log` takes a while: it runs once and its result is shared.
+// `bench log` takes a while (5 s idle, well inside kCliHangGuard): it runs once and its result
+// is shared.
 const CliResult& bench_result() {
-  static const CliResult r = run_aura({"bench", "log", "--events", "3000", "--json"},
-                                      {.cwd = {}, .timeout = std::chrono::seconds(200)});
+  static const CliResult r = run_aura({"bench", "log", "--events", "3000", "--json"});
   return r;
 }
 

@@ -114,7 +114,8 @@ class CrashedLog {
   CrashedLog() {
     aura::testing::CliProcess bench({"bench", "log", "--keep", (lab_ / "bench").string()},
                                     aura::testing::CliProcess::Output::kStderr);
-    // The single-appender phase is over once the 8-appender phase starts.
+    // The single-appender phase is over once the 8-appender phase starts (6 s in, idle; 120 s
+    // is a hang guard).
     REQUIRE_MESSAGE(bench.wait_for("appends with 8 appenders", std::chrono::seconds(120)),
                     "bench log never reached its 8-appender phase");
     bench.kill_now();

@@ -37,6 +37,7 @@
 #include "tests/log/log_test_util.h"
 #include "tests/support/power_loss_fs.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait_until.h"
 
 extern char** environ;
 
@@ -433,7 +434,7 @@ TEST_CASE("log crash: a torn acknowledgement line from a killed child is not cou
   TempDir dir;
   constexpr uint64_t kLines = 30;
   ChildRun run = run_and_kill_child(
-      dir / "log", {"--torn-line-after", std::to_string(kLines)}, std::chrono::seconds(20),
+      dir / "log", {"--torn-line-after", std::to_string(kLines)}, aura::testing::kHangGuard,
       [&](const AckReader& out) { return out.acks().size() >= kLines && !out.pending().empty(); });
   CHECK_MESSAGE(run.killed, "crash child ", describe_exit(run.wait_status));
   CHECK(run.out.acks().size() == kLines);

@@ -69,9 +69,14 @@ TEST_CASE("lab projections: a rebuild killed mid-batch resumes to the same resul
   const uint64_t seed = aura::testing::seed_from_env("AURA_LAB_KILL_SEED");
   MESSAGE("AURA_LAB_KILL_SEED=" << seed);
   std::mt19937_64 rng(seed);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  // At least 3 rounds, more while 8 s last (a budget for coverage, not a bar). A kill that lands
+  // before the child has opened the log leaves nothing to resume, and on a slow or busy machine
+  // more of them do: rounds go on until one lands mid-replay, up to kMaxRounds (a hang guard).
+  constexpr int kMaxRounds = 20;
+  const auto budget = std::chrono::steady_clock::now() + std::chrono::seconds(8);
   int rounds = 0, mid_replay = 0;
-  while (rounds < 3 || (rounds < 10 && std::chrono::steady_clock::now() < deadline)) {
+  while (rounds < 3 || (rounds < 10 && std::chrono::steady_clock::now() < budget) ||
+         (mid_replay == 0 && rounds < kMaxRounds)) {
     ++rounds;
     CAPTURE(rounds);
     const std::string db_file = (dir / ("killed" + std::to_string(rounds) + ".sqlite")).string();

@@ -7,19 +7,23 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait_until.h"
 #include "tests/support/world_tag.h"
 #include "workers/netns/world_network.h"
 
 using namespace aura;
+using aura::testing::kHangGuard;
+using aura::testing::wait_until;
 using nsworld::Node;
 namespace fs = std::filesystem;
 
@@ -63,7 +67,7 @@ TEST_CASE("node: commands run inside the node's namespaces, services answer acro
   auto r = (*web1)->exec({"/bin/sh", "-c",
                           "hostname; id -u; cat /proc/self/uid_map; ip -br addr show eth0; "
                           "echo pid $$"},
-                         kEnv, std::chrono::seconds(10));
+                         kEnv, kHangGuard);
   REQUIRE(r.ok());
   INFO(r->out << r->err);
   CHECK(r->exit_code == 0);
@@ -79,25 +83,28 @@ TEST_CASE("node: commands run inside the node's namespaces, services answer acro
   r = (*web2)->exec({"/bin/sh", "-c",
                      "echo served-by-web2 > /tmp/index.html; cd /tmp; "
                      "python3 -m http.server 8000 --bind 10.77.0.2 >/dev/null 2>&1 &"},
-                    kEnv, std::chrono::seconds(10));
+                    kEnv, kHangGuard);
   REQUIRE(r.ok());
   CHECK(r->exit_code == 0);
+  // The server listens a moment after the command that started it returns: asked until it answers.
   std::string body;
-  for (int i = 0; i < 50 && body.find("served-by-web2") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto got = (*web1)->exec({"/usr/bin/python3", "-c",
-                              "import urllib.request;"
-                              "print(urllib.request.urlopen('http://10.77.0.2:8000/index.html',"
-                              " timeout=2).read().decode())"},
-                             kEnv, std::chrono::seconds(10));
-    REQUIRE(got.ok());
-    body = got->out;
-  }
+  wait_until(
+      [&] {
+        auto got = (*web1)->exec({"/usr/bin/python3", "-c",
+                                  "import urllib.request;"
+                                  "print(urllib.request.urlopen('http://10.77.0.2:8000/index.html',"
+                                  " timeout=10).read().decode())"},
+                                 kEnv, kHangGuard);
+        REQUIRE(got.ok());
+        body = got->out;
+        return body.find("served-by-web2") != std::string::npos;
+      },
+      std::chrono::milliseconds(100));
   CHECK(body.find("served-by-web2") != std::string::npos);
 
   // Files are per node: web1 does not see web2's /tmp.
   r = (*web1)->exec({"/bin/sh", "-c", "test -e /tmp/index.html && echo shared || echo own"}, kEnv,
-                    std::chrono::seconds(10));
+                    kHangGuard);
   REQUIRE(r.ok());
   CHECK(r->out == "own\n");
 
@@ -139,26 +146,28 @@ TEST_CASE("node: Debian's nginx runs in a node on port 80 and serves another nod
                      "mkdir -p /tmp/www && echo nginx-in-web1 > /tmp/www/index.html && "
                      "printf '%s' \"$0\" > /tmp/nginx.conf && /usr/sbin/nginx -c /tmp/nginx.conf",
                      conf},
-                    kEnv, std::chrono::seconds(10), 1 << 20,
+                    kEnv, kHangGuard, 1 << 20,
                     nsworld::Confinement::kNodeRoot);  // nginx switches its workers' user
   REQUIRE(r.ok());
   INFO(r->out << r->err);
   REQUIRE(r->exit_code == 0);
   std::string body;
-  for (int i = 0; i < 50 && body.find("nginx-in-web1") == std::string::npos; ++i) {
-    auto got = (*lb)->exec({"/usr/bin/python3", "-c",
-                            "import urllib.request;"
-                            "print(urllib.request.urlopen('http://10.77.0.2/', timeout=2).read()"
-                            ".decode())"},
-                           kEnv, std::chrono::seconds(10));
-    REQUIRE(got.ok());
-    body = got->out;
-    if (body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  wait_until(
+      [&] {
+        auto got = (*lb)->exec({"/usr/bin/python3", "-c",
+                                "import urllib.request;"
+                                "print(urllib.request.urlopen('http://10.77.0.2/', timeout=10)"
+                                ".read().decode())"},
+                               kEnv, kHangGuard);
+        REQUIRE(got.ok());
+        body = got->out;
+        return body.find("nginx-in-web1") != std::string::npos;
+      },
+      std::chrono::milliseconds(100));
   CHECK(body.find("nginx-in-web1") != std::string::npos);
   // The master runs as the node's root (its range's base outside), never as the host's root.
   r = (*web1)->exec({"/bin/sh", "-c", "cat /proc/$(cat /tmp/nginx.pid)/status | grep ^Uid"}, kEnv,
-                    std::chrono::seconds(10));
+                    kHangGuard);
   REQUIRE(r.ok());
   CHECK(r->out.find("Uid:\t0\t0\t0\t0") != std::string::npos);
   const std::string host_status = "/proc/" + std::to_string((*web1)->init_pid()) + "/status";
@@ -179,7 +188,7 @@ TEST_CASE("node: a runner's command has no capabilities and the sandbox's seccom
       "/bin/sh", "-c",
       "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; "
       "mkdir -p /tmp/m && (mount -t tmpfs none /tmp/m 2>&1 || true)"};
-  auto runner = (*node)->exec(probe, kEnv, std::chrono::seconds(10));
+  auto runner = (*node)->exec(probe, kEnv, kHangGuard);
   REQUIRE(runner.ok());
   INFO(runner->out << runner->err);
   CHECK(runner->out.find("CapEff:\t0000000000000000") != std::string::npos);
@@ -187,9 +196,74 @@ TEST_CASE("node: a runner's command has no capabilities and the sandbox's seccom
   CHECK(runner->out.find("Seccomp:\t2") != std::string::npos);
   CHECK(runner->out.find("ermission denied") != std::string::npos);  // mount refused
 
-  auto root = (*node)->exec(probe, kEnv, std::chrono::seconds(10), 1 << 20,
-                            nsworld::Confinement::kNodeRoot);
+  auto root = (*node)->exec(probe, kEnv, kHangGuard, 1 << 20, nsworld::Confinement::kNodeRoot);
   REQUIRE(root.ok());
   CHECK(root->out.find("CapEff:\t0000000000000000") == std::string::npos);
   CHECK(root->out.find("Seccomp:\t0") != std::string::npos);
+}
+
+namespace {
+
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("PPid:", 0) == 0) return pid_t(std::stol(line.substr(5)));
+  return -1;
+}
+
+bool gone(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  return close == std::string::npos || text[close + 2] == 'Z' || text[close + 2] == 'X';
+}
+
+}  // namespace
+
+TEST_CASE("node: it does not outlive its owner, nor its keeper") {
+  auto tree = sandbox::CgroupTree::detect();
+  REQUIRE_MESSAGE(tree.ok(), tree.status().message());
+  aura::testing::TempDir state;
+  // The owner: a process standing in for a world's holder.
+  const pid_t owner = ::fork();
+  REQUIRE(owner >= 0);
+  if (owner == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  auto o = options(state, "solo", "");
+  o.owner = sandbox::owner_of(owner);
+  auto a = Node::start(o, **tree);
+  REQUIRE_MESSAGE(a.ok(), a.status().message());
+  auto b = Node::start(options(state, "solo2", ""), **tree);  // owned by this process
+  REQUIRE_MESSAGE(b.ok(), b.status().message());
+  const pid_t init_a = (*a)->init_pid(), init_b = (*b)->init_pid();
+  auto r = (*a)->exec({"/bin/sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo started"}, kEnv,
+                      kHangGuard, 1 << 10, nsworld::Confinement::kNodeRoot);
+  REQUIRE(r.ok());
+  CHECK(r->out == "started\n");
+
+  auto pids = (*tree)->pids((*a)->id());
+  REQUIRE(pids.ok());
+  CHECK(pids->size() >= 2);  // the init and the sleep
+
+  // The owner ends: its node's keeper ends the init, and with it every process of the node.
+  ::kill(owner, SIGKILL);
+  ::waitpid(owner, nullptr, 0);
+  CHECK(wait_until([&] { return gone(init_a); }));
+  CHECK(wait_until([&] { return (*tree)->pids((*a)->id())->empty(); }));
+  CHECK_FALSE(gone(init_b));  // another owner's node lives on
+
+  // The keeper is killed: the init dies with it (its parent-death signal). The orphaned init
+  // comes to this process to be reaped (a subreaper): a zombie stays in its cgroup until then.
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+  const pid_t keeper_b = parent_of(init_b);
+  REQUIRE(keeper_b > 1);
+  ::kill(keeper_b, SIGKILL);
+  ::waitpid(keeper_b, nullptr, 0);
+  CHECK(wait_until([&] { return gone(init_b); }));
+  CHECK(::waitpid(init_b, nullptr, 0) == init_b);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  CHECK((*a)->destroy().is_ok());
+  CHECK((*b)->destroy().is_ok());
 }

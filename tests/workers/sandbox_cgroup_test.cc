@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/wait_until.h"
 #include "tests/workers/sandbox_support.h"
 #include "workers/sandbox/cgroup.h"
 
@@ -82,12 +83,14 @@ TEST_CASE("cgroup: the detected tree sets limits, counts, kills every process an
   REQUIRE((*tree)->add_pid(id, child).is_ok());
   REQUIRE(::write(ready[1], "g", 1) == 1);
   size_t count = 0;
-  for (int i = 0; i < 500 && count < 5; ++i) {
-    auto pids = (*tree)->pids(id);
-    REQUIRE(pids.ok());
-    count = pids->size();
-    ::usleep(2000);
-  }
+  aura::testing::wait_until(
+      [&] {
+        auto pids = (*tree)->pids(id);
+        REQUIRE(pids.ok());
+        count = pids->size();
+        return count >= 5;
+      },
+      std::chrono::milliseconds(2));
   CHECK(count == 5);  // child, its child, three grandchildren
 
   CHECK((*tree)->remove(id).code() == aura::ErrorCode::kBusy);
@@ -177,12 +180,14 @@ TEST_CASE("cgroup: a v2 group's processes are all killed by path and its folder 
   std::ofstream(group / "cgroup.procs") << child;
   REQUIRE(::write(ready[1], "g", 1) == 1);
   size_t count = 0;
-  for (int i = 0; i < 500 && count < 4; ++i) {
-    std::istringstream procs(aura::testing::read_text_file(group / "cgroup.procs"));
-    count = 0;
-    for (long p; procs >> p;) ++count;
-    ::usleep(2000);
-  }
+  aura::testing::wait_until(
+      [&] {
+        std::istringstream procs(aura::testing::read_text_file(group / "cgroup.procs"));
+        count = 0;
+        for (long p; procs >> p;) ++count;
+        return count >= 4;
+      },
+      std::chrono::milliseconds(2));
   CHECK(count == 4);
   // Our own child stays a zombie in the group until reaped, so reap it while the kill waits.
   std::thread reaper([&] {

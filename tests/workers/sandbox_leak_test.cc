@@ -5,14 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "tests/support/spawn_self.h"
+#include "tests/support/wait_until.h"
 #include "tests/workers/sandbox_support.h"
 #include "workers/sandbox/registry.h"
 
@@ -85,7 +84,7 @@ TEST_CASE("sandbox leaks: reap() removes what a killed supervisor left") {
   Registry registry(f.options.state_dir);
   std::vector<fs::path> live;
   pid_t sleeper = -1;
-  for (int i = 0; i < 1000 && sleeper < 0; ++i) {
+  aura::testing::wait_until([&] {
     auto entries = registry.entries();
     REQUIRE(entries.ok());
     live.clear();
@@ -98,8 +97,8 @@ TEST_CASE("sandbox leaks: reap() removes what a killed supervisor left") {
           aura::testing::read_text_file("/proc/" + std::to_string(pid) + "/comm") == "sleep\n")
         sleeper = static_cast<pid_t>(pid);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+    return sleeper > 0;
+  });
   REQUIRE(sleeper > 0);
   REQUIRE(::kill(supervisor, SIGKILL) == 0);
   int status = 0;
@@ -117,8 +116,7 @@ TEST_CASE("sandbox leaks: reap() removes what a killed supervisor left") {
   CHECK(report->runs_reaped == 1);
   CHECK(report->paths_removed == static_cast<int>(live.size()));
   for (const fs::path& p : live) CHECK_FALSE(fs::exists(p));
-  for (int i = 0; i < 500 && ::kill(sleeper, 0) == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  aura::testing::wait_until([&] { return ::kill(sleeper, 0) != 0; });
   CHECK(aura::testing::read_text_file("/proc/" + std::to_string(sleeper) + "/comm") != "sleep\n");
   auto after = registry.entries();
   REQUIRE(after.ok());

@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <thread>
 
+#include "tests/support/wait_until.h"
 #include "tests/workers/sandbox_support.h"
 #include "workers/sandbox/registry.h"
 
@@ -25,10 +25,12 @@ using aura::testing::SandboxFixture;
 
 namespace {
 
-// The host-side uid of the first process found in a live run's cgroup, or -1.
-long outside_uid_of_run(const fs::path& state_dir) {
+// The host-side uid of the first process found in a live run's cgroup, or -1 once `run_done`
+// is set (or the hang guard passes) with none found.
+long outside_uid_of_run(const fs::path& state_dir, const std::atomic<bool>& run_done) {
   aura::sandbox::Registry registry(state_dir);
-  for (int attempt = 0; attempt < 500; ++attempt) {
+  long found = -1;
+  aura::testing::wait_until([&] {
     auto entries = registry.entries();
     if (entries.ok()) {
       for (const auto& e : *entries) {
@@ -44,14 +46,14 @@ long outside_uid_of_run(const fs::path& state_dir) {
             long real = -1;
             std::istringstream(line.substr(4)) >> real;
             // Before setresuid the child is still host root (unmapped); wait for the command.
-            if (real != 0) return real;
+            if (real != 0 && found == -1) found = real;
           }
         }
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return -1;
+    return found != -1 || run_done.load();
+  });
+  return found;
 }
 
 }  // namespace
@@ -83,8 +85,10 @@ TEST_CASE("sandbox run: output past the cap is cut and flagged") {
 TEST_CASE("sandbox run: root inside is the mapped unprivileged uid outside") {
   SandboxFixture f;
   std::atomic<long> outside{-2};
-  std::thread watcher([&] { outside = outside_uid_of_run(f.options.state_dir); });
+  std::atomic<bool> run_done{false};
+  std::thread watcher([&] { outside = outside_uid_of_run(f.options.state_dir, run_done); });
   auto r = f.sh("id -u; id -g; cat /proc/self/uid_map; sleep 1");
+  run_done = true;
   watcher.join();
   if (!sandbox_ran(r)) return;
   CHECK(r->stdout_bytes.rfind("0\n0\n", 0) == 0);

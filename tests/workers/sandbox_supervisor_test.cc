@@ -12,10 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <thread>
+#include <sstream>
 
 #include "tests/log/log_test_util.h"
 #include "tests/support/log_lab.h"
+#include "tests/support/wait_until.h"
+#include "tests/workers/sandbox_support.h"
+#include "workers/sandbox/registry.h"
 #include "workers/supervisor/sandbox_launcher.h"
 
 using namespace aura;
@@ -154,16 +157,24 @@ TEST_CASE("supervisor start: what a killed supervisor left is reaped and recorde
     (void)sandbox::run(p, {"/bin/sleep", "100"}, {}, options);
     ::_exit(0);
   }
-  // Its run's folder appears once the run is set up; give the sleep a moment to start.
-  bool started = false;
-  for (int i = 0; i < 500 && !started; ++i) {
-    std::error_code ec;
-    started = std::filesystem::exists(options.state_dir / "runs", ec) &&
-              !std::filesystem::is_empty(options.state_dir / "runs", ec);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  REQUIRE(started);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Killed mid-run: once the run's command, the sleep, is in one of the cgroups it recorded.
+  sandbox::Registry registry(options.state_dir);
+  const bool sleeping = aura::testing::wait_until([&] {
+    auto entries = registry.entries();
+    if (!entries.ok()) return false;
+    for (const auto& e : *entries) {
+      if (e.released) continue;
+      std::istringstream procs(aura::testing::read_text_file(e.path / "cgroup.procs"));
+      for (long pid; procs >> pid;) {
+        if (aura::testing::read_text_file("/proc/" + std::to_string(pid) + "/comm") == "sleep\n")
+          return true;
+      }
+    }
+    return false;
+  });
+  REQUIRE(sleeping);
+  REQUIRE(std::filesystem::exists(options.state_dir / "runs"));
+  REQUIRE_FALSE(std::filesystem::is_empty(options.state_dir / "runs"));
   REQUIRE(::kill(dying, SIGKILL) == 0);
   int status = 0;
   REQUIRE(::waitpid(dying, &status, 0) == dying);

@@ -1,4 +1,4 @@
-// Helpers for the sandbox tests: a state folder per test, the default profile with a short
+// Helpers for the sandbox tests: a state folder per test, the default profile with a hang-guard
 // deadline, and the rule for machines that lack a mechanism (the run must say it is
 // unavailable and why; it must never pass as a success).
 #pragma once
@@ -29,7 +29,10 @@ struct SandboxFixture {
   sandbox::Profile profile;
   sandbox::RunOptions options;
   SandboxFixture() {
-    profile.wall_deadline_ms = 20'000;
+    // A hang guard: the commands these tests run end within a second or two on an idle machine
+    // (a test about the deadline itself sets its own); 60 s allows a machine half as fast and
+    // busy many times over.
+    profile.wall_deadline_ms = 60'000;
     options.state_dir = dir.path() / "state";
   }
   Result<sandbox::RunResult> run(const std::vector<std::string>& argv,

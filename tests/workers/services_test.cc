@@ -18,9 +18,9 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
-#include <thread>
 
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait_until.h"
 #include "workers/services/unit.h"
 
 using namespace aura;
@@ -48,13 +48,9 @@ void put(const fs::path& p, const std::string& text, mode_t mode, uid_t uid = 0,
   REQUIRE(::chown(p.c_str(), uid, gid) == 0);
 }
 
-bool eventually(const std::function<bool()>& cond, int ms = 5000) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return cond();
+// Polls `cond` every 20 ms until it holds, or the hang guard (aura::testing::kHangGuard) passes.
+bool eventually(const std::function<bool()>& cond) {
+  return aura::testing::wait_until(cond, std::chrono::milliseconds(20));
 }
 
 std::string http_get(const fs::path& sock) {

@@ -18,9 +18,12 @@
 #include "engine/writer/frame.h"
 #include "tests/log/log_test_util.h"
 #include "tests/support/log_lab.h"
+#include "tests/support/wait_until.h"
 
 using namespace aura;
 using namespace aura::supervisor;
+// Bounds the writer of each run (the runs end within milliseconds): a hang guard.
+using aura::testing::kHangGuard;
 
 namespace {
 
@@ -90,7 +93,7 @@ TEST_CASE("supervisor: run.started, the runner's evidence, then run.ended with h
                              (void)writer::send_frame(fd, probe_frame("listening on :8080\n"));
                              (void)!::write(1, "to stdout\n", 10);
                            }),
-                           *lab.log, *lab.blobs, lab.tokens, std::chrono::seconds(20));
+                           *lab.log, *lab.blobs, lab.tokens, kHangGuard);
   REQUIRE_MESSAGE(rec.ok(), rec.status().message());
   CHECK(rec->evidence.accepted == 1);
   CHECK(rec->facts.exited);
@@ -121,7 +124,7 @@ TEST_CASE("supervisor: a runner's claims about its run are refused; the measured
                     R"({"stream":"stdout","truncated":false,"exit_code":0,"cpu_ns":1})", ""));
         ::_exit(7);
       }),
-      *lab.log, *lab.blobs, lab.tokens, std::chrono::seconds(20));
+      *lab.log, *lab.blobs, lab.tokens, kHangGuard);
   REQUIRE(rec.ok());
   CHECK(rec->evidence.rejected);
   const auto evs = lab.events();
@@ -139,7 +142,7 @@ TEST_CASE("supervisor: a runner killed mid-run leaves whole frames and is record
                              (void)writer::send_frame(fd, probe_frame("partial work"));
                              ::raise(SIGKILL);
                            }),
-                           *lab.log, *lab.blobs, lab.tokens, std::chrono::seconds(20));
+                           *lab.log, *lab.blobs, lab.tokens, kHangGuard);
   REQUIRE(rec.ok());
   CHECK_FALSE(rec->facts.exited);
   CHECK(rec->facts.term_signal == SIGKILL);
@@ -154,7 +157,7 @@ TEST_CASE("supervisor: a runner killed mid-run leaves whole frames and is record
       supervise_run(lab.binding(), fork_launcher([](int fd, const std::string&) {
                       (void)writer::send_frame(fd, writer::hello_frame(std::string(64, '0')));
                     }),
-                    *lab.log, *lab.blobs, lab.tokens, std::chrono::seconds(20));
+                    *lab.log, *lab.blobs, lab.tokens, kHangGuard);
   REQUIRE(again.ok());
   CHECK(again->evidence.rejected);
   CHECK(again->run_id != rec->run_id);

@@ -36,6 +36,12 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr uint16_t kPort = 47001;
+// How long a test waits for a packet that must arrive: a hang guard (it arrives within
+// milliseconds idle; never a speed bar), so the wait ends as soon as it is seen.
+constexpr int kArrivesWithinMs = 30'000;
+// How long a test watches for a packet that must never arrive: an observation window, not a
+// deadline (what the assertion proves does not depend on the machine's speed).
+constexpr int kWatchMs = 1000;
 const std::vector<std::string> kNodes = {"lb", "web1", "web2", "web3"};
 
 std::string random_tag() {
@@ -187,7 +193,7 @@ TEST_CASE("world network: nodes reach each other; a marked packet never reaches 
   // The capture works: a marked packet on the host's own loopback is seen.
   const std::string host_marker = "AURA-HOST-CONTROL-" + w->tag();
   REQUIRE(udp_send("127.0.0.1", kPort, host_marker));
-  CHECK(capture.sees(host_marker, 2000));
+  CHECK(capture.sees(host_marker, kArrivesWithinMs));
 
   // Inside the world: lb -> web2 arrives; the same marker goes to a world address nobody has
   // and to the node's own loopback. Nothing is sent to any address off this machine.
@@ -203,11 +209,11 @@ TEST_CASE("world network: nodes reach each other; a marked packet never reaches 
       udp_send("10.77.0.250", kPort, marker);
       udp_send("127.0.0.1", kPort, marker);
     }
-    return udp_receives(rx, marker, 2000) ? 0 : 13;
+    return udp_receives(rx, marker, kArrivesWithinMs) ? 0 : 13;
   });
   REQUIRE(rc.ok());
   CHECK(*rc == 0);
-  CHECK_FALSE(capture.sees(marker, 1000));
+  CHECK_FALSE(capture.sees(marker, kWatchMs));
   REQUIRE(w->destroy().is_ok());
 }
 
@@ -232,13 +238,13 @@ TEST_CASE("world network: a node reaches neither the host's loopback nor another
       udp_send(web1, kPort, marker);
       udp_send("127.0.0.1", kPort + 1, marker);
     }
-    if (!udp_receives(rx_a, marker, 2000)) return 24;  // its own world's web1 got it
-    if (udp_receives(rx_b, marker, 500)) return 25;    // the other world's never did
+    if (!udp_receives(rx_a, marker, kArrivesWithinMs)) return 24;  // its own world's web1 got it
+    if (udp_receives(rx_b, marker, kWatchMs)) return 25;           // the other world's never did
     return 0;
   });
   REQUIRE(rc.ok());
   CHECK(*rc == 0);
-  CHECK_FALSE(udp_receives(host_rx, marker, 500));
+  CHECK_FALSE(udp_receives(host_rx, marker, kWatchMs));
   ::close(host_rx);
 }
 

@@ -20,6 +20,7 @@
 #include "engine/writer/frame.h"
 #include "tests/log/log_test_util.h"
 #include "tests/support/log_lab.h"
+#include "tests/support/wait_until.h"
 
 using namespace aura;
 using namespace aura::writer;
@@ -48,9 +49,10 @@ struct WriterLab : aura::testing::LogLab {
   }
 
   // Forks a runner that runs `body` on its end of a fresh socketpair, serves the supervisor's
-  // end until the runner is done, and reaps the runner.
+  // end until the runner is done, and reaps the runner. The default deadline is a hang guard
+  // (the runners here end within milliseconds); a test of the time-out passes its own.
   ConnectionReport run(const std::function<void(int)>& body,
-                       std::chrono::milliseconds deadline = std::chrono::seconds(20),
+                       std::chrono::milliseconds deadline = aura::testing::kHangGuard,
                        const std::optional<RunBinding>& as = std::nullopt) {
     int sv[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
@@ -332,7 +334,8 @@ TEST_CASE("writer: tokens are one-time and bound to their run") {
     other.run_id = "00000000000000b2";
     other.attempt = "fedcba9876543210";
     REQUIRE(lab.tokens.issue(other.run_id).ok());
-    r = lab.run([&](int fd) { send(fd, hello_frame(lab.token)); }, std::chrono::seconds(20), other);
+    r = lab.run([&](int fd) { send(fd, hello_frame(lab.token)); }, aura::testing::kHangGuard,
+                other);
     CHECK(r.rejected);
     CHECK(r.reason.find("another run") != std::string::npos);
   }
