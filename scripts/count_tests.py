@@ -2,8 +2,9 @@
 """Sums doctest's per-program counts from meson's testlog.json.
 
 Prints one plain line "N passed, N failed". A program that failed without a
-doctest summary (a crash, a time-out) counts as one failed case. Exits 1 when
-anything failed or no test ran.
+doctest summary (a crash, a time-out) counts as one failed case. Each further
+argument "NAME=STATUS" is one more case run outside meson (test.sh's check for
+leftovers), passed when STATUS is 0. Exits 1 when anything failed or no test ran.
 """
 import json
 import re
@@ -12,7 +13,7 @@ import sys
 SUMMARY = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed")
 
 
-def main(path):
+def main(path, extras=()):
     passed = failed = 0
     try:
         lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
@@ -39,9 +40,16 @@ def main(path):
             failed += 1
             print(f"count_tests: {t.get('name')} {t.get('result')} without a doctest summary",
                   file=sys.stderr)
+    for extra in extras:
+        name, _, status = extra.partition("=")
+        if status == "0":
+            passed += 1
+        else:
+            failed += 1
+            print(f"count_tests: {name} failed", file=sys.stderr)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], sys.argv[2:]))

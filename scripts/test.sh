@@ -14,6 +14,9 @@ ninja -C "$build" || { echo "0 passed, 1 failed"; exit 1; }
 
 meson test -C "$build" --no-rebuild --print-errorlogs --num-processes 1
 status=$?
-python3 scripts/count_tests.py "$build/meson-logs/testlog.json"
+# Nothing of the lab may be left on the machine after the suite (worlds, holders, namespaces).
+./scripts/leftovers.sh
+leftovers=$?
+python3 scripts/count_tests.py "$build/meson-logs/testlog.json" "leftovers=$leftovers"
 count_status=$?
 [ $status -eq 0 ] && [ $count_status -eq 0 ]

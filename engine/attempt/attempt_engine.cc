@@ -253,8 +253,40 @@ void AttemptEngine::destroy_live(const AttemptState& s) {
 
 // The attempt's live world, bound to it; a world that cannot be opened is named as such, with
 // the way out.
+namespace {
+
+// A world the engine holds, lent to one command: every call goes to it, dropping this leaves it.
+class LentWorld final : public world::World {
+ public:
+  explicit LentWorld(world::World& w) : w_(w) {}
+  const std::string& id() const override { return w_.id(); }
+  void bind_attempt(std::string_view attempt) override { w_.bind_attempt(attempt); }
+  Status persist() override { return w_.persist(); }
+  Result<world::CallOutput> probe(const scenario::Call& call, uint64_t max_bytes) override {
+    return w_.probe(call, max_bytes);
+  }
+  Result<world::CallOutput> act(const scenario::Call& call) override { return w_.act(call); }
+  Result<world::CallOutput> run_script(const scenario::Target& target,
+                                       std::string_view script) override {
+    return w_.run_script(target, script);
+  }
+  Result<world::CheckOutput> check(const scenario::CheckSpec& check) override {
+    return w_.check(check);
+  }
+  Result<std::string> fingerprint() override { return w_.fingerprint(); }
+
+ private:
+  world::World& w_;
+};
+
+}  // namespace
+
 Result<std::unique_ptr<world::World>> AttemptEngine::open_live(Bound& b,
                                                                const AttemptState& s) const {
+  if (auto it = held_.find(live_dir(s.id).string()); it != held_.end()) {
+    it->second.world->bind_attempt(s.id);
+    return std::unique_ptr<world::World>(new LentWorld(*it->second.world));
+  }
   auto w = b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id));
   if (!w.ok()) {
     return Status(w.status().code(), "the live world of attempt " + s.id + " cannot be opened (" +
@@ -268,6 +300,12 @@ Result<std::unique_ptr<world::World>> AttemptEngine::open_live(Bound& b,
 // The live world in `dir` removed: destroyed when it opens, else discarded. What became of it.
 Result<std::string> AttemptEngine::end_world(Bound& b, const fs::path& dir) const {
   std::error_code ec;
+  if (auto it = held_.find(dir.string()); it != held_.end()) {
+    Held held = std::move(it->second);
+    held_.erase(it);
+    AURA_RETURN_IF_ERROR(held.driver->destroy(std::move(held.world)));
+    return std::string("destroyed");
+  }
   if (!fs::exists(dir, ec)) return std::string("there was none");
   auto w = b.driver->open(b.manifest, b.manifest.primary()->id, dir);
   if (w.ok()) {
@@ -298,12 +336,14 @@ Result<std::string> AttemptEngine::reset(std::string_view id, std::string_view l
       draft(s, "world.reset", learner_actor(learner),
             header(s).str("reason", reason).str("world", "live").str("previous", old).done())};
   if (s.phase != Phase::kInspect) drafts.push_back(phase_event(s, s.phase, Phase::kInspect));
-  Status st = (*world)->persist();
+  Status st = ctx_.persist_live_worlds ? (*world)->persist() : Status::ok();
   if (st.is_ok()) st = append(std::move(drafts));
   if (!st.is_ok()) {
     (void)b.driver->destroy(std::move(world).value());
     return st;
   }
+  if (!ctx_.persist_live_worlds)
+    held_[live.string()] = Held{std::move(b.driver), std::move(world).value()};
   return old;
 }
 
@@ -402,14 +442,16 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
           .num("probe_budget", uint64_t(b.manifest.probe_budget))
           .raw("refs", ref_json("manifest", manifest_blob, "scenario.manifest"))
           .done();
-  // The live world outlives this process: later commands reopen it.
-  Status st = (*world)->persist();
+  // The live world outlives this command: later commands reopen it, or this engine holds it.
+  Status st = ctx_.persist_live_worlds ? (*world)->persist() : Status::ok();
   if (st.is_ok()) st = append({draft(s, "attempt.started", learner_actor(req.learner), payload)});
   if (!st.is_ok()) {
     (void)b.driver->destroy(std::move(world).value());
     fs::remove_all(live.parent_path(), ec);
     return st;
   }
+  if (!ctx_.persist_live_worlds)
+    held_[live.string()] = Held{std::move(b.driver), std::move(world).value()};
   return s.id;
 }
 

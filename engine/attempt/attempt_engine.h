@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,10 @@ struct EngineContext {
   std::filesystem::path worlds_dir;        // DATA/worlds: live and gate worlds
   DriverFactory drivers;
   std::string lab_build_digest;  // bound into receipts' environment (64 hex)
+  // True: an attempt's live world outlives this process (the CLI: each command is a process
+  // that reopens it). False: the engine holds its live worlds and they end with it (judge mode,
+  // one process that owns every attempt it starts): a killed judge leaves no world behind.
+  bool persist_live_worlds = true;
 };
 
 struct StartRequest {
@@ -143,6 +148,13 @@ class AttemptEngine {
 
   EngineContext ctx_;
   std::mutex mu_;  // one command at a time in this process; the data folder's lock covers others
+  // The live worlds this engine holds (persist_live_worlds false), by their folder, each with
+  // the driver that made it (the world is destroyed first).
+  struct Held {
+    std::unique_ptr<world::WorldDriver> driver;
+    std::unique_ptr<world::World> world;
+  };
+  mutable std::map<std::string, Held> held_;
 };
 
 // Validates a learner name: [a-z][a-z0-9_-]{0,31}.

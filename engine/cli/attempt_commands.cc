@@ -47,7 +47,9 @@ struct Session {
   std::unique_ptr<AttemptEngine> engine;
 };
 
-Result<std::unique_ptr<Session>> open_session(const Invocation& inv, bool want_build_digest) {
+// `persist_live_worlds`: false when this one process owns every attempt it starts (judge).
+Result<std::unique_ptr<Session>> open_session(const Invocation& inv, bool want_build_digest,
+                                              bool persist_live_worlds = true) {
   auto trust = publisher_trust(inv);
   if (!trust.ok()) return trust.status();
   auto writer = open_writer(inv);
@@ -71,6 +73,7 @@ Result<std::unique_ptr<Session>> open_session(const Invocation& inv, bool want_b
     return reaped.status().with_context("reaping what an earlier supervisor left");
   ctx.drivers = [host](std::string_view name) { return workers::make_driver(name, host); };
   ctx.lab_build_digest = want_build_digest ? lab_build_digest() : std::string(64, '0');
+  ctx.persist_live_worlds = persist_live_worlds;
   session->engine = std::make_unique<AttemptEngine>(std::move(ctx));
   return session;
 }
@@ -400,7 +403,8 @@ int judge(Invocation& inv) {
   }
   // First use: the data and keys folders are made and the bundled scenarios loaded.
   if (int code = setup_if_new(inv); code != 0) return code;
-  auto session = open_session(inv, true);
+  // The judge owns its attempts from start to end: their live worlds end with this process.
+  auto session = open_session(inv, true, false);
   if (!session.ok()) return inv.fail(session.status());
   AttemptEngine& e = *(*session)->engine;
   auto named = e.scenario_named(inv.positional[0]);

@@ -65,6 +65,9 @@ int worker(Invocation& inv) {
   if (!reaped.ok()) return inv.fail(reaped.status().with_context("reap"));
   std::cout << "reaped " << reaped->runs_reaped << " runs or worlds left by an earlier process ("
             << reaped->paths_removed << " names removed)";
+  if (reaped->orphan_runs_reaped != 0)
+    std::cout << ", and " << reaped->orphan_runs_reaped
+              << " left by dead processes of labs whose data folder is gone";
   if (reaped->seq != 0) std::cout << ", recorded as seq " << reaped->seq;
   std::cout << "\n";
   for (const auto& f : reaped->failures) std::cout << "  could not remove: " << f << "\n";
@@ -108,6 +111,7 @@ int worker(Invocation& inv) {
                                        .num("runs", uint64_t(reaped->runs_reaped))
                                        .num("paths", uint64_t(reaped->paths_removed))
                                        .num("seq", reaped->seq)
+                                       .num("orphan_runs", uint64_t(reaped->orphan_runs_reaped))
                                        .raw("failures", failures.done())
                                        .done())
                     .num("capabilities_seq", caps_seq->seq)

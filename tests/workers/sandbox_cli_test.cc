@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "tests/cli/cli_util.h"
+#include "workers/sandbox/registry.h"
 
 using namespace aura::testing;
 
@@ -64,10 +65,9 @@ TEST_CASE("aura worker: reaps what a dead process left, records it and the capab
   const std::filesystem::path state = lab.data() / "sandbox";
   const std::filesystem::path left = state / "runs" / "deadbeefdeadbeef";
   std::filesystem::create_directories(left);
-  {
-    std::ofstream reg(state / "sandbox-registry", std::ios::app);
-    reg << "+ 1.1 deadbeefdeadbeef dir " << left.string() << "\n";
-  }
+  REQUIRE(aura::sandbox::Registry(state, "1.1")
+              .record("deadbeefdeadbeef", aura::sandbox::ResourceKind::kDir, left)
+              .is_ok());
   CliResult r = lab.aura({"worker", "--json"});
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
   CHECK_FALSE(std::filesystem::exists(left));

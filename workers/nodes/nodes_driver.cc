@@ -92,8 +92,8 @@ Result<std::string> tool_path(std::string_view name) {
   if (!ec) {
     const fs::path here = exe.parent_path();
     // Installed side by side; the build tree's aura (build/) and tests (build/tests/<area>/).
-    for (const char* rel : {".", "workers/runner", "workers/services", "../../workers/runner",
-                            "../../workers/services"})
+    for (const char* rel : {".", "workers", "workers/runner", "workers/services", "../../workers",
+                            "../../workers/runner", "../../workers/services"})
       dirs.push_back(here / rel);
   }
   for (const fs::path& d : dirs) {

@@ -22,8 +22,9 @@
 
 namespace aura::workers::nodes {
 
-// The process that owns a world's names in the leak registry. It lives while the process that
-// made the world does (it exits when its pipe closes), or, once told to persist, until destroy.
+// The process that owns a world's names in the leak registry (aura-holder, holder_main.cc). When
+// the process that made the world is gone (its pipe closes) it tears the world down, unless it
+// was told to persist; a persisting holder lives until destroy.
 struct Holder {
   pid_t pid = -1;
   std::string owner;   // Registry owner token of the holder

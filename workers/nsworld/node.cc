@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <span>
 
@@ -61,6 +62,10 @@ struct InitArgs {
     init_fail(a, 3, errno);
   if (::chdir(a.stage) != 0) init_fail(a, 4, errno);
   if (const int err = sandbox::become_namespace_root(); err != 0) init_fail(a, 5, err);
+  // The node lives no longer than its keeper, which lives no longer than the node's owner. Set
+  // after the uid change above, which clears a parent-death signal. (Before this, a keeper that
+  // ends because the owner did kills this process itself.)
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) init_fail(a, 13, errno);
   ::umask(0);
   int err = 0;
   if (sandbox::apply_mount_plan(*a.plan, &err) >= 0) init_fail(a, 6, err);
@@ -102,7 +107,8 @@ const char* init_step_name(int step) {
                                        "set the hostname",
                                        "bring lo up",
                                        "setsid",
-                                       "stdio"};
+                                       "stdio",
+                                       "set the parent-death signal"};
   return step > 0 && step < int(std::size(kNames)) ? kNames[step] : "?";
 }
 
@@ -148,6 +154,27 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
   }
   AURA_RETURN_IF_ERROR(tree.create(n->id_, o.limits));
 
+  // The process the node must not outlive: the world's holder (o.owner) or this process. The
+  // keeper watches it through a pidfd, so the watch holds whichever thread made the node.
+  const std::string owner = o.owner.empty() ? sandbox::Registry::self_owner() : o.owner;
+  pid_t watched = 0;
+  {
+    const auto dot = owner.find('.');
+    std::from_chars(owner.data(), owner.data() + (dot == std::string::npos ? 0 : dot), watched);
+  }
+  const int watch_fd = watched > 0 ? int(::syscall(SYS_pidfd_open, watched, 0)) : -1;
+  if (watch_fd < 0) {
+    return Status::unavailable("node " + o.hostname + ": pidfd_open of its owner " + owner + ": " +
+                               errno_text(errno));
+  }
+  file_io::Fd watch_guard(watch_fd);
+  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) return Status::io("open /dev/null: " + errno_text(errno));
+  file_io::Fd null_guard(null_fd);
+  if (sandbox::owner_of(watched) != owner) {  // the pidfd names another process: pid reused
+    return Status::failed_precondition("node " + o.hostname + ": its owner " + owner + " is gone");
+  }
+
   int netfd = -1;
   if (!o.netns.empty()) {
     netfd = ::open(o.netns.c_str(), O_RDONLY | O_CLOEXEC);
@@ -174,11 +201,14 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
   if (o.netns.empty()) flags |= CLONE_NEWNET;
 
   // The keeper joins the node's network namespace (as host root: the user namespace it is
-  // about to make will not own it) and makes the init there.
+  // about to make will not own it) and makes the init there. It then waits for the init and
+  // kills it when the owner ends first (the init dies with its keeper: PR_SET_PDEATHSIG).
   const pid_t keeper = ::fork();
   if (keeper < 0) return Status::io("fork: " + errno_text(errno));
   if (keeper == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // A session of its own: a signal to the creator's process group (a shell's Ctrl-C, a test
+    // harness's time-out) must not end a world that outlives the creator.
+    ::setsid();
     if (netfd >= 0 && ::setns(netfd, CLONE_NEWNET) != 0) ::_exit(120);
     const long child = ::syscall(SYS_clone, SIGCHLD | flags, nullptr, nullptr, nullptr, 0);
     if (child == 0) init_main(args);
@@ -186,8 +216,27 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
     const pid_t pid = pid_t(child);
     [[maybe_unused]] ssize_t w = ::write(pidp[1], &pid, sizeof pid);
     // The keeper holds nothing of the supervisor's: the init's error pipe must close when the
-    // init is ready, and no other descriptor may live on here.
-    ::syscall(SYS_close_range, 3u, ~0u, 0u);
+    // init is ready, and no other descriptor may live on here but the owner's pidfd (as 3) --
+    // not even the creator's stdout, which a reader waits on until every holder closes it.
+    if (::dup2(null_fd, 0) != 0 || ::dup2(null_fd, 1) != 1 || ::dup2(null_fd, 2) != 2 ||
+        ::dup2(watch_fd, 3) != 3) {
+      ::kill(pid, SIGKILL);
+      ::_exit(122);
+    }
+    ::syscall(SYS_close_range, 4u, ~0u, 0u);
+    const int init_fd = int(::syscall(SYS_pidfd_open, pid, 0));
+    pollfd fds[2] = {{3, POLLIN, 0}, {init_fd, POLLIN, 0}};
+    while (init_fd >= 0) {
+      if (::poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      if (fds[1].revents != 0) break;  // the init ended
+      if (fds[0].revents != 0) {       // the owner ended first
+        ::kill(pid, SIGKILL);
+        break;
+      }
+    }
     const int status = wait_exit(pid);
     ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }

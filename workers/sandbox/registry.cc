@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
 #include "engine/common/file_io.h"
+#include "engine/crypto/sha256.h"
 #include "workers/sandbox/cgroup.h"
 
 namespace aura::sandbox {
@@ -21,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using file_io::errno_text;
 
-constexpr const char* kFileName = "sandbox-registry";
+constexpr std::string_view kHeader = "# state_dir ";
 constexpr uint64_t kReapKillTimeoutMs = 5000;
 
 const char* kind_name(ResourceKind k) {
@@ -122,10 +125,22 @@ Result<std::string> read_all(int fd) {
   return text;
 }
 
+fs::path registry_file_of(const fs::path& state_dir) {
+  const Digest d = sha256(state_dir.string());
+  return run_dir() / "registry" / to_hex(std::span<const uint8_t>(d.data(), 16));
+}
+
 }  // namespace
 
+fs::path run_dir() {
+  const char* env = std::getenv("AURA_RUN_DIR");
+  return env != nullptr && *env == '/' ? fs::path(env) : fs::path("/run/aura");
+}
+
 Registry::Registry(fs::path state_dir, std::string owner)
-    : state_dir_(std::move(state_dir)), file_(state_dir_ / kFileName), owner_(std::move(owner)) {}
+    : state_dir_(fs::absolute(state_dir)),
+      file_(registry_file_of(state_dir_)),
+      owner_(std::move(owner)) {}
 
 std::string Registry::self_owner() {
   return std::to_string(::getpid()) + "." + start_time_of(::getpid());
@@ -142,11 +157,16 @@ bool Registry::owner_alive(const std::string& owner) {
 }
 
 Status Registry::append(const std::string& line) {
-  AURA_RETURN_IF_ERROR(file_io::ensure_dir(state_dir_, 0700));
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(run_dir(), 0700));
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(file_.parent_path(), 0700));
   Locked lock(file_);
   if (lock.fd() < 0) return Status::io("open " + file_.string() + ": " + errno_text(errno));
-  const ssize_t n = ::write(lock.fd(), line.data(), line.size());
-  if (n != static_cast<ssize_t>(line.size()))
+  struct stat st {};
+  const std::string text = ::fstat(lock.fd(), &st) == 0 && st.st_size == 0
+                               ? std::string(kHeader) + state_dir_.string() + "\n" + line
+                               : line;
+  const ssize_t n = ::write(lock.fd(), text.data(), text.size());
+  if (n != static_cast<ssize_t>(text.size()))
     return Status::io("append to " + file_.string() + ": " + errno_text(errno));
   return Status::ok();
 }
@@ -183,22 +203,28 @@ Result<std::vector<RegistryEntry>> Registry::entries() const {
   return parse(*text);
 }
 
-Result<ReapReport> reap(const fs::path& state_dir) {
-  Registry registry(state_dir);
+namespace {
+
+// Reaps the entries of registry `file` that `doomed` picks, then compacts it; with `drop_empty`,
+// removes the file when nothing is left in it.
+Result<ReapReport> reap_file(const fs::path& file,
+                             const std::function<bool(const RegistryEntry&)>& doomed,
+                             bool drop_empty) {
   ReapReport report;
-  if (::access(registry.file().c_str(), F_OK) != 0) return report;
-  Locked lock(registry.file());
-  if (lock.fd() < 0)
-    return Status::io("open " + registry.file().string() + ": " + errno_text(errno));
+  if (::access(file.c_str(), F_OK) != 0) return report;
+  Locked lock(file);
+  if (lock.fd() < 0) return Status::io("open " + file.string() + ": " + errno_text(errno));
   auto text = read_all(lock.fd());
   if (!text.ok()) return text.status();
   auto parsed = parse(*text);
   if (!parsed.ok()) return parsed.status();
+  const std::string header =
+      text->starts_with(kHeader) ? text->substr(0, text->find('\n') + 1) : "";
 
-  // Leftover runs of dead owners, cgroups first (their processes die before folders go).
+  // The runs to reap, cgroups first (their processes die before folders go).
   std::map<std::string, std::vector<RegistryEntry*>> runs;
   for (RegistryEntry& e : *parsed) {
-    if (!e.released && !Registry::owner_alive(e.owner)) runs[e.run_id].push_back(&e);
+    if (!e.released && doomed(e)) runs[e.run_id].push_back(&e);
   }
   auto tree = CgroupTree::detect();
   for (auto& [run_id, entries] : runs) {
@@ -244,13 +270,59 @@ Result<ReapReport> reap(const fs::path& state_dir) {
     kept +=
         "+ " + e.owner + " " + e.run_id + " " + kind_name(e.kind) + " " + e.path.string() + "\n";
   }
+  if (kept.empty() && drop_empty) {
+    if (::unlink(file.c_str()) != 0 && errno != ENOENT)
+      return Status::io("remove " + file.string() + ": " + errno_text(errno));
+    return report;
+  }
+  kept.insert(0, header);
   if (::ftruncate(lock.fd(), 0) != 0)
-    return Status::io("truncate " + registry.file().string() + ": " + errno_text(errno));
+    return Status::io("truncate " + file.string() + ": " + errno_text(errno));
   if (!kept.empty() &&
       ::write(lock.fd(), kept.data(), kept.size()) != static_cast<ssize_t>(kept.size()))
-    return Status::io("rewrite " + registry.file().string() + ": " + errno_text(errno));
+    return Status::io("rewrite " + file.string() + ": " + errno_text(errno));
   if (::fsync(lock.fd()) != 0)
-    return Status::io("fsync " + registry.file().string() + ": " + errno_text(errno));
+    return Status::io("fsync " + file.string() + ": " + errno_text(errno));
+  return report;
+}
+
+bool dead_owner(const RegistryEntry& e) { return !Registry::owner_alive(e.owner); }
+
+void add(ReapReport& into, const ReapReport& r) {
+  into.runs_reaped += r.runs_reaped;
+  into.paths_removed += r.paths_removed;
+  into.failures.insert(into.failures.end(), r.failures.begin(), r.failures.end());
+}
+
+}  // namespace
+
+Result<ReapReport> reap(const fs::path& state_dir) {
+  const Registry registry(state_dir);
+  return reap_file(registry.file(), dead_owner, !fs::exists(registry.state_dir()));
+}
+
+Result<ReapReport> reap_owner(const fs::path& state_dir, const std::string& owner) {
+  const Registry registry(state_dir);
+  return reap_file(
+      registry.file(), [&](const RegistryEntry& e) { return e.owner == owner; },
+      !fs::exists(registry.state_dir()));
+}
+
+Result<ReapReport> reap_orphans() {
+  ReapReport report;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run_dir() / "registry", ec)) {
+    // The folder a registry belongs to is named on its first line.
+    std::ifstream in(entry.path());
+    std::string first;
+    std::getline(in, first);
+    if (!first.starts_with(kHeader)) continue;
+    const fs::path state_dir = first.substr(kHeader.size());
+    if (fs::exists(state_dir)) continue;
+    auto r = reap_file(entry.path(), dead_owner, true);
+    if (!r.ok()) return r.status().with_context(entry.path().string());
+    add(report, *r);
+  }
   return report;
 }
 
@@ -260,8 +332,8 @@ std::string owner_of(pid_t pid) {
 }
 
 Result<uint32_t> claim_id_range(Registry& registry, const std::string& run_id) {
-  const fs::path dir = registry.state_dir() / "ids";
-  AURA_RETURN_IF_ERROR(file_io::ensure_dir(registry.state_dir(), 0700));
+  const fs::path dir = run_dir() / "ids";
+  AURA_RETURN_IF_ERROR(file_io::ensure_dir(run_dir(), 0700));
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(dir, 0700));
   // Start at a slot derived from the pid so concurrent claimers rarely collide.
   const uint32_t start = uint32_t(::getpid()) % kIdRangeSlots;
@@ -287,8 +359,7 @@ Status release_id_range(Registry& registry, const std::string& run_id, uint32_t 
       (base - kIdRangeBase) / kIdRangeSize >= kIdRangeSlots) {
     return Status::invalid("not a claimed id range: " + std::to_string(base));
   }
-  const fs::path slot =
-      registry.state_dir() / "ids" / std::to_string((base - kIdRangeBase) / kIdRangeSize);
+  const fs::path slot = run_dir() / "ids" / std::to_string((base - kIdRangeBase) / kIdRangeSize);
   if (::rmdir(slot.c_str()) != 0 && errno != ENOENT)
     return Status::io("rmdir " + slot.string() + ": " + errno_text(errno));
   return registry.release(run_id, ResourceKind::kDir, slot);

@@ -1,6 +1,9 @@
-// The leak registry: every host-visible name a sandbox run creates (cgroup folders, its stage
-// folder) is written here before it is made and marked released after it is gone, so a later
-// supervisor can reap what a dead one left. One append-only text file, locked with flock.
+// The leak registry: every host-visible name a sandbox run or world creates (cgroup folders,
+// stage folders, network namespaces, uid ranges) is written here before it is made and marked
+// released after it is gone, so a later supervisor can reap what a dead one left. One
+// append-only text file per state folder, locked with flock, kept in the machine's run folder
+// (run_dir(), not inside the data folder): what a killed process left is reapable even after
+// its data folder is gone.
 #pragma once
 
 #include <sys/types.h>
@@ -24,11 +27,16 @@ struct RegistryEntry {
   bool released = false;
 };
 
+// The machine-wide folder of registries and uid-range slots: $AURA_RUN_DIR, else /run/aura
+// (a tmpfs: the kernel objects it names do not survive a reboot either).
+std::filesystem::path run_dir();
+
 // Thread-safe and multi-process safe (each call takes the file's flock).
 class Registry {
  public:
-  // REQUIRES: state_dir exists or can be created. Entries are recorded as owned by `owner`
-  // ("<pid>.<start time>", see self_owner()), this process when empty.
+  // The registry of state folder `state_dir` (made absolute): run_dir()/registry/<key>, the key
+  // a digest of the folder's path; the file's first line names the folder. Entries are recorded
+  // as owned by `owner` ("<pid>.<start time>", see self_owner()), this process when empty.
   explicit Registry(std::filesystem::path state_dir, std::string owner = {});
 
   struct Resource {
@@ -65,10 +73,10 @@ class Registry {
 // Owner token of process `pid` ("<pid>.<start time>"), empty if it is gone.
 std::string owner_of(pid_t pid);
 
-// Claims a uid/gid range of its own for `run_id`: a slot folder STATE/ids/<k> made with mkdir
-// (atomic across processes), then recorded in `registry` (so a reaped run frees it; a crash
-// between the two leaks a slot, never steals one). Returns the range's first id,
-// kIdRangeBase + k * kIdRangeSize. kBusy when every slot is taken.
+// Claims a uid/gid range of its own for `run_id`: a slot folder run_dir()/ids/<k> made with mkdir
+// (atomic across processes, and across labs on one machine), then recorded in `registry` (so a
+// reaped run frees it; a crash between the two leaks a slot, never steals one). Returns the range's
+// first id, kIdRangeBase + k * kIdRangeSize. kBusy when every slot is taken.
 inline constexpr uint32_t kIdRangeBase = 1'000'000;
 inline constexpr uint32_t kIdRangeSize = 65'536;
 inline constexpr uint32_t kIdRangeSlots = 1024;
@@ -87,5 +95,14 @@ struct ReapReport {
 // and compacts the registry. Entries of live owners are left alone. Fails only if the registry
 // cannot be read or rewritten; per-path failures are listed in the report.
 Result<ReapReport> reap(const std::filesystem::path& state_dir);
+
+// Removes every name recorded under `owner`, alive or not: a world's holder tearing down the
+// world it holds when the process that made it is gone.
+Result<ReapReport> reap_owner(const std::filesystem::path& state_dir, const std::string& owner);
+
+// reap() for every registry in run_dir() whose state folder no longer exists (a lab whose data
+// folder was removed while names of a dead process were left); such a registry is removed once
+// nothing is left in it.
+Result<ReapReport> reap_orphans();
 
 }  // namespace aura::sandbox

@@ -129,7 +129,15 @@ Result<ReapRecord> reap_and_record(const std::filesystem::path& state_dir, Event
   rec.runs_reaped = report.runs_reaped;
   rec.paths_removed = report.paths_removed;
   rec.failures = report.failures;
-  if (rec.runs_reaped == 0 && rec.paths_removed == 0 && rec.failures.empty()) return rec;
+  // Names other labs' dead processes left after their data folders were removed: found
+  // through the machine's run folder, since no data folder names them any more.
+  sandbox::ReapReport orphans;
+  AURA_ASSIGN_OR_RETURN(orphans, sandbox::reap_orphans());
+  rec.orphan_runs_reaped = orphans.runs_reaped;
+  rec.failures.insert(rec.failures.end(), orphans.failures.begin(), orphans.failures.end());
+  if (rec.runs_reaped == 0 && rec.paths_removed == 0 && rec.orphan_runs_reaped == 0 &&
+      rec.failures.empty())
+    return rec;
   JsonArray failures;
   for (const auto& f : rec.failures) failures.str(f);
   auto appended = log.append({"lab/supervisor", "supervisor.reaped", "supervisor",
@@ -138,6 +146,7 @@ Result<ReapRecord> reap_and_record(const std::filesystem::path& state_dir, Event
                                   .str("state_dir", state_dir.string())
                                   .num("runs_reaped", uint64_t(rec.runs_reaped))
                                   .num("paths_removed", uint64_t(rec.paths_removed))
+                                  .num("orphan_runs_reaped", uint64_t(rec.orphan_runs_reaped))
                                   .raw("failures", failures.done())
                                   .done()});
   if (!appended.ok()) return appended.status();

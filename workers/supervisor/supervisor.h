@@ -59,11 +59,13 @@ Result<RunRecord> supervise_run(writer::RunBinding binding, const Launcher& laun
                                 std::chrono::milliseconds deadline);
 
 // What a starting supervisor found and removed of an earlier, dead one (sandbox::reap over
-// `state_dir`), recorded as one `supervisor.reaped` event (actor supervisor, stream
-// lab/supervisor) when anything was found: runs reaped, paths removed, failures.
+// `state_dir`), and of dead processes of labs whose data folder is gone (sandbox::reap_orphans),
+// recorded as one `supervisor.reaped` event (actor supervisor, stream lab/supervisor) when
+// anything was found: runs reaped, paths removed, orphaned runs reaped, failures.
 struct ReapRecord {
   int runs_reaped = 0;
   int paths_removed = 0;
+  int orphan_runs_reaped = 0;
   std::vector<std::string> failures;
   uint64_t seq = 0;  // the event, 0 when there was nothing to record
 };

@@ -1,0 +1,238 @@
+// A judge killed mid-gate leaves nothing on the machine: its worlds' holders tear them down once
+// the judge is gone (SIGKILL included), and when the holders are killed too, the node keepers
+// take the nodes' processes with them and the names left behind are reaped through the machine's
+// run folder after the judge's data folder is gone. Black-box through the real binary on O2
+// (needs root: namespace worlds, nginx, aura-svcman).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/attempt/package_lab.h"
+#include "tests/cli/cli_util.h"
+
+using namespace aura::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kO2 = "o2-service-chain";
+// Hang guards, sized for a machine half as fast as this one with both cores busy: reaching the
+// gate takes about 3 s here, the holders' teardown well under a second.
+constexpr auto kReachGate = std::chrono::seconds(300);
+constexpr auto kTeardown = std::chrono::seconds(120);
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The folders a lab's cgroups are made in: `aura/` under this process's cgroup, per hierarchy.
+std::vector<fs::path> cgroup_roots() {
+  std::vector<fs::path> out;
+  std::istringstream in(slurp("/proc/self/cgroup"));
+  for (std::string line; std::getline(in, line);) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    const std::string path = line.substr(b + 1);
+    std::vector<fs::path> mounts;
+    if (controllers.empty()) {
+      mounts = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+    } else {
+      std::istringstream cs(controllers);
+      for (std::string c; std::getline(cs, c, ',');)
+        mounts.push_back("/sys/fs/cgroup/" + (c.starts_with("name=") ? c.substr(5) : c));
+    }
+    for (const fs::path& m : mounts) out.push_back(m / path.substr(1) / "aura");
+  }
+  return out;
+}
+
+// What of the lab is on the machine: network namespaces, cgroup folders, processes in a lab
+// cgroup, mounts under the lab's folder, and holders of its state folder.
+struct Traces {
+  std::set<std::string> netns, cgroups, processes, mounts, holders;
+
+  static Traces now(const fs::path& lab_root) {
+    Traces t;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/run/netns", ec))
+      if (e.path().filename().string().starts_with("aura-")) t.netns.insert(e.path().string());
+    for (const fs::path& root : cgroup_roots()) {
+      for (const auto& e : fs::directory_iterator(root, ec))
+        if (e.is_directory()) t.cgroups.insert(e.path().string());
+    }
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string pid = e.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      const std::string stat = slurp(e.path() / "stat");
+      const size_t close = stat.rfind(')');
+      if (close == std::string::npos || stat.substr(close + 2, 1) == "Z") continue;
+      if (slurp(e.path() / "cgroup").find("/aura/") != std::string::npos)
+        t.processes.insert(pid + " " + slurp(e.path() / "comm"));
+      std::string cmd = slurp(e.path() / "cmdline");
+      for (char& c : cmd)
+        if (c == '\0') c = ' ';
+      if (cmd.starts_with("aura-holder ") && cmd.find(lab_root.string()) != std::string::npos)
+        t.holders.insert(pid);
+    }
+    std::istringstream mi(slurp("/proc/self/mountinfo"));
+    for (std::string line; std::getline(mi, line);)
+      if (line.find(lab_root.string()) != std::string::npos) t.mounts.insert(line);
+    return t;
+  }
+
+  // What is here now and was not in `before`.
+  Traces added_since(const Traces& before) const {
+    Traces d;
+    auto diff = [](const std::set<std::string>& a, const std::set<std::string>& b,
+                   std::set<std::string>& out) {
+      for (const auto& x : a)
+        if (!b.contains(x)) out.insert(x);
+    };
+    diff(netns, before.netns, d.netns);
+    diff(cgroups, before.cgroups, d.cgroups);
+    diff(processes, before.processes, d.processes);
+    diff(mounts, before.mounts, d.mounts);
+    diff(holders, before.holders, d.holders);
+    return d;
+  }
+  bool empty() const {
+    return netns.empty() && cgroups.empty() && processes.empty() && mounts.empty() &&
+           holders.empty();
+  }
+  std::string describe() const {
+    std::string out;
+    auto list = [&](const char* what, const std::set<std::string>& s) {
+      for (const auto& x : s) out += std::string(what) + ": " + x + "\n";
+    };
+    list("netns", netns);
+    list("cgroup", cgroups);
+    list("process", processes);
+    list("mount", mounts);
+    list("holder", holders);
+    return out;
+  }
+};
+
+// Reaps every exited child (this process is the subreaper of the judge's orphans); true when no
+// child is left at all.
+bool reap_children() {
+  for (;;) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) continue;
+    return pid < 0 && errno == ECHILD;
+  }
+}
+
+// Starts `aura judge O2` in `s`'s lab and returns once its gate runs on fresh worlds: the log
+// holds gate.started and at least two of its holders live (the live world's and a gate world's).
+std::unique_ptr<CliProcess> judge_in_its_gate(const PackageLab& s) {
+  auto judge = std::make_unique<CliProcess>(
+      std::vector<std::string>{"judge", kO2, "--seed", "0", "--data", s.lab.data().string(),
+                               "--keys", s.lab.keys().string()});
+  const auto deadline = std::chrono::steady_clock::now() + kReachGate;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const Traces t = Traces::now(s.lab.root());
+    if (t.holders.size() >= 2 &&
+        s.lab.aura({"log", "tail", "--from", "1"}).out.find("\"gate.started\"") !=
+            std::string::npos)
+      return judge;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  FAIL("the judge did not reach its gate within the hang guard");
+  return judge;
+}
+
+// Waits (bounded by kTeardown) until nothing added since `before` is left and every child is
+// reaped; the traces still there.
+Traces wait_for_nothing_left(const PackageLab& s, const Traces& before) {
+  const auto deadline = std::chrono::steady_clock::now() + kTeardown;
+  Traces left;
+  for (;;) {
+    const bool no_children = reap_children();
+    left = Traces::now(s.lab.root()).added_since(before);
+    if ((left.empty() && no_children) || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return left;
+}
+
+struct Subreaper {
+  // The judge's orphans (holders, node keepers) come to this process, which reaps them: on a
+  // machine whose PID 1 does not reap, they would otherwise stay as zombies.
+  Subreaper() { REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0); }
+  ~Subreaper() {
+    reap_children();
+    ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("judge killed mid-gate: its holders tear every world down; nothing of it is left") {
+  Subreaper subreaper;
+  PackageLab s("AURA_O2_PACKAGE", kO2, "untraversable-folder", "{}");
+  const Traces before = Traces::now(s.lab.root());
+  auto judge = judge_in_its_gate(s);
+  const Traces during = Traces::now(s.lab.root()).added_since(before);
+  // The gate's worlds are really there: nodes' processes, network namespaces and cgroups.
+  CHECK(!during.processes.empty());
+  CHECK(!during.netns.empty());
+  CHECK(!during.cgroups.empty());
+  judge->kill_now();
+
+  const Traces left = wait_for_nothing_left(s, before);
+  CHECK_MESSAGE(left.empty(), left.describe());
+  CHECK(reap_children());
+}
+
+TEST_CASE(
+    "judge and its holders killed: the nodes die with them; the names are reaped later "
+    "without the data folder") {
+  Subreaper subreaper;
+  PackageLab s("AURA_O2_PACKAGE", kO2, "untraversable-folder", "{}");
+  const Traces before = Traces::now(s.lab.root());
+  auto judge = judge_in_its_gate(s);
+  const Traces during = Traces::now(s.lab.root()).added_since(before);
+  REQUIRE(!during.holders.empty());
+  judge->kill_now();
+  for (const std::string& pid : during.holders) ::kill(std::stoi(pid), SIGKILL);
+
+  // No holder runs to remove the names, but the keepers end every node's processes.
+  const auto deadline = std::chrono::steady_clock::now() + kTeardown;
+  Traces left;
+  do {
+    reap_children();
+    left = Traces::now(s.lab.root()).added_since(before);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while ((!left.processes.empty() || !left.holders.empty()) &&
+           std::chrono::steady_clock::now() < deadline);
+  CHECK_MESSAGE(left.processes.empty(), left.describe());
+  CHECK(left.holders.empty());
+  // Some names are left, recorded in the machine's run folder, not only in the data folder.
+  CHECK((!left.netns.empty() || !left.cgroups.empty()));
+
+  // The data folder goes (as a test's temporary folder would); a supervisor of another lab
+  // reaps what is left, found through the run folder.
+  fs::remove_all(s.lab.data());
+  Lab other;
+  CliResult r = other.ok({"worker", "--json"});
+  const size_t at = r.last_line().find("\"orphan_runs\":");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoi(r.last_line().substr(at + 14)) >= 2);  // the live world's and a gate world's
+  left = wait_for_nothing_left(s, before);
+  CHECK_MESSAGE(left.empty(), left.describe());
+}
