@@ -31,7 +31,14 @@ std::string PackageLab::attempt(const std::string& ir, int seed) const {
   ok({"attempt", "predict", id, "--hypothesis", hypothesis_, "--expect", "the fix works"});
   ok({"attempt", "probe", id, probe_});
   write_file(lab / "fix.json", ir);
-  ok({"attempt", "submit", id, (lab / "fix.json").string()});
+  r = ok({"attempt", "submit", id, (lab / "fix.json").string()});
+  // Every script of the IR is authorised, as the learner would after reading it.
+  for (const std::string& line : r.lines()) {
+    const size_t at = line.find("aura attempt authorize " + id + " ");
+    if (at == std::string::npos) continue;
+    const size_t sha = at + std::string("aura attempt authorize ").size() + id.size() + 1;
+    ok({"attempt", "authorize", id, line.substr(sha, 64)});
+  }
   ok({"attempt", "apply", id});
   ok({"attempt", "ack", id});
   lab.aura({"attempt", "verify", id});  // a fix that does not recover fails here; gate anyway

@@ -32,8 +32,8 @@ class PackageLab {
   }
 
   // A learner's attempt on `seed` up to its gate, with `ir` as the fix: predict, probe (so the
-  // IR can cite ev-1), submit, apply, ack, verify, gate; then end it (its live world goes). The
-  // gate's JSON line.
+  // IR can cite ev-1), submit, authorise its scripts, apply, ack, verify, gate; then end it (its
+  // live world goes). The gate's JSON line.
   std::string attempt(const std::string& ir, int seed) const;
   // Each fix as a learner's attempt on `seed` with the IR `ir_of(actions)`, CHECKed to get its
   // verdict and failing property.

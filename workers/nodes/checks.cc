@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "engine/common/text.h"
+#include "workers/inspect/exe_identity.h"
 #include "workers/inspect/http_probe.h"
 #include "workers/inspect/node_view.h"
 #include "workers/nodes/build_spec.h"
@@ -34,7 +35,7 @@ const std::vector<CheckShape>& shapes() {
       {"from", Param::kText, true},          {"to", Param::kText, true},
       {"port", Param::kInt, true},           {"path", Param::kText, true},
       {"expect_status", Param::kInt, true},  {"expect_text", Param::kText, false},
-      {"listener_comm", Param::kText, false}};
+      {"listener_exe", Param::kText, false}};
   static const std::vector<CheckShape> s = {
       {"http.expect", http},
       // The driver first runs the project's playbook on the `from` node (ansible.run, as the
@@ -58,7 +59,7 @@ const std::vector<CheckShape>& shapes() {
         {"max_mode", Param::kText, true}}},
       {"proc.expect",
        {{"role", Param::kText, true},
-        {"comm", Param::kText, true},
+        {"exe", Param::kText, true},
         {"user", Param::kText, false},
         {"not_user", Param::kText, false},
         {"min_count", Param::kInt, false}}},
@@ -131,7 +132,7 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
           base + ".params.paths: \"" + list.substr(at, end - at) +
           "\" is not a normalised absolute path (paths are separated by one space)");
   }
-  for (std::string_view k : {"path", "socket"}) {
+  for (std::string_view k : {"path", "socket", "exe", "listener_exe"}) {
     const std::string v = p.get(k);
     if (!v.empty() && !is_clean_absolute(v))
       return Status::invalid(base + ".params." + std::string(k) +
@@ -150,21 +151,32 @@ std::vector<const CheckNode*> with_role(const CheckContext& ctx, std::string_vie
   return out;
 }
 
-// name (or number) -> id from a world's passwd or group file (read through openat2 in its root).
-std::optional<uint32_t> id_in(const inspect::NodeView& view, const char* file,
-                              std::string_view name) {
+// name (or number) -> id from the node's accounts as the package built them.
+std::optional<uint32_t> id_in(const CheckNode& node, bool users, std::string_view name) {
   if (auto n = runner::parse_id(name)) return n;
-  auto text = view.read_file(file, 1 << 20);
-  if (!text.ok()) return std::nullopt;
-  const bool users = std::string_view(file) == "/etc/passwd";
-  const runner::Accounts a =
-      users ? runner::Accounts::parse(*text, "") : runner::Accounts::parse("", *text);
+  const runner::Accounts a = users ? runner::Accounts::parse(node.passwd, "")
+                                   : runner::Accounts::parse("", node.group);
   if (users) {
     const auto* u = a.find_user(name);
     return u ? std::optional<uint32_t>(u->uid) : std::nullopt;
   }
   const auto* g = a.find_group(name);
   return g ? std::optional<uint32_t>(g->gid) : std::nullopt;
+}
+
+// Whether host process `pid` runs the image's program `exe` (its digest in ctx.binaries).
+// kNotFound from exe_digest: the process is gone, so it is not that program.
+Result<bool> runs(const CheckContext& ctx, pid_t pid, const std::string& exe) {
+  if (ctx.binaries == nullptr) return Status::failed_precondition("no image programs to compare");
+  auto want = ctx.binaries->find(exe);
+  if (want == ctx.binaries->end())
+    return Status::failed_precondition(exe + " was not hashed from the image at build");
+  auto got = inspect::exe_digest(pid);
+  if (!got.ok()) {
+    if (got.status().code() == ErrorCode::kNotFound) return false;
+    return got.status();
+  }
+  return *got == want->second;
 }
 
 struct Verdict {
@@ -216,29 +228,25 @@ Status http_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
       v.not_yet(where + ": the body lacks the expected text");
       continue;
     }
-    if (const std::string comm = p.get("listener_comm"); !comm.empty()) {
+    if (const std::string exe = p.get("listener_exe"); !exe.empty()) {
       auto view_or = inspect::NodeView::open(t->init_pid);
       if (!view_or.ok()) return view_or.status();
-      const inspect::NodeView& view = *view_or;
       std::vector<inspect::Listener> ls;
-      AURA_ASSIGN_OR_RETURN(ls, view.listeners(t->pids));
-      std::vector<inspect::ProcessInfo> procs;
-      AURA_ASSIGN_OR_RETURN(procs, view.processes(t->pids));
+      AURA_ASSIGN_OR_RETURN(ls, view_or->listeners(t->pids));
       bool found = false, foreign = false;
       for (const auto& l : ls) {
         if (!(l.proto == "tcp" || l.proto == "tcp6") ||
             !l.address.ends_with(":" + std::to_string(port)))
           continue;
         for (pid_t pid : l.pids) {
-          auto it =
-              std::find_if(procs.begin(), procs.end(), [&](const auto& x) { return x.pid == pid; });
-          if (it == procs.end()) continue;
-          (it->comm == comm ? found : foreign) = true;
+          bool is;
+          AURA_ASSIGN_OR_RETURN(is, runs(ctx, pid, exe));
+          (is ? found : foreign) = true;
         }
       }
       if (!found || foreign) {
-        v.not_yet(where + ": port " + std::to_string(port) + " is not served by " + comm +
-                  " alone");
+        v.not_yet(where + ": port " + std::to_string(port) + " is not served by the image's " +
+                  exe + " alone");
         continue;
       }
     }
@@ -293,14 +301,14 @@ Status file_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
       }
     }
     if (const std::string owner = p.get("owner"); !owner.empty()) {
-      auto uid = id_in(view, "/etc/passwd", owner);
+      auto uid = id_in(*n, true, owner);
       if (!uid || *uid != st->uid) {
         v.fail(where + ": owner uid " + std::to_string(st->uid) + " is not " + owner);
         continue;
       }
     }
     if (const std::string group = p.get("group"); !group.empty()) {
-      auto gid = id_in(view, "/etc/group", group);
+      auto gid = id_in(*n, false, group);
       if (!gid || *gid != st->gid) {
         v.fail(where + ": group gid " + std::to_string(st->gid) + " is not " + group);
         continue;
@@ -349,30 +357,39 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
   auto nodes = with_role(ctx, p.get("role"));
   if (nodes.empty()) v.fail("no node with role " + p.get("role"));
   const int64_t min_count = p.get_int("min_count").value_or(1);
+  const std::string exe = p.get("exe");
   for (const CheckNode* n : nodes) {
     auto view_or = inspect::NodeView::open(n->init_pid);
     if (!view_or.ok()) return view_or.status();
-    const inspect::NodeView& view = *view_or;
     std::vector<inspect::ProcessInfo> procs;
-    AURA_ASSIGN_OR_RETURN(procs, view.processes(n->pids));
+    AURA_ASSIGN_OR_RETURN(procs, view_or->processes(n->pids));
+    // A name that does not resolve fails: "not root" must never hold because "root" is unknown.
     std::optional<uint32_t> want, refuse;
-    if (!p.get("user").empty()) {
-      want = id_in(view, "/etc/passwd", p.get("user"));
+    if (const std::string user = p.get("user"); !user.empty()) {
+      want = id_in(*n, true, user);
       if (!want) {
-        v.fail(n->name + ": no user " + p.get("user"));
+        v.fail(n->name + ": no user " + user + " in the node's accounts as built");
         continue;
       }
     }
-    if (!p.get("not_user").empty()) refuse = id_in(view, "/etc/passwd", p.get("not_user"));
+    if (const std::string user = p.get("not_user"); !user.empty()) {
+      refuse = id_in(*n, true, user);
+      if (!refuse) {
+        v.fail(n->name + ": no user " + user + " in the node's accounts as built");
+        continue;
+      }
+    }
     int64_t count = 0;
     std::string wrong;
     for (const auto& pr : procs) {
-      if (pr.comm != p.get("comm")) continue;
+      bool is;
+      AURA_ASSIGN_OR_RETURN(is, runs(ctx, pr.pid, exe));
+      if (!is) continue;
       ++count;
       if ((want && pr.uid != *want) || (refuse && pr.uid == *refuse))
-        wrong = "pid runs as uid " + std::to_string(pr.uid);
+        wrong = "process runs as uid " + std::to_string(pr.uid);
     }
-    const std::string where = n->name + ": " + p.get("comm");
+    const std::string where = n->name + ": " + exe;
     if (count < min_count) {
       v.not_yet(where + ": " + std::to_string(count) + " running, want at least " +
                 std::to_string(min_count));

@@ -1,11 +1,14 @@
 // The check calls of the nodes driver: evaluated by the supervisor's own code from outside the
 // world (workers/inspect: openat2 in the node's root, /proc of the node's cgroup pids, HTTP from
 // a child that joined only the node's network namespace), never by a program of the world.
+// Identities come from what the learner cannot forge: user and group names from the accounts
+// fixed at build, processes by the content of the program they execute (docs/GATE.md).
 // Calls and their params: docs/WORLDS.md ("Checks of the nodes driver").
 #pragma once
 
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,10 +24,15 @@ struct CheckNode {
   std::string address;
   pid_t init_pid = -1;
   std::vector<pid_t> pids;  // every process of the node (host pids), from its cgroups
+  // /etc/passwd and /etc/group as the package built them (fixed at build): user and group names
+  // in checks resolve here, never through the node's live files.
+  std::string passwd, group;
 };
 
 struct CheckContext {
   std::vector<CheckNode> nodes;
+  // SHA-256 (hex) of each program a check names (`exe`, `listener_exe`), from the image.
+  const std::map<std::string, std::string>* binaries = nullptr;
 };
 
 std::vector<std::string_view> check_call_names();

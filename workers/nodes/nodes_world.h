@@ -36,6 +36,9 @@ struct LiveNode {
   const NodeSpec* spec = nullptr;
   std::string address;  // on the world network
   std::unique_ptr<nsworld::Node> node;
+  // The node's /etc/passwd and /etc/group as built from the package, read before any service or
+  // call ran: the identities checks compare numbers against (never the live files).
+  std::string passwd, group;
 };
 
 class NodesWorld final : public world::World {
@@ -90,6 +93,10 @@ class NodesWorld final : public world::World {
   // The node's processes (comm uid gid, counted) and listeners (with their owners' names).
   Result<std::string> live_state(nsworld::Node& node, const inspect::NodeView& view);
   Status write_state() const;
+  // binaries_ for the manifest's checks, from `tools` (inside path -> host path of the lab's
+  // own programs) and the read-only image (the same path on the host).
+  Status hash_binaries(const scenario::Manifest& manifest,
+                       const std::map<std::string, std::string>& tools);
 
   world::WorldHost host_;
   sandbox::CgroupTree* tree_;
@@ -102,6 +109,9 @@ class NodesWorld final : public world::World {
   std::unique_ptr<sandbox::Registry> registry_;
   std::unique_ptr<netns::WorldNetwork> net_;
   std::vector<LiveNode> nodes_;
+  // SHA-256 (hex) of each program the manifest's checks identify processes by (`exe`,
+  // `listener_exe`, paths inside a node), hashed from the image on the host at build.
+  std::map<std::string, std::string> binaries_;
 };
 
 }  // namespace aura::workers::nodes
