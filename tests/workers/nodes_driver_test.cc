@@ -1,25 +1,34 @@
 // The nodes driver on a real two-node world (tests/workers/fixtures/n0): nginx on the web node,
 // aura-svcman running aura-app as its own user on the app node. Probes and actions run as
 // aura-runner inside a node, supervised, their output arriving only through the writer socket;
-// checks and fingerprints are the supervisor's own code. Needs root.
+// checks and fingerprints are the supervisor's own code. Worlds are built from a copy of the
+// fixture signed at test time (a node gets only its layers, staged from the verified bytes).
+// Needs root.
 #include "workers/nodes/nodes_driver.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
+#include "engine/crypto/ed25519.h"
+#include "engine/package/package.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
+#include "engine/sign/signed_note.h"
 #include "engine/writer/evidence_writer.h"
 #include "tests/support/log_lab.h"
 #include "tests/support/spawn_self.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/world_tag.h"
 #include "workers/drivers.h"
 #include "workers/netns/world_network.h"
 #include "workers/nodes/nodes_world.h"
@@ -33,6 +42,35 @@ namespace fs = std::filesystem;
 using workers::nodes::NodesDriver;
 
 fs::path fixture() { return fs::path(AURA_NODES_FIXTURE); }
+
+// The fixture copied to `dir` and signed there (SHA256SUMS, package.sig.json) with a throwaway
+// publisher key, as `aura setup` signs the bundled packages: the driver builds worlds only from
+// a package's verified bytes.
+fs::path signed_copy(const fs::path& dir) {
+  fs::copy(fixture(), dir, fs::copy_options::recursive);
+  auto signed_package =
+      sign_package(dir, NoteSigner("aura.publisher/test", Ed25519KeyPair::generate()));
+  REQUIRE_MESSAGE(signed_package.ok(), signed_package.status().message());
+  return dir;
+}
+
+// The stage entries made from the package in folder `package` (named "<folder>.<layer>-<key>"),
+// by layer ("worlds/common"), each with the number of worlds using it.
+std::map<std::string, int> stage_entries(const fs::path& package) {
+  std::map<std::string, int> out;
+  const std::string prefix = package.filename().string() + ".";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(workers::nodes::kStageRoot, ec)) {
+    std::string name = e.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    name = name.substr(prefix.size(), name.rfind('-') - prefix.size());
+    std::replace(name.begin(), name.end(), '.', '/');
+    int users = 0;
+    for (const auto& u : fs::directory_iterator(e.path() / "users", ec)) users += u.is_directory();
+    out[name] = users;
+  }
+  return out;
+}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -86,6 +124,8 @@ struct Host {
   writer::TokenRegistry tokens;
   testing::TempDir dir;
   world::WorldHost host;
+  // A signed copy of the fixture, its folder named uniquely (stage entries carry the name).
+  fs::path package = signed_copy(dir / ("n0-" + dir.path().filename().string().substr(10)));
   Host() {
     host.log = lab.log.get();
     host.blobs = &*lab.blobs;
@@ -155,7 +195,7 @@ TEST_CASE(
   auto m = manifest();
   auto d = h.driver();
   REQUIRE(d->check_manifest(m).is_ok());
-  auto w = d->create(fixture(), m, "primary", 7, h.dir / "w");
+  auto w = d->create(h.package, m, "primary", 7, h.dir / "w");
   REQUIRE_MESSAGE(w.ok(), w.status().message());
   world::World& world = **w;
 
@@ -311,7 +351,7 @@ TEST_CASE("nodes: hostile scripts are contained and the host's facts say what ha
   Host h;
   auto m = manifest();
   auto d = h.driver();
-  auto w = d->create(fixture(), m, "control", 3, h.dir / "w");
+  auto w = d->create(h.package, m, "control", 3, h.dir / "w");
   REQUIRE_MESSAGE(w.ok(), w.status().message());
   (*w)->bind_attempt(kAttempt);
   scenario::Target web{scenario::Target::Kind::kRole, "web"};
@@ -391,7 +431,7 @@ TEST_CASE("nodes leaks: 100 world create/destroy cycles leave no name the lab re
   };
   const std::string links_before = host_links();
   for (int i = 0; i < 100; ++i) {
-    auto w = d->create(fixture(), m, "control", uint64_t(i), h.dir / ("w" + std::to_string(i)));
+    auto w = d->create(h.package, m, "control", uint64_t(i), h.dir / ("w" + std::to_string(i)));
     REQUIRE_MESSAGE(w.ok(), w.status().message());
     REQUIRE(d->destroy(std::move(w).value()).is_ok());
   }
@@ -400,13 +440,18 @@ TEST_CASE("nodes leaks: 100 world create/destroy cycles leave no name the lab re
   auto entries = reg.entries();
   REQUIRE(entries.ok());
   std::map<sandbox::ResourceKind, int> kinds;
+  int stage_uses = 0;
   for (const auto& e : *entries) {
     CHECK_MESSAGE(e.released, e.path.string());
     CHECK_MESSAGE(!fs::exists(e.path), e.path.string());
     ++kinds[e.kind];
+    stage_uses += e.path.string().starts_with(workers::nodes::kStageRoot);
   }
   CHECK(kinds[sandbox::ResourceKind::kNetns] == 300);  // a switch and two nodes per world
-  CHECK(kinds[sandbox::ResourceKind::kDir] == 400);    // two stage folders and two uid slots
+  // Two node stage folders and two uid slots per world, and its uses of three staged layers.
+  CHECK(kinds[sandbox::ResourceKind::kDir] - stage_uses == 400);
+  CHECK(stage_uses == 300);
+  CHECK(stage_entries(h.package).empty());  // no world uses them any more
   CHECK(kinds[sandbox::ResourceKind::kCgroup] >= 200);
   CHECK(unreleased(h.host.state_dir).empty());
   // No mount of a world is left in the host's namespace, no veth or bridge on its side.
@@ -423,7 +468,7 @@ TEST_CASE("nodes child: build a world and exit" *
   NodesDriver d;
   d.configure(host);
   auto m = manifest();
-  auto w = d.create(fixture(), m, "control", 1, std::getenv("AURA_N0_WORK"));
+  auto w = d.create(std::getenv("AURA_N0_PACKAGE"), m, "control", 1, std::getenv("AURA_N0_WORK"));
   REQUIRE_MESSAGE(w.ok(), w.status().message());
   if (std::string(std::getenv("AURA_N0_PERSIST")) == "1") REQUIRE((*w)->persist().is_ok());
   // The names the world holds, for the parent to find gone once the world's holder is done.
@@ -442,6 +487,7 @@ TEST_CASE(
     pid_t pid = testing::spawn_self_case(
         "nodes child: build a world and exit",
         {"AURA_N0_WORK=" + work.string(), "AURA_N0_STATE=" + h.host.state_dir.string(),
+         "AURA_N0_PACKAGE=" + h.package.string(),
          std::string("AURA_N0_PERSIST=") + (persist ? "1" : "0")});
     int status = 0;
     REQUIRE(::waitpid(pid, &status, 0) == pid);
@@ -490,44 +536,191 @@ TEST_CASE(
   REQUIRE(reaped.ok());
   CHECK(reaped->failures.empty());
   CHECK(reaped->runs_reaped == 0);
+  // The holder removed its uses of stage entries; the entries go at the next sweep (any build
+  // or destroy on the machine runs one).
+  REQUIRE(workers::nodes::sweep_stage().is_ok());
+  CHECK(stage_entries(h.package).empty());
 }
 
-TEST_CASE("nodes: a package in a private folder is staged where the node's uids reach it") {
+TEST_CASE(
+    "nodes: a package in a private folder builds from its staged layers; a private program is "
+    "staged without following a link, and its entry goes with its last use") {
   Host h;
   auto m = manifest();
   // A checkout in a 0700 home: the node's uids cannot search the folder above the package.
   const fs::path home = h.dir / "home";
   fs::create_directories(home);
   fs::permissions(home, fs::perms::owner_all);
-  fs::copy(fixture(), home / "n0", fs::copy_options::recursive);
-  auto staged = workers::nodes::reachable_by_nodes((home / "n0").string());
-  REQUIRE_MESSAGE(staged.ok(), staged.status().message());
-  CHECK(staged->rfind(std::string(workers::nodes::kStageRoot) + "/n0-", 0) == 0);
-  CHECK(slurp(fs::path(*staged) / "manifest.json") == slurp(fixture() / "manifest.json"));
-  // Unchanged, it is reused; a reachable path is used as it is.
-  CHECK(*workers::nodes::reachable_by_nodes((home / "n0").string()) == *staged);
-  CHECK(*workers::nodes::reachable_by_nodes(fixture().string()) == fixture().string());
-  // A file (a tool): staged in a folder of its own, still executable.
-  {
-    std::ofstream(home / "tool") << "#!/bin/sh\n";
-    fs::permissions(home / "tool", fs::perms::owner_all);
-    auto tool = workers::nodes::reachable_by_nodes((home / "tool").string());
-    REQUIRE_MESSAGE(tool.ok(), tool.status().message());
-    CHECK(fs::path(*tool).filename() == "tool");
-    CHECK(slurp(*tool) == "#!/bin/sh\n");
-    CHECK((fs::status(*tool).permissions() & fs::perms::others_exec) != fs::perms::none);
-    std::error_code ec;
-    fs::remove_all(fs::path(*tool).parent_path(), ec);
-  }
+  const fs::path package = home / (h.package.filename().string() + "-home");
+  fs::copy(h.package, package, fs::copy_options::recursive);
+
+  // A program (a lab tool): staged in an entry of its own, root's, still executable.
+  sandbox::Registry registry(h.host.state_dir);
+  const workers::nodes::StageUse use{&registry, testing::world_tag('n')};
+  std::ofstream(home / "tool") << "#!/bin/sh\n";
+  fs::permissions(home / "tool", fs::perms::owner_all);
+  auto tool = workers::nodes::reachable_by_nodes((home / "tool").string(), use);
+  REQUIRE_MESSAGE(tool.ok(), tool.status().message());
+  CHECK(tool->starts_with(std::string(workers::nodes::kStageRoot) + "/tool-"));
+  CHECK(fs::path(*tool).filename() == "tool");
+  CHECK(slurp(*tool) == "#!/bin/sh\n");
+  struct stat st {};
+  REQUIRE(::stat(tool->c_str(), &st) == 0);
+  CHECK(st.st_uid == 0);
+  CHECK((st.st_mode & 07777) == 0755);
+  // Unchanged, it is reused; a reachable file is used as it is; a symlink is refused.
+  CHECK(*workers::nodes::reachable_by_nodes((home / "tool").string(), use) == *tool);
+  const std::string reachable = (fixture() / "manifest.json").string();
+  CHECK(*workers::nodes::reachable_by_nodes(reachable, use) == reachable);
+  fs::create_symlink(home / "tool", home / "link");
+  auto link = workers::nodes::reachable_by_nodes((home / "link").string(), use);
+  REQUIRE_FALSE(link.ok());
+  CHECK(link.status().message().find("symlink") != std::string::npos);
+  // Its use released, the entry goes.
+  const fs::path entry = fs::path(*tool).parent_path().parent_path();
+  CHECK(fs::is_directory(entry / "users" / use.run_id));
+  REQUIRE(workers::nodes::release_stage_uses(registry, sandbox::Registry::self_owner()).is_ok());
+  CHECK_FALSE(fs::exists(entry));
+  CHECK(unreleased(h.host.state_dir).empty());
 
   auto d = h.driver();
-  auto w = d->create(home / "n0", m, "primary", 7, h.dir / "w");
+  auto w = d->create(package, m, "primary", 7, h.dir / "w");
   REQUIRE_MESSAGE(w.ok(), w.status().message());
   (*w)->bind_attempt(kAttempt);
   CHECK(web_page(**w, m).output == "n0 world: broken release\n");
   CHECK(d->destroy(std::move(w).value()).is_ok());
-  std::error_code ec;
-  fs::remove_all(*staged, ec);
+  CHECK(stage_entries(package).empty());
+}
+
+TEST_CASE(
+    "nodes: a node gets only its own layers of the package, and a stage entry lives while a "
+    "world uses it") {
+  Host h;
+  auto m = manifest();
+  auto d = h.driver();
+  using Uses = std::map<std::string, int>;
+  auto primary = d->create(h.package, m, "primary", 7, h.dir / "p");
+  REQUIRE_MESSAGE(primary.ok(), primary.status().message());
+  // Staged: the layers its nodes name, each used by this world.
+  CHECK(stage_entries(h.package) ==
+        Uses{{"worlds/app", 1}, {"worlds/broken", 1}, {"worlds/common", 1}});
+  // Root's files, not writable by others (the node's uids), in folders others can only search.
+  for (const auto& e : fs::recursive_directory_iterator(workers::nodes::kStageRoot)) {
+    if (e.path().string().find("/" + h.package.filename().string() + ".") == std::string::npos)
+      continue;
+    struct stat st {};
+    REQUIRE(::lstat(e.path().c_str(), &st) == 0);
+    INFO(e.path().string());
+    CHECK(st.st_uid == 0);
+    CHECK((st.st_mode & S_IWOTH) == 0);
+    CHECK((S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)));
+  }
+
+  // Inside the nodes: no view of the package at all once built (the manifest with its judge
+  // cases, SHA256SUMS, the signature, another world's or node's layer, nor the pristine copy of
+  // its own, whose files are 0644 whatever `owners` declares); only what the layers put in the
+  // root, with the declared modes.
+  (*primary)->bind_attempt(kAttempt);
+  const std::string look =
+      "for f in /aura/pkg/manifest.json /aura/pkg/SHA256SUMS /aura/pkg/package.sig.json "
+      "/aura/pkg/worlds/good/srv/www/index.html /aura/pkg/worlds/app/etc/app/app.conf "
+      "/aura/pkg/worlds/broken/srv/www/index.html; do cat $f >/dev/null 2>&1 && echo \"read $f\"; "
+      "done; ls /aura; grep -c ' /aura/pkg' /proc/self/mountinfo; cat /srv/www/index.html "
+      "/etc/app/app.conf 2>/dev/null; stat -c '%a %U' /etc/app/app.conf 2>/dev/null; echo end";
+  for (const char* role : {"web", "app"}) {
+    auto seen = (*primary)->run_script({scenario::Target::Kind::kRole, role}, look);
+    REQUIRE_MESSAGE(seen.ok(), seen.status().message());
+    INFO(role << ":\n" << seen->output);
+    CHECK(seen->output.find("read ") == std::string::npos);
+    CHECK(seen->output.find("bin\n0\n") == 0);  // /aura holds the lab's programs only
+    CHECK(seen->output.find("end") != std::string::npos);
+    if (std::string(role) == "web") {
+      CHECK(seen->output.find("n0 world: broken release\n") != std::string::npos);  // its layer
+    } else {
+      CHECK(seen->output.find("640 app\n") != std::string::npos);  // as `owners` declares
+    }
+  }
+
+  // A second world shares the layers both use; the first one's destroy keeps what it still uses.
+  auto control = d->create(h.package, m, "control", 3, h.dir / "c");
+  REQUIRE_MESSAGE(control.ok(), control.status().message());
+  CHECK(stage_entries(h.package) ==
+        Uses{{"worlds/app", 2}, {"worlds/broken", 1}, {"worlds/common", 2}, {"worlds/good", 1}});
+  REQUIRE(d->destroy(std::move(primary).value()).is_ok());
+  CHECK(stage_entries(h.package) ==
+        Uses{{"worlds/app", 1}, {"worlds/common", 1}, {"worlds/good", 1}});
+  (*control)->bind_attempt(kAttempt);
+  CHECK(web_page(**control, m).output == "n0 world: release 2\n");
+  REQUIRE(d->destroy(std::move(control).value()).is_ok());
+  CHECK(stage_entries(h.package).empty());
+  CHECK(unreleased(h.host.state_dir).empty());
+}
+
+TEST_CASE(
+    "nodes staging: a link, a special file, a changed, unlisted or missing file fails the build "
+    "closed, naming it") {
+  Host h;
+  auto m = manifest();
+  auto d = h.driver();
+  int n = 0;
+  // Builds the primary world from a copy of the signed package changed by `change`: it must fail
+  // with `message`, leaving no name recorded and no stage entry.
+  auto refused = [&](const std::function<void(const fs::path&)>& change,
+                     const std::string& message) {
+    const fs::path copy = h.dir / (h.package.filename().string() + "-" + std::to_string(++n));
+    fs::copy(h.package, copy, fs::copy_options::recursive);
+    change(copy);
+    auto w = d->create(copy, m, "primary", 7, h.dir / ("w" + std::to_string(n)));
+    REQUIRE_FALSE(w.ok());
+    INFO(w.status().message());
+    CHECK(w.status().message().find(message) != std::string::npos);
+    CHECK(unreleased(h.host.state_dir).empty());
+    CHECK(stage_entries(copy).empty());
+    CHECK_FALSE(fs::exists(h.dir / ("w" + std::to_string(n))));
+  };
+  auto replace_with_link = [](const fs::path& p, const fs::path& target) {
+    fs::remove_all(p);
+    fs::create_symlink(target, p);
+  };
+
+  // Planted before staging: a link to a host file, a linked folder, a linked layer.
+  refused(
+      [&](const fs::path& c) { replace_with_link(c / "worlds/common/etc/passwd", "/etc/shadow"); },
+      "symlink \"worlds/common/etc/passwd\" is refused");
+  refused([&](const fs::path& c) { replace_with_link(c / "worlds/broken/srv", "/etc"); },
+          "symlink \"worlds/broken/srv\" is refused");
+  refused([&](const fs::path& c) { replace_with_link(c / "worlds/broken", c / "worlds/good"); },
+          "symlink \"worlds/broken\" is refused");
+  refused([&](const fs::path& c) { replace_with_link(c / "SHA256SUMS", "/etc/passwd"); },
+          "symlink \"SHA256SUMS\" is refused");
+  // A FIFO is refused without being opened (the build would hang on it otherwise).
+  refused(
+      [&](const fs::path& c) { REQUIRE(::mkfifo((c / "worlds/app/etc/pipe").c_str(), 0644) == 0); },
+      "FIFO \"worlds/app/etc/pipe\" is refused");
+  // The bytes must be the ones SHA256SUMS lists: one byte changed, a file added, one removed.
+  refused(
+      [&](const fs::path& c) {
+        std::ofstream(c / "worlds/broken/srv/www/index.html") << "n0 world: broken releasE\n";
+      },
+      "changed file \"worlds/broken/srv/www/index.html\": its SHA-256 is ");
+  refused([&](const fs::path& c) { std::ofstream(c / "worlds/app/etc/extra") << "x"; },
+          "extra file \"worlds/app/etc/extra\" (not in SHA256SUMS)");
+  refused([&](const fs::path& c) { fs::remove(c / "worlds/app/etc/app/app.conf"); },
+          "missing file \"worlds/app/etc/app/app.conf\" (listed in SHA256SUMS)");
+  refused([&](const fs::path& c) { fs::remove(c / "SHA256SUMS"); },
+          "SHA256SUMS is missing: the package is not signed");
+
+  // Swapped while staging runs: the file (or folder) is replaced by a link just before staging
+  // opens it, after the folder above was listed.
+  for (const char* swapped : {"worlds/common/etc/group", "worlds/common/etc/nginx"}) {
+    fs::path copy;
+    workers::nodes::set_stage_open_hook([&](std::string_view path) {
+      if (path == swapped) replace_with_link(copy / path, "/etc");
+    });
+    refused([&](const fs::path& c) { copy = c; },
+            "symlink \"" + std::string(swapped) + "\" is refused");
+    workers::nodes::set_stage_open_hook(nullptr);
+  }
 }
 
 }  // namespace aura

@@ -134,6 +134,10 @@ Result<NodeSpec> parse_node(Element v, const std::string& path) {
   for (size_t i = 0; i < n.layers.size(); ++i) {
     if (!is_safe_package_path(n.layers[i]))
       return Status::invalid(sj::index_path(path + ".layers", i) + ": not a safe package path");
+    // A node sees the layer at /aura/pkg/<layer>, a mount point: overlay options cannot hold ','.
+    if (n.layers[i].find(',') != std::string::npos)
+      return Status::invalid(sj::index_path(path + ".layers", i) +
+                             ": a layer path cannot hold ',' (it is a mount point in the node)");
   }
   auto each = [&](std::optional<Element> arr, const std::string& p, size_t max, auto parse,
                   auto& out) -> Status {

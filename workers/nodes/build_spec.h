@@ -32,7 +32,9 @@ struct ServiceSpec {
 struct NodeSpec {
   std::string name;  // [a-z][a-z0-9-]{0,15}, unique in the world
   std::vector<std::string> roles;
-  std::vector<std::string> layers;  // package folders, copied onto / in order
+  // Package folders (no ','), each staged from the package's verified bytes, mounted read-only
+  // at /aura/pkg/<layer> in this node only, and copied onto / in order.
+  std::vector<std::string> layers;
   std::vector<OwnerSpec> owners;
   std::vector<ServiceSpec> services;  // started in order
   // Kernel filesystems mounted before the layers are copied: "shm" (an 8 MiB tmpfs on

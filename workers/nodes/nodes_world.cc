@@ -22,6 +22,7 @@
 #include "engine/crypto/sha256.h"
 #include "engine/scenario/call_dom.h"
 #include "engine/writer/evidence_writer.h"
+#include "workers/inspect/exe_identity.h"
 #include "workers/inspect/fingerprint.h"
 #include "workers/inspect/http_probe.h"
 #include "workers/inspect/node_view.h"
@@ -47,6 +48,9 @@ constexpr auto kBuildStepDeadline = std::chrono::seconds(30);
 constexpr auto kProbeDeadline = std::chrono::seconds(40);  // past the runner's 30 s tool limit
 constexpr auto kActionDeadline = std::chrono::seconds(60);
 constexpr size_t kScriptOutputCap = 64 << 10;
+// Where a node sees each of its own layers (read-only) while the build copies them onto its root.
+constexpr std::string_view kLayerMount = "/aura/pkg/";
+constexpr size_t kAccountsCap = 64 << 10;  // a node's /etc/passwd or /etc/group
 
 // The read-only image every node is made from: programs and libraries, never the host's /etc
 // beyond what the dynamic loader and name lookups need (a node's users and groups come from
@@ -167,7 +171,8 @@ Result<Holder> start_holder(const fs::path& state_dir) {
 
 std::string state_json(const std::string& scenario, const std::string& version,
                        const std::string& world, uint64_t seed, const Holder& h,
-                       const std::string& tag, const std::vector<LiveNode>& nodes) {
+                       const std::string& tag, const std::vector<LiveNode>& nodes,
+                       const std::map<std::string, std::string>& binaries) {
   JsonArray ns;
   for (const auto& n : nodes) {
     const nsworld::NodeState st = n.node->state();
@@ -178,8 +183,12 @@ std::string state_json(const std::string& scenario, const std::string& version,
                .str("init_start", st.init_start)
                .str("stage", st.stage.string())
                .num("uid_base", uint64_t(st.uid_base))
+               .str("passwd", n.passwd)
+               .str("group", n.group)
                .done());
   }
+  JsonWriter bins;
+  for (const auto& [path, digest] : binaries) bins.str(path, digest);
   return JsonWriter()
       .str("magic", kStateMagic)
       .str("scenario", scenario)
@@ -190,6 +199,7 @@ std::string state_json(const std::string& scenario, const std::string& version,
       .str("holder_owner", h.owner)
       .str("net", tag)
       .raw("nodes", ns.done())
+      .raw("binaries", bins.done())
       .done();
 }
 
@@ -213,10 +223,42 @@ Status NodesWorld::persist() {
 }
 
 Status NodesWorld::write_state() const {
-  return file_io::replace_file_durably(
-      work_dir_, work_dir_ / std::string(kStateFile),
-      state_json(scenario_, version_, world_id_, seed_, holder_, net_ ? net_->tag() : "", nodes_),
-      0600);
+  return file_io::replace_file_durably(work_dir_, work_dir_ / std::string(kStateFile),
+                                       state_json(scenario_, version_, world_id_, seed_, holder_,
+                                                  net_ ? net_->tag() : "", nodes_, binaries_),
+                                       0600);
+}
+
+Status NodesWorld::hash_binaries(const scenario::Manifest& manifest,
+                                 const std::map<std::string, std::string>& tools) {
+  simdjson::dom::parser parser;
+  for (const scenario::CheckSpec& check : manifest.checks) {
+    simdjson::dom::object params;
+    if (parser.parse(check.params_json).get_object().get(params) != simdjson::SUCCESS) continue;
+    for (const char* key : {"exe", "listener_exe"}) {
+      std::string_view exe;
+      if (params[key].get_string().get(exe) != simdjson::SUCCESS) continue;
+      const std::string inside(exe);
+      if (binaries_.contains(inside)) continue;
+      // The program as the image holds it: a lab program from its host copy, anything else from
+      // the read-only image (the same path on the host). Never the node's own view of it.
+      std::string host;
+      if (auto it = tools.find(inside); it != tools.end()) {
+        host = it->second;
+      } else {
+        for (const std::string& lower : image())
+          if (inside == lower || inside.starts_with(lower + "/")) host = inside;
+      }
+      const std::string where = "checks." + check.id + ".params." + key;
+      if (host.empty())
+        return Status::invalid(where + ": " + inside +
+                               " is neither a lab program nor in the read-only image");
+      auto digest = inspect::file_digest(host);
+      if (!digest.ok()) return digest.status().with_context(where);
+      binaries_[inside] = std::move(digest).value();
+    }
+  }
+  return Status::ok();
 }
 
 Status NodesWorld::load_spec(const scenario::Manifest& manifest, std::string_view world_id,
@@ -243,23 +285,35 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(work_dir.parent_path(), 0700));
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(work_dir, 0700));
 
-  // The node's uids must reach what it mounts: staged when its folders are private.
-  std::string package;
-  AURA_ASSIGN_OR_RETURN(package, reachable_by_nodes(fs::absolute(package_dir).string()));
-  std::vector<sandbox::PackageMount> mounts = {{package, "/aura/pkg"}};
+  AURA_ASSIGN_OR_RETURN(holder_, start_holder(host_.state_dir));
+  registry_ = std::make_unique<sandbox::Registry>(host_.state_dir, holder_.owner);
+  // The world network's tag is also the run id of the world's uses of stage entries.
+  const std::string tag = random_hex(8);
+  const StageUse stage_use{registry_.get(), tag};
+
+  // What every node mounts: the lab's programs, staged when the node's uids cannot reach them.
+  std::vector<sandbox::PackageMount> tool_mounts;
+  std::map<std::string, std::string> tools;  // inside -> host
   for (std::string_view tool : {"aura-runner", "aura-svcman", "aura-app"}) {
     std::string path;
     AURA_ASSIGN_OR_RETURN(path, tool_path(tool));
-    AURA_ASSIGN_OR_RETURN(path, reachable_by_nodes(path));
-    mounts.push_back({path, "/aura/bin/" + std::string(tool)});
+    AURA_ASSIGN_OR_RETURN(path, reachable_by_nodes(path, stage_use));
+    tool_mounts.push_back({path, "/aura/bin/" + std::string(tool)});
+    tools["/aura/bin/" + std::string(tool)] = path;
   }
+  AURA_RETURN_IF_ERROR(hash_binaries(manifest, tools));
+  // Of the package, each node mounts only its own layers (never the manifest, SHA256SUMS or
+  // another world's files), each a copy of the package's verified bytes.
+  std::vector<std::string> layers;
+  for (const NodeSpec& ns : spec_.nodes)
+    layers.insert(layers.end(), ns.layers.begin(), ns.layers.end());
+  std::map<std::string, std::string> staged;  // layer -> its staged copy
+  AURA_ASSIGN_OR_RETURN(staged, stage_layers(fs::absolute(package_dir), layers, stage_use));
 
-  AURA_ASSIGN_OR_RETURN(holder_, start_holder(host_.state_dir));
-  registry_ = std::make_unique<sandbox::Registry>(host_.state_dir, holder_.owner);
   std::vector<std::string> names;
   for (const auto& n : spec_.nodes) names.push_back(n.name);
   netns::WorldNetwork net;
-  AURA_ASSIGN_OR_RETURN(net, netns::WorldNetwork::create(random_hex(8), names, registry_.get()));
+  AURA_ASSIGN_OR_RETURN(net, netns::WorldNetwork::create(tag, names, registry_.get()));
   net_ = std::make_unique<netns::WorldNetwork>(std::move(net));
 
   for (const NodeSpec& ns : spec_.nodes) {
@@ -267,7 +321,9 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
     o.hostname = ns.name;
     o.netns = "/run/netns/" + net_->netns_name(ns.name);
     o.lower_paths = image();
-    o.packages = mounts;
+    o.packages = tool_mounts;
+    for (const std::string& layer : ns.layers)
+      o.packages.push_back({staged.at(layer), std::string(kLayerMount) + layer});
     o.forbidden = host_.forbidden;
     o.state_dir = host_.state_dir;
     o.owner = holder_.owner;
@@ -314,9 +370,16 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
     AURA_RETURN_IF_ERROR(step({"/bin/sh", "-c", setup}, "hosts and mounts"));
     for (const std::string& layer : ns.layers) {
       AURA_RETURN_IF_ERROR(
-          step({"/bin/cp", "-R", "--preserve=mode", "/aura/pkg/" + layer + "/.", "/"},
+          step({"/bin/cp", "-R", "--preserve=mode", std::string(kLayerMount) + layer + "/.", "/"},
                "copy layer " + layer));
     }
+    // Copied, the layers are unmounted before anything of the scenario runs: the pristine copy
+    // (files 0644 there, whatever mode `owners` declares for them) is not left readable.
+    std::string unmount = "set -e\n";
+    for (auto l = ns.layers.rbegin(); l != ns.layers.rend(); ++l)
+      unmount += "umount " + shell_quote(std::string(kLayerMount) + *l) + "\n";
+    unmount += "rm -r " + shell_quote(std::string(kLayerMount)) + "\n";
+    AURA_RETURN_IF_ERROR(step({"/bin/sh", "-c", unmount}, "unmount the layers"));
     if (!ns.owners.empty()) {
       std::string script = "set -e\n";
       for (const OwnerSpec& o2 : ns.owners) {
@@ -327,6 +390,20 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
         if (!o2.mode.empty()) script += "chmod " + o2.mode + " " + shell_quote(o2.path) + "\n";
       }
       AURA_RETURN_IF_ERROR(step({"/bin/sh", "-c", script}, "owners and modes"));
+    }
+    // The identities as the package built them, before any service or call could change them.
+    {
+      auto view = inspect::NodeView::open(node_ref.init_pid());
+      if (!view.ok()) return view.status();
+      for (auto [file, into] : {std::pair{"/etc/passwd", &nodes_.back().passwd},
+                                std::pair{"/etc/group", &nodes_.back().group}}) {
+        auto text = view->read_file(file, kAccountsCap);
+        if (text.ok()) {
+          *into = std::move(text).value();
+        } else if (text.status().code() != ErrorCode::kNotFound) {
+          return text.status().with_context("node " + ns.name + ": " + file);
+        }
+      }
     }
     for (const ServiceSpec& svc : ns.services) {
       std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" </dev/null >/dev/null 2>&1 &",
@@ -367,7 +444,7 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
   work_dir_ = work_dir;
   std::string text;
   AURA_ASSIGN_OR_RETURN(
-      text, file_io::read_regular_file(work_dir / std::string(kStateFile), "world.json", 64 << 10));
+      text, file_io::read_regular_file(work_dir / std::string(kStateFile), "world.json", 1 << 20));
   simdjson::dom::parser parser;
   simdjson::dom::element root;
   if (parser.parse(text).get(root) != simdjson::SUCCESS)
@@ -406,9 +483,11 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
     std::string_view name, id, start, stage;
     int64_t pid = 0;
     uint64_t base = 0;
+    std::string_view passwd, group;
     if (e["name"].get_string().get(name) || e["id"].get_string().get(id) ||
         e["init_start"].get_string().get(start) || e["stage"].get_string().get(stage) ||
-        e["init_pid"].get_int64().get(pid) || e["uid_base"].get_uint64().get(base)) {
+        e["init_pid"].get_int64().get(pid) || e["uid_base"].get_uint64().get(base) ||
+        e["passwd"].get_string().get(passwd) || e["group"].get_string().get(group)) {
       return Status::corruption("world.json: a node entry is incomplete");
     }
     const NodeSpec* ns = spec_.find(name);
@@ -424,10 +503,21 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
     LiveNode live;
     live.spec = ns;
     live.address = net_->address(ns->name);
+    live.passwd = std::string(passwd);
+    live.group = std::string(group);
     AURA_ASSIGN_OR_RETURN(live.node, nsworld::Node::attach(st, *tree_));
     nodes_.push_back(std::move(live));
   }
   if (nodes_.size() != spec_.nodes.size()) return Status::corruption("world.json: nodes missing");
+  simdjson::dom::object bins;
+  if (root["binaries"].get_object().get(bins) != simdjson::SUCCESS)
+    return Status::corruption("world.json: binaries");
+  for (auto field : bins) {
+    std::string_view digest;
+    if (field.value.get_string().get(digest) != simdjson::SUCCESS)
+      return Status::corruption("world.json: binaries." + std::string(field.key));
+    binaries_[std::string(field.key)] = std::string(digest);
+  }
   return Status::ok();
 }
 
@@ -439,12 +529,16 @@ Status NodesWorld::destroy() {
   for (auto& n : nodes_)
     if (n.node) note(n.node->destroy());
   if (net_) note(net_->destroy());
+  // With the nodes gone, this world's uses of stage entries end (an entry no world uses goes).
+  Status unstaged = Status::ok();
+  if (first.is_ok() && registry_) unstaged = release_stage_uses(*registry_, holder_.owner);
   if (first.is_ok()) {
     end_holder(holder_);
     std::error_code ec;
     if (!work_dir_.empty()) fs::remove_all(work_dir_, ec);
     if (ec) note(Status::io("remove " + work_dir_.string() + ": " + ec.message()));
   }
+  note(unstaged);
   return first;
 }
 
@@ -901,12 +995,15 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   for (int attempt = 0; attempt < 30 && may_settle; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     CheckContext ctx;
+    ctx.binaries = &binaries_;
     for (auto& n : nodes_) {
       CheckNode cn;
       cn.name = n.spec->name;
       cn.roles = n.spec->roles;
       cn.address = n.address;
       cn.init_pid = n.node->init_pid();
+      cn.passwd = n.passwd;
+      cn.group = n.group;
       if (auto pids = tree_->pids(n.node->id()); pids.ok()) cn.pids = *pids;
       if (auto groups = n.node->call_groups(); groups.ok()) {
         for (const auto& g : *groups)
