@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/blob/blob_store.h"
@@ -19,6 +20,9 @@
 namespace aura::cli {
 
 inline constexpr size_t kMaxInputFileBytes = 64 << 20;
+
+// The actor of what the operator does at the command line (`log append`, `scenario sign`).
+inline constexpr std::string_view kOperatorActor = "operator";
 
 // Reads a whole regular file of at most `limit` bytes.
 Result<std::string> read_small_file(const std::filesystem::path& p,

@@ -81,9 +81,31 @@ int blob_put(Invocation& inv) {
 
 // ---- log ----
 
+// `log append` writes the operator's own events only. What the engine, the supervisor, the
+// gate, receipts, runners, attempts, the scenario registry and the capability panel record is
+// a fact only when the code that measured or decided it wrote it, never a command line.
+constexpr std::string_view kOperatorTypePrefix = "operator.";
+
+Status check_operator_event(const EventDraft& d) {
+  if (!d.type.starts_with(kOperatorTypePrefix) || d.type.size() == kOperatorTypePrefix.size()) {
+    return Status::invalid(
+        "refused type \"" + d.type + "\": log append writes only operator events, of type " +
+        std::string(kOperatorTypePrefix) +
+        "NAME (e.g. operator.note); the engine, supervisor, gate, receipt, runner, attempt, "
+        "scenario and capability types are written only by the lab itself");
+  }
+  if (d.actor != kOperatorActor) {
+    return Status::invalid("refused actor \"" + d.actor +
+                           "\": log append writes only as the actor \"" +
+                           std::string(kOperatorActor) + "\"");
+  }
+  return Status::ok();
+}
+
 int log_append(Invocation& inv) {
-  EventDraft d{inv.get("stream"), inv.get("type"), inv.get("actor", "operator"),
+  EventDraft d{inv.get("stream"), inv.get("type"), inv.get("actor", std::string(kOperatorActor)),
                inv.get("payload", "{}")};
+  if (Status s = check_operator_event(d); !s.is_ok()) return inv.fail(s, 2);
   if (d.payload.rfind("@", 0) == 0) {
     auto p = read_small_file(d.payload.substr(1), 2 << 20);
     if (!p.ok()) return inv.fail(p.status());
@@ -594,11 +616,14 @@ void register_log_commands(Registry& r) {
          blob_put});
   r.add({"log append",
          "",
-         "append one event (JSON object payload) and wait until it is durable",
-         "",
-         {{"stream", "S", "stream name, e.g. attempt/42"},
-          {"type", "T", "event type, e.g. note.added"},
-          {"actor", "A", "who (default operator)"},
+         "append one operator event (JSON object payload) and wait until it is durable",
+         "Only the operator's own events: the type must be operator.NAME and the actor operator.\n"
+         "Every other type (engine, supervisor, gate, receipt, runner, attempt, scenario,\n"
+         "capabilities) is written only by the lab itself; it, or another actor, is refused with\n"
+         "exit status 2 and nothing is appended.",
+         {{"stream", "S", "stream name, e.g. ops/notes"},
+          {"type", "T", "event type operator.NAME, e.g. operator.note"},
+          {"actor", "A", "who: operator (the default, and the only one accepted)"},
           {"payload", "JSON", "payload object, or @FILE"}},
          0,
          0,

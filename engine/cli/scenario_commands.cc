@@ -1,11 +1,13 @@
 // `aura scenario sign|verify|load`, `aura keys init-publisher` and `aura setup`: signed
 // scenario packages, the operator's publisher key (engine/package/), and the scenario registry
-// events (stream lab/scenarios, docs/ATTEMPTS.md).
+// events (stream lab/scenarios, docs/SCENARIOS.md). Nothing is signed behind the operator's
+// back: set-up signs a bundled package only as committed, and every signing is recorded.
 #include <simdjson.h>
 
 #include <algorithm>
 #include <functional>
 #include <iostream>
+#include <optional>
 
 #include "engine/blob/evidence_ref.h"
 #include "engine/cli/cli.h"
@@ -43,6 +45,66 @@ std::string files_json(const std::vector<PackageFile>& files) {
               .done());
   }
   return a.done();
+}
+
+// ---- The scenario registry (stream lab/scenarios): what `scenario sign`, `scenario load` and
+// `setup` record ----
+
+constexpr std::string_view kRegistryStream = "lab/scenarios";
+constexpr std::string_view kSignedType = "scenario.signed";
+constexpr std::string_view kManifestRefId = "manifest";
+constexpr std::string_view kManifestRefKind = "scenario.manifest";
+constexpr size_t kMaxPackagesPerRun = 256;  // folders one load or setup may record
+constexpr size_t kMaxReasonBytes = 2048;    // a rejection reason, cut beyond this
+
+// Text safe to put in an event: valid UTF-8 (other bytes become '?'), at most `max_bytes`,
+// never cut inside a character.
+std::string event_text(std::string_view s, size_t max_bytes) {
+  std::string out(s);
+  if (!simdjson::validate_utf8(out.data(), out.size())) {
+    for (char& c : out) {
+      if (static_cast<unsigned char>(c) >= 0x80) c = '?';
+    }
+  }
+  if (out.size() > max_bytes) {
+    size_t cut = max_bytes - 3;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+    out.resize(cut);
+    out += "...";
+  }
+  return out;
+}
+
+// How a folder is named in events: absolute and normalised, so loading the same folder again
+// (from anywhere) names it the same way.
+std::string registry_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  if (ec) p = dir;
+  p = p.lexically_normal();
+  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
+  return event_text(p.string(), 4096);
+}
+
+// Every signature the lab makes with a data folder at hand is recorded, so no package is
+// signed behind the operator's back. `sums` says where SHA256SUMS came from: "matched" (the
+// files matched the SHA256SUMS the package came with, which was kept) or "written" (written
+// from the files as found).
+EventDraft signed_event(const fs::path& dir, const SignedPackage& p, const NoteSigner& signer,
+                        std::string_view command, bool sums_matched) {
+  return {std::string(kRegistryStream), std::string(kSignedType), std::string(kOperatorActor),
+          JsonWriter()
+              .num("v", 1)
+              .str("dir", registry_dir(dir))
+              .str("id", p.id)
+              .str("version", p.version)
+              .str("manifest_sha256", to_hex(p.manifest_sha256))
+              .str("package_digest", to_hex(p.package_digest))
+              .str("publisher", p.publisher)
+              .str("publisher_key", format_verifier_key(signer.verifier()))
+              .str("command", command)
+              .str("sums", sums_matched ? "matched" : "written")
+              .done()};
 }
 
 int keys_init_publisher(Invocation& inv) {
@@ -91,12 +153,40 @@ int scenario_sign(Invocation& inv) {
     }
     return inv.fail(s);
   }
+  // Recorded in the lab's log when there is one: --data, else the default folder if it exists.
+  // The log is opened first: a lab whose log cannot take the record gets no signature.
+  std::optional<Writer> lab;
+  if (inv.has("data") || fs::exists(inv.data_dir)) {
+    auto w = open_writer(inv);
+    if (!w.ok()) {
+      return inv.fail(w.status().with_context("record the signing in " + inv.data_dir.string() +
+                                              " (nothing signed)"));
+    }
+    lab.emplace(std::move(w).value());
+  }
   auto signed_pkg = sign_package(dir, *signer);
   if (!signed_pkg.ok()) return inv.fail(signed_pkg.status());
+  uint64_t seq = 0;
+  if (lab) {
+    auto a = lab->log->append(signed_event(dir, *signed_pkg, *signer, "scenario sign", false));
+    if (!a.ok()) {
+      return inv.fail(a.status().with_context("signed " + dir.string() +
+                                              " but could not record it in " +
+                                              std::string(kRegistryStream)));
+    }
+    seq = a->seq;
+  }
   const std::string digest = to_hex(signed_pkg->package_digest);
   std::cout << "signed " << signed_pkg->id << " " << signed_pkg->version << " ("
             << signed_pkg->files.size() << " files)\n  digest:    sha256:" << digest
             << "\n  publisher: " << signed_pkg->publisher << "\n";
+  if (lab) {
+    std::cout << "  recorded:  " << kSignedType << " in " << kRegistryStream << " at seq " << seq
+              << " (" << inv.data_dir.string() << ")\n";
+  } else {
+    std::cout << "  not recorded: no data folder at " << inv.data_dir.string()
+              << " (--data records the signing in a lab's log)\n";
+  }
   inv.emit_json(JsonWriter()
                     .boolean("ok", true)
                     .str("id", signed_pkg->id)
@@ -105,6 +195,8 @@ int scenario_sign(Invocation& inv) {
                     .str("manifest_sha256", to_hex(signed_pkg->manifest_sha256))
                     .str("publisher", signed_pkg->publisher)
                     .num("files", uint64_t(signed_pkg->files.size()))
+                    .boolean("recorded", lab.has_value())
+                    .num("seq", seq)
                     .done());
   return 0;
 }
@@ -142,50 +234,15 @@ int scenario_verify(Invocation& inv) {
   return 0;
 }
 
-// ---- The scenario registry: `aura scenario load` and `aura setup` ----
-
-constexpr std::string_view kRegistryStream = "lab/scenarios";
-constexpr std::string_view kManifestRefId = "manifest";
-constexpr std::string_view kManifestRefKind = "scenario.manifest";
-constexpr size_t kMaxPackagesPerRun = 256;  // folders one load or setup may record
-constexpr size_t kMaxReasonBytes = 2048;    // a rejection reason, cut beyond this
-
-// Text safe to put in an event: valid UTF-8 (other bytes become '?'), at most `max_bytes`,
-// never cut inside a character.
-std::string event_text(std::string_view s, size_t max_bytes) {
-  std::string out(s);
-  if (!simdjson::validate_utf8(out.data(), out.size())) {
-    for (char& c : out) {
-      if (static_cast<unsigned char>(c) >= 0x80) c = '?';
-    }
-  }
-  if (out.size() > max_bytes) {
-    size_t cut = max_bytes - 3;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
-    out.resize(cut);
-    out += "...";
-  }
-  return out;
-}
-
-// How a folder is named in events: absolute and normalised, so loading the same folder again
-// (from anywhere) names it the same way.
-std::string registry_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::path p = fs::absolute(dir, ec);
-  if (ec) p = dir;
-  p = p.lexically_normal();
-  if (!p.has_filename() && p.has_parent_path() && p != p.root_path()) p = p.parent_path();
-  return event_text(p.string(), 4096);
-}
-
 // What happened to one package folder.
 struct Outcome {
   fs::path dir;
   bool loaded = false;
-  std::string reason;  // when rejected
-  LoadedPackage pkg;   // when loaded
-  uint64_t seq = 0;    // of its registry event
+  std::string reason;                 // when rejected
+  LoadedPackage pkg;                  // when loaded
+  std::optional<EventDraft> signing;  // its scenario.signed, when this run signed it
+  uint64_t first_seq = 0;             // of its first registry event (its signing, if any)
+  uint64_t seq = 0;                   // of its scenario.loaded or scenario.rejected
 };
 
 Outcome rejected(const fs::path& dir, std::string reason) {
@@ -195,13 +252,17 @@ Outcome rejected(const fs::path& dir, std::string reason) {
   return o;
 }
 
-// load_package, then the world driver's own checks of the manifest.
-Outcome load_one(const fs::path& dir, const TrustStore& trust) {
-  // Never trust a key found next to what it verifies.
+// load_package, refusing a trust store inside the package: never trust a key found next to
+// what it verifies.
+Result<LoadedPackage> load_verified(const fs::path& dir, const TrustStore& trust) {
   if (path_is_within(trust.dir(), dir)) {
-    return rejected(dir, "the trust store " + trust.dir().string() + " lies inside the package");
+    return Status::invalid("the trust store " + trust.dir().string() + " lies inside the package");
   }
-  auto pkg = load_package(dir, trust);
+  return load_package(dir, trust);
+}
+
+// A package as loaded, once its world driver has checked the manifest too.
+Outcome admit(const fs::path& dir, Result<LoadedPackage> pkg) {
   if (!pkg.ok()) return rejected(dir, pkg.status().message());
   auto manifest = scenario::parse_manifest(pkg->manifest_bytes);
   if (!manifest.ok()) return rejected(dir, manifest.status().message());
@@ -219,6 +280,10 @@ Outcome load_one(const fs::path& dir, const TrustStore& trust) {
   o.loaded = true;
   o.pkg = std::move(pkg).value();
   return o;
+}
+
+Outcome load_one(const fs::path& dir, const TrustStore& trust) {
+  return admit(dir, load_verified(dir, trust));
 }
 
 // The package folders: the positionals, else every subfolder of --scenarios (default
@@ -273,11 +338,12 @@ std::string rejected_payload(const Outcome& o) {
       .done();
 }
 
-// Stores each loaded manifest as a blob, then appends every outcome's registry event in one
-// atomic append; fills in each outcome's seq.
+// Stores each loaded manifest as a blob, then appends every outcome's registry events (its
+// signing first, if any) in one atomic append; fills in each outcome's seqs.
 Status record(Writer& w, std::vector<Outcome>& outcomes) {
   std::vector<EventDraft> drafts;
   for (const Outcome& o : outcomes) {
+    if (o.signing) drafts.push_back(*o.signing);
     EventDraft d{std::string(kRegistryStream), "", "engine", ""};
     if (o.loaded) {
       auto blob = w.blobs->put(as_bytes(o.pkg.manifest_bytes));
@@ -295,7 +361,12 @@ Status record(Writer& w, std::vector<Outcome>& outcomes) {
   if (drafts.empty()) return Status::ok();
   auto appended = w.log->append_all(drafts);
   if (!appended.ok()) return appended.status();
-  for (size_t i = 0; i < outcomes.size(); ++i) outcomes[i].seq = (*appended)[i].seq;
+  size_t next = 0;
+  for (Outcome& o : outcomes) {
+    o.first_seq = (*appended)[next].seq;
+    next += o.signing ? 2 : 1;
+    o.seq = (*appended)[next - 1].seq;
+  }
   return Status::ok();
 }
 
@@ -325,8 +396,8 @@ int report(const Invocation& inv, const std::vector<Outcome>& outcomes,
   const size_t refused = outcomes.size() - loaded;
   std::cout << loaded << " loaded, " << refused << " rejected";
   if (!outcomes.empty()) {
-    std::cout << "; recorded in " << kRegistryStream << " at seq " << outcomes.front().seq << ".."
-              << outcomes.back().seq;
+    std::cout << "; recorded in " << kRegistryStream << " at seq " << outcomes.front().first_seq
+              << ".." << outcomes.back().seq;
   }
   std::cout << "\n";
   JsonWriter json;
@@ -378,27 +449,54 @@ int setup(Invocation& inv) {
   auto trust = publisher_trust(inv);
   if (!trust.ok()) return inv.fail(trust.status());
 
-  // 3. Sign each bundled package with it (deterministic: an unchanged package gets the same
-  //    files), then load it as `aura scenario load` does. A package that cannot be signed is
-  //    recorded as rejected with the reason.
+  // 3. Each bundled package: one that already verifies against the trust store is left as it
+  //    is. Otherwise it is signed only if its files match the SHA256SUMS it came with
+  //    (committed with it), and refused, untouched, naming the first differing file if not:
+  //    signing a change is the operator's explicit 'aura scenario sign'. A package that came
+  //    without a SHA256SUMS is signed as found, and said so. Every signing is recorded
+  //    (scenario.signed) before the package is loaded as `aura scenario load` does.
   auto w = open_writer(inv);
   if (!w.ok()) return inv.fail(w.status());
   std::vector<Outcome> outcomes;
-  size_t signed_count = 0;
+  size_t signed_count = 0, kept_count = 0;
   for (const fs::path& dir : *dirs) {
-    if (path_is_within(publisher->key_file, dir)) {
+    if (path_is_within(publisher->key_file, dir) || path_is_within(trust->dir(), dir)) {
       outcomes.push_back(rejected(dir, "the publisher key " + publisher->key_file.string() +
-                                           " lies inside the package; keep keys outside"));
+                                           " or its trust store lies inside the package; keep "
+                                           "keys outside"));
       continue;
     }
-    auto s = sign_package(dir, publisher->signer);
+    if (auto existing = load_package(dir, *trust); existing.ok()) {
+      ++kept_count;
+      std::cout << "kept     " << existing->id << " " << existing->version << " (" << dir.string()
+                << "): already signed by " << existing->publisher << "\n";
+      outcomes.push_back(admit(dir, std::move(existing)));
+      continue;
+    }
+    std::error_code ec;
+    const bool has_sums =
+        fs::symlink_status(dir / std::string(package_format::kSumsFile), ec).type() !=
+        fs::file_type::not_found;
+    auto s = sign_package(dir, publisher->signer, {.only_if_sums_match = has_sums});
     if (!s.ok()) {
-      outcomes.push_back(rejected(dir, s.status().message()));
+      std::string reason = s.status().message();
+      if (s.status().code() == ErrorCode::kCorruption) {
+        reason +=
+            "; not signed: its files differ from the SHA256SUMS it came with (to sign a "
+            "change on purpose: aura scenario sign " +
+            dir.string() + ")";
+      }
+      outcomes.push_back(rejected(dir, std::move(reason)));
       continue;
     }
     ++signed_count;
-    std::cout << "signed   " << s->id << " " << s->version << " (" << dir.string() << ")\n";
-    outcomes.push_back(load_one(dir, *trust));
+    std::cout << "signed   " << s->id << " " << s->version << " (" << dir.string() << "): "
+              << (has_sums ? "its files match its SHA256SUMS"
+                           : "it came without a SHA256SUMS, so it was signed as found")
+              << "\n";
+    Outcome o = load_one(dir, *trust);
+    o.signing = signed_event(dir, *s, publisher->signer, "setup", has_sums);
+    outcomes.push_back(std::move(o));
   }
   if (Status s = record(*w, outcomes); !s.is_ok()) return inv.fail(s);
 
@@ -423,7 +521,8 @@ int setup(Invocation& inv) {
         .str("lab_key", lab->lab_signer().name())
         .boolean("publisher_key_created", publisher->created)
         .str("publisher", publisher->signer.name())
-        .num("signed", uint64_t(signed_count));
+        .num("signed", uint64_t(signed_count))
+        .num("kept", uint64_t(kept_count));
   });
 }
 
@@ -460,7 +559,12 @@ void register_scenario_commands(Registry& r) {
          "DIR",
          "write SHA256SUMS and package.sig.json for the scenario package in DIR",
          "DIR holds manifest.json (with id, version, family and title) and the files it ships:\n"
-         "regular files under safe names only. See docs/formats/package.md.",
+         "regular files under safe names only. This is how a changed package gets signed ('aura\n"
+         "setup' refuses a bundled package whose files differ from its SHA256SUMS). With --data,\n"
+         "or when the default data folder exists, the signing is recorded in that lab's log\n"
+         "(scenario.signed in lab/scenarios, actor operator, with the signer's key) and nothing\n"
+         "is signed if it cannot be; without a data folder it is only signed. See\n"
+         "docs/formats/package.md.",
          {{"key", "FILE", "publisher signer key (default KEYS/publisher.key)"}},
          1,
          1,
@@ -492,10 +596,13 @@ void register_scenario_commands(Registry& r) {
          "",
          "set up this machine: lab key, publisher key, then sign and load the bundled scenarios",
          "Creates KEYS/lab.key (as 'aura keys init') and KEYS/publisher.key (as 'aura keys\n"
-         "init-publisher') unless they exist, signs every package under --scenarios with the\n"
-         "publisher key (SHA256SUMS and package.sig.json; re-signing an unchanged package writes\n"
-         "the same bytes), then loads them as 'aura scenario load' does. Safe to run again.\n"
-         "Exit status 0 only if every package loaded.",
+         "init-publisher') unless they exist. Then, for each package under --scenarios: one that\n"
+         "already verifies is kept as it is; otherwise it is signed with the publisher key only\n"
+         "if its files match the SHA256SUMS committed with it, and refused otherwise, naming the\n"
+         "first changed, missing or unlisted file and left untouched (sign a change on purpose\n"
+         "with 'aura scenario sign DIR'). A package without a SHA256SUMS is signed as found. Each\n"
+         "signing is recorded (scenario.signed), then the packages are loaded as 'aura scenario\n"
+         "load' does. Safe to run again. Exit status 0 only if every package loaded.",
          {{"scenarios", "DIR", "folder of bundled package folders (default ./scenarios)"}},
          0,
          0,

@@ -247,6 +247,31 @@ Result<std::pair<std::string, NoteVerifierKey>> open_signature(std::string_view 
   return Status::corruption(sig_file + ": no single trusted key verifies the signature");
 }
 
+// Both lists sorted by path: the first path only one of them holds names a missing or an
+// extra file.
+Status check_listed_paths(const std::vector<PackageFile>& listed,
+                          const std::vector<TreeFile>& tree) {
+  size_t i = 0, j = 0;
+  while (i < listed.size() || j < tree.size()) {
+    if (j == tree.size() || (i < listed.size() && listed[i].path < tree[j].path)) {
+      return Status::corruption("missing file " + shown(listed[i].path) + " (listed in " +
+                                std::string(pf::kSumsFile) + ")");
+    }
+    if (i == listed.size() || tree[j].path < listed[i].path) {
+      return Status::corruption("extra file " + shown(tree[j].path) + " (not in " +
+                                std::string(pf::kSumsFile) + ")");
+    }
+    ++i;
+    ++j;
+  }
+  return Status::ok();
+}
+
+Status changed_file(const std::string& shown_name, const Digest& actual, const Digest& listed) {
+  return Status::corruption("changed file " + shown_name + ": its SHA-256 is " + to_hex(actual) +
+                            ", " + std::string(pf::kSumsFile) + " says " + to_hex(listed));
+}
+
 // Parses SHA256SUMS, checks it against the signed payload and the tree on disk, and hashes
 // every file. Returns the files and the manifest's bytes.
 struct CheckedTree {
@@ -271,20 +296,7 @@ Result<CheckedTree> check_tree(const fs::path& dir, std::string_view sums_bytes,
 
   auto tree = TreeWalker(dir).walk();
   if (!tree.ok()) return tree.status();
-  // Both lists are sorted: the first difference names a missing or an extra file.
-  size_t i = 0, j = 0;
-  while (i < listed->size() || j < tree->size()) {
-    if (j == tree->size() || (i < listed->size() && (*listed)[i].path < (*tree)[j].path)) {
-      return Status::corruption("missing file " + shown((*listed)[i].path) + " (listed in " +
-                                std::string(pf::kSumsFile) + ")");
-    }
-    if (i == listed->size() || (*tree)[j].path < (*listed)[i].path) {
-      return Status::corruption("extra file " + shown((*tree)[j].path) + " (not in " +
-                                std::string(pf::kSumsFile) + ")");
-    }
-    ++i;
-    ++j;
-  }
+  AURA_RETURN_IF_ERROR(check_listed_paths(*listed, *tree));
 
   CheckedTree out;
   uint64_t budget = pf::kMaxTotalBytes;
@@ -302,10 +314,7 @@ Result<CheckedTree> check_tree(const fs::path& dir, std::string_view sums_bytes,
       if (!h.ok()) return h.status();
       d = *h;
     }
-    if (d.sha256 != f.sha256) {
-      return Status::corruption("changed file " + name + ": its SHA-256 is " + to_hex(d.sha256) +
-                                ", " + std::string(pf::kSumsFile) + " says " + to_hex(f.sha256));
-    }
+    if (d.sha256 != f.sha256) return changed_file(name, d.sha256, f.sha256);
     if (d.bytes > budget) {
       return Status::invalid("files total more than " + std::to_string(pf::kMaxTotalBytes) +
                              " bytes (the limit)");
@@ -386,7 +395,25 @@ Result<LoadedPackage> load_package_unprefixed(const fs::path& dir, const TrustSt
   return p;
 }
 
-Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSigner& publisher) {
+// The sums a package came with, when SignOptions::only_if_sums_match asks for them: their
+// paths must be exactly the tree's (the digests are compared as the files are hashed).
+Result<std::vector<PackageFile>> sums_to_match(const fs::path& dir,
+                                               const std::vector<TreeFile>& tree) {
+  auto sums = file_io::read_regular_file(dir / pf::kSumsFile, pf::kSumsFile, pf::kMaxSumsBytes);
+  if (!sums.ok()) {
+    if (sums.status().code() == ErrorCode::kNotFound) {
+      return Status::not_found(std::string(pf::kSumsFile) + " is missing: nothing to match");
+    }
+    return sums.status();
+  }
+  auto listed = parse_sha256sums(*sums);
+  if (!listed.ok()) return listed.status();
+  AURA_RETURN_IF_ERROR(check_listed_paths(*listed, tree));
+  return listed;
+}
+
+Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSigner& publisher,
+                                              const SignOptions& options) {
   AURA_RETURN_IF_ERROR(check_is_dir(dir));
   auto tree = TreeWalker(dir).walk();
   if (!tree.ok()) return tree.status();
@@ -394,26 +421,33 @@ Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSig
                    [](const TreeFile& f) { return f.path == pf::kManifestFile; })) {
     return Status::invalid("manifest.json is missing");
   }
+  std::vector<PackageFile> expected;  // sorted as `tree`, when the sums must match
+  if (options.only_if_sums_match) {
+    auto listed = sums_to_match(dir, *tree);
+    if (!listed.ok()) return listed.status();
+    expected = std::move(*listed);
+  }
   auto manifest =
       file_io::read_regular_file(dir / pf::kManifestFile, pf::kManifestFile, pf::kMaxManifestBytes);
   if (!manifest.ok()) return manifest.status();
-  auto header = validate_manifest(*manifest);
-  if (!header.ok()) return header.status();
 
   SignedPackage out;
-  out.id = header->id;
-  out.version = header->version;
   out.manifest_sha256 = sha256(*manifest);
   uint64_t budget = pf::kMaxTotalBytes;
-  for (const TreeFile& t : *tree) {
+  for (size_t i = 0; i < tree->size(); ++i) {
+    const TreeFile& t = (*tree)[i];
     file_io::FileDigest d;
     if (t.path == pf::kManifestFile) {
-      // The bytes just validated, not a second read that could differ.
+      // The bytes validated below, not a second read that could differ.
       d = {out.manifest_sha256, manifest->size()};
     } else {
       auto h = file_io::hash_regular_file(dir / t.path, shown(t.path), budget);
       if (!h.ok()) return h.status();
       d = *h;
+    }
+    // A file that differs from the sums it must match is named before its contents are judged.
+    if (options.only_if_sums_match && d.sha256 != expected[i].sha256) {
+      return changed_file(shown(t.path), d.sha256, expected[i].sha256);
     }
     if (d.bytes > budget) {
       return Status::invalid("files total more than " + std::to_string(pf::kMaxTotalBytes) +
@@ -422,6 +456,10 @@ Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSig
     budget -= d.bytes;
     out.files.push_back({t.path, d.sha256, d.bytes});
   }
+  auto header = validate_manifest(*manifest);
+  if (!header.ok()) return header.status();
+  out.id = header->id;
+  out.version = header->version;
 
   const std::string sums = format_sha256sums(out.files);
   out.package_digest = sha256(sums);
@@ -594,8 +632,9 @@ std::string package_payload_json(std::string_view id, std::string_view version,
       .done();
 }
 
-Result<SignedPackage> sign_package(const fs::path& dir, const NoteSigner& publisher) {
-  auto r = sign_package_unprefixed(dir, publisher);
+Result<SignedPackage> sign_package(const fs::path& dir, const NoteSigner& publisher,
+                                   const SignOptions& options) {
+  auto r = sign_package_unprefixed(dir, publisher, options);
   if (!r.ok()) return r.status().with_context("sign package " + dir.string());
   return r;
 }

@@ -58,11 +58,20 @@ struct LoadedPackage {
   NoteVerifierKey publisher_key;
 };
 
+struct SignOptions {
+  // Sign only a tree that matches DIR/SHA256SUMS as it stands (the sums committed with a
+  // bundled package): exactly the listed files, each with its listed digest. Otherwise refuse
+  // (kCorruption, or kNotFound without a SHA256SUMS), naming the first differing file as
+  // load_package does ("changed file", "missing file", "extra file"), and write nothing.
+  bool only_if_sums_match = false;
+};
+
 // Writes DIR/SHA256SUMS and DIR/package.sig.json (each atomically and durably, replacing
 // any earlier ones) for the tree under `dir`. Refuses (kInvalidArgument, naming the path)
 // a symlink, a special file, an unsafe name, a tree over the limits, and a manifest.json
 // that is missing or invalid. REQUIRES: nobody else writes to `dir` meanwhile.
-Result<SignedPackage> sign_package(const std::filesystem::path& dir, const NoteSigner& publisher);
+Result<SignedPackage> sign_package(const std::filesystem::path& dir, const NoteSigner& publisher,
+                                   const SignOptions& options = {});
 
 // Verifies and loads the package in `dir`: first the signature (by a key in `trust`, over
 // the package payload type), then SHA256SUMS against the signed digest, then the tree

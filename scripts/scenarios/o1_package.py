@@ -3,11 +3,12 @@
 
 The package is plain files; this script is how its repetitive parts (three seeded variants of
 three worlds, each four nodes) are kept consistent. Run it from the repository root after
-changing it, then commit what it wrote. The SSH keys are read from the package if present (so a
-re-run keeps them) and made with ssh-keygen otherwise; they are world-only keys (sshd listens
-only on a world's own network).
+changing it, then commit what it wrote, SHA256SUMS included: `aura setup` signs a bundled
+package only when its files match that SHA256SUMS (docs/formats/package.md). The SSH keys are
+read from the package if present (so a re-run keeps them) and made with ssh-keygen otherwise;
+they are world-only keys (sshd listens only on a world's own network).
 """
-import json, os, shutil, subprocess, sys
+import hashlib, json, os, shutil, subprocess, sys
 
 PKG = "scenarios/o1-fleet-drift"
 PROJECT = "/srv/ansible"
@@ -184,6 +185,24 @@ def ctl_owners():
     ]
 
 
+def write_sha256sums(pkg):
+    """SHA256SUMS as `aura scenario sign` writes it: "<sha256>  <path>\\n" for every file but the
+    top-level SHA256SUMS and package.sig.json, sorted by path bytewise."""
+    paths = []
+    for root, dirs, files in os.walk(pkg):
+        for name in files:
+            rel = os.path.relpath(os.path.join(root, name), pkg)
+            if rel not in ("SHA256SUMS", "package.sig.json"):
+                paths.append(rel)
+    paths.sort(key=lambda p: p.encode())
+    lines = []
+    for rel in paths:
+        with open(os.path.join(pkg, rel), "rb") as f:
+            lines.append(hashlib.sha256(f.read()).hexdigest() + "  " + rel + "\n")
+    with open(os.path.join(pkg, "SHA256SUMS"), "w") as f:
+        f.write("".join(lines))
+
+
 def main():
     if not os.path.isdir("scenarios"):
         sys.exit("run from the repository root")
@@ -348,7 +367,7 @@ def main():
          "params": {"node": node_param}},
     ]
     fleet = {"from": "control", "to": "web", "port": 80, "path": "/", "expect_status": 200,
-             "expect_text": HOSTS_TEXT, "listener_comm": "nginx"}
+             "expect_text": HOSTS_TEXT, "listener_exe": "/usr/sbin/nginx"}
     checks = [
         {"id": "fleet-serves", "kind": "postcondition",
          "description": "every web node's nginx answers / with 200 and the site, seen from the control node",
@@ -357,7 +376,7 @@ def main():
          "description": "the canary node still serves the canary build", "roles": ["control"],
          "call": "http.expect",
          "params": {"from": "control", "to": "canary", "port": 80, "path": "/",
-                    "expect_status": 200, "expect_text": CANARY_TEXT, "listener_comm": "nginx"}},
+                    "expect_status": 200, "expect_text": CANARY_TEXT, "listener_exe": "/usr/sbin/nginx"}},
         {"id": "converge-holds", "kind": "invariant",
          "description": "after the fleet's next scheduled converge (ansible-playbook site.yml), "
                         "every web node still serves the site: the fix lives in the source of truth",
@@ -470,6 +489,7 @@ def main():
     with open(os.path.join(PKG, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
+    write_sha256sums(PKG)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,29 @@ TEST_CASE(
   CHECK(tree(cwd.path()).empty());
 }
 
+TEST_CASE(
+    "--help of log append, scenario sign and setup says what is accepted, signed and recorded") {
+  CliResult r = run_aura({"log", "append", "--help"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  for (const char* text :
+       {"operator.NAME", "actor operator", "exit status 2", "nothing is appended"}) {
+    CAPTURE(text);
+    CHECK(r.out.find(text) != std::string::npos);
+  }
+  r = run_aura({"scenario", "sign", "--help"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  for (const char* text : {"scenario.signed", "--data", "default data folder"}) {
+    CAPTURE(text);
+    CHECK(r.out.find(text) != std::string::npos);
+  }
+  r = run_aura({"setup", "--help"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  for (const char* text : {"SHA256SUMS", "aura scenario sign DIR", "scenario.signed"}) {
+    CAPTURE(text);
+    CHECK(r.out.find(text) != std::string::npos);
+  }
+}
+
 TEST_CASE("--help after other flags and positionals still only prints help") {
   TempDir cwd;
   CliResult r = run_aura({"log", "prove", "7", "--data", "d", "--help"}, CliOptions{cwd.path()});
@@ -212,11 +235,11 @@ TEST_CASE("writing commands refuse overlapping --data and --keys before creating
   Lab lab;
   const fs::path data = lab / "d";
   const fs::path keys = data / "keys";
-  for (auto args :
-       std::vector<std::vector<std::string>>{{"log", "append", "--stream", "s", "--type", "t"},
-                                             {"log", "checkpoint"},
-                                             {"log", "snapshot", "--out", (lab / "snap").string()},
-                                             {"demo"}}) {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"log", "append", "--stream", "s", "--type", "operator.t"},
+           {"log", "checkpoint"},
+           {"log", "snapshot", "--out", (lab / "snap").string()},
+           {"demo"}}) {
     args.insert(args.end(), {"--data", data.string(), "--keys", keys.string()});
     CAPTURE(args[1]);
     CliResult r = run_aura(args);
@@ -232,7 +255,8 @@ TEST_CASE("the default folders are ./var/aura and ./var/keys") {
   CliOptions in_cwd{cwd.path()};
   REQUIRE(run_aura({"keys", "init"}, in_cwd).exit_code == 0);
   CHECK(fs::exists(cwd / "var/keys/lab.key"));
-  CliResult r = run_aura({"log", "append", "--stream", "s", "--type", "t", "--json"}, in_cwd);
+  CliResult r =
+      run_aura({"log", "append", "--stream", "s", "--type", "operator.t", "--json"}, in_cwd);
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK(fs::is_directory(cwd / "var/aura/log"));
   r = run_aura({"log", "verify", "--json"}, in_cwd);
@@ -241,7 +265,7 @@ TEST_CASE("the default folders are ./var/aura and ./var/keys") {
 
 TEST_CASE("a log command without keys says how to create them") {
   Lab lab(Lab::Keys::kNone);
-  CliResult r = lab.aura({"log", "append", "--stream", "s", "--type", "t"});
+  CliResult r = lab.aura({"log", "append", "--stream", "s", "--type", "operator.t"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("aura keys init") != std::string::npos);
   CHECK_FALSE(fs::exists(lab.data()));
@@ -252,7 +276,7 @@ TEST_CASE("a log command without keys says how to create them") {
 
 TEST_CASE("an empty --data, --keys or --pubkey is refused with a message, not a crash") {
   Lab lab;
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
   REQUIRE(lab.aura({"log", "checkpoint"}).exit_code == 0);
   CliResult proof = lab.aura({"log", "prove", "1"});
   REQUIRE(proof.exit_code == 0);
@@ -262,7 +286,7 @@ TEST_CASE("an empty --data, --keys or --pubkey is refused with a message, not a 
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"keys", "init", "--keys", "", "--data", (lab / "d2").string()},
            {"keys", "init", "--data", "", "--keys", (lab / "k2").string()},
-           {"log", "append", "--data", "", "--keys", keys, "--stream", "s", "--type", "t"},
+           {"log", "append", "--data", "", "--keys", keys, "--stream", "s", "--type", "operator.t"},
            {"log", "verify", "--data", "", "--keys", keys},
            {"log", "verify", "--data", data, "--pubkey", ""},
            {"log", "check-proof", (lab / "p.json").string(), "--pubkey", ""},

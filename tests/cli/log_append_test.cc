@@ -23,15 +23,15 @@ namespace {
 
 const std::string kZeroHash(64, '0');
 
-// A rejected append: non-zero exit, no crash, a message naming `what`, a JSON failure line,
-// and the head exactly as before.
-void check_rejected(const Lab& lab, const std::vector<std::string>& flags,
-                    const std::string& what) {
+// A rejected append: exit status `exit_code` (1: the log refused it; 2: not an operator
+// event), no crash, a message naming `what`, a JSON failure line, and the head exactly as before.
+void check_rejected(const Lab& lab, const std::vector<std::string>& flags, const std::string& what,
+                    int exit_code = 1) {
   const Json before = lab.head();
   std::vector<std::string> args = {"log", "append", "--json"};
   args.insert(args.end(), flags.begin(), flags.end());
   CliResult r = lab.aura(args);
-  CHECK_MESSAGE(r.exit_code == 1, r.describe());
+  CHECK_MESSAGE(r.exit_code == exit_code, r.describe());
   CHECK_FALSE(r.signaled);
   CHECK_MESSAGE(r.err.find(what) != std::string::npos, r.describe());
   Json j(r.last_line());
@@ -65,7 +65,7 @@ class HeldLock {
 
 TEST_CASE("log append acknowledges with the seq and hash that log head then reports") {
   Lab lab;
-  CliResult r = lab.aura({"log", "append", "--stream", "attempt/1", "--type", "note.added",
+  CliResult r = lab.aura({"log", "append", "--stream", "attempt/1", "--type", "operator.note",
                           "--payload", R"({"a":1})", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   Json a(r.last_line());
@@ -75,32 +75,86 @@ TEST_CASE("log append acknowledges with the seq and hash that log head then repo
   CHECK(head.u64("head_seq") == 1u);
   CHECK(head.str("head_hash") == a.str("hash"));
   CHECK(head.u64("checkpoint_size") == 0u);
-  CHECK(lab.append("attempt/1", "note.added", "{}") == 2);
+  CHECK(lab.append("attempt/1", "operator.note", "{}") == 2);
 }
 
 TEST_CASE("log append rejects a payload that is not JSON, leaving the head unchanged") {
   Lab lab;
-  lab.append("s", "t", R"({"first":true})");
-  check_rejected(lab, {"--stream", "s", "--type", "t", "--payload", "not json"}, "JSON");
-  check_rejected(lab, {"--stream", "s", "--type", "t", "--payload", R"({"a":1} trailing)"}, "JSON");
-  check_rejected(lab, {"--stream", "s", "--type", "t", "--payload", R"({"a":)"}, "JSON");
-  check_rejected(lab, {"--stream", "s", "--type", "t", "--payload", "[1,2]"}, "JSON object");
-  check_rejected(lab, {"--stream", "s", "--type", "t", "--payload", "\"text\""}, "JSON object");
-  check_rejected(lab, {"--stream", "s", "--type", "t", "--payload", "{\"a\":\"\xff\"}"}, "UTF-8");
+  lab.append("s", "operator.t", R"({"first":true})");
+  check_rejected(lab, {"--stream", "s", "--type", "operator.t", "--payload", "not json"}, "JSON");
+  check_rejected(lab, {"--stream", "s", "--type", "operator.t", "--payload", R"({"a":1} trailing)"},
+                 "JSON");
+  check_rejected(lab, {"--stream", "s", "--type", "operator.t", "--payload", R"({"a":)"}, "JSON");
+  check_rejected(lab, {"--stream", "s", "--type", "operator.t", "--payload", "[1,2]"},
+                 "JSON object");
+  check_rejected(lab, {"--stream", "s", "--type", "operator.t", "--payload", "\"text\""},
+                 "JSON object");
+  check_rejected(lab, {"--stream", "s", "--type", "operator.t", "--payload", "{\"a\":\"\xff\"}"},
+                 "UTF-8");
 }
 
 TEST_CASE("log append rejects an empty or missing type or stream, leaving the head unchanged") {
   Lab lab;
-  lab.append("s", "t", "{}");
-  check_rejected(lab, {"--stream", "s", "--type", ""}, "type");
-  check_rejected(lab, {"--stream", "s"}, "type");
-  check_rejected(lab, {"--stream", "", "--type", "t"}, "stream");
-  check_rejected(lab, {"--type", "t"}, "stream");
+  lab.append("s", "operator.t", "{}");
+  check_rejected(lab, {"--stream", "s", "--type", ""}, "refused type \"\"", 2);
+  check_rejected(lab, {"--stream", "s"}, "refused type \"\"", 2);
+  check_rejected(lab, {"--stream", "", "--type", "operator.t"}, "stream");
+  check_rejected(lab, {"--type", "operator.t"}, "stream");
+}
+
+TEST_CASE(
+    "log append refuses the lab's own event types with exit status 2, naming the type, and "
+    "appends nothing") {
+  Lab lab;
+  lab.append("s", "operator.t", "{}");
+  // What the engine, supervisor, gate, receipts, runners, attempts, the scenario registry and the
+  // capability panel write; and names that only look like operator types.
+  for (const char* type :
+       {"gate.verdict", "gate.property", "receipt.issued", "attempt.started", "attempt.verified",
+        "probe.completed", "evidence.rejected", "supervisor.reaped", "runner.note",
+        "scenario.loaded", "scenario.signed", "capabilities.measured", "operator.", "operator",
+        "operatorx.note", "x.operator.note"}) {
+    CAPTURE(type);
+    check_rejected(lab, {"--stream", "s", "--type", type}, "refused type \"" + std::string(type),
+                   2);
+    check_rejected(lab, {"--stream", "s", "--type", type}, "operator.NAME", 2);
+  }
+}
+
+TEST_CASE("log append refuses any actor but operator with exit status 2, and appends nothing") {
+  Lab lab;
+  lab.append("s", "operator.t", "{}");
+  for (const char* actor : {"engine", "supervisor", "gate", "runner", "learner:alice",
+                            "operator:bob", "Operator", ""}) {
+    CAPTURE(actor);
+    check_rejected(lab, {"--stream", "s", "--type", "operator.note", "--actor", actor},
+                   "refused actor \"" + std::string(actor) + "\"", 2);
+  }
+  // A refused type on a lab whose log does not exist yet creates nothing.
+  Lab fresh;
+  CliResult r = fresh.aura({"log", "append", "--stream", "s", "--type", "gate.verdict"});
+  CHECK(r.exit_code == 2);
+  CHECK_FALSE(fs::exists(fresh.data()));
+}
+
+TEST_CASE("log append accepts an operator type under the operator actor, as dump shows") {
+  Lab lab;
+  CliResult r = lab.aura({"log", "append", "--stream", "ops/notes", "--type",
+                          "operator.maintenance_window", "--actor", "operator", "--payload",
+                          R"({"note":"kernel upgrade at 02:00"})", "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(Json(r.last_line()).u64("seq") == 1u);
+  r = lab.aura({"log", "dump"});
+  REQUIRE(r.lines().size() == 1);
+  Json ev(r.lines()[0]);
+  CHECK(ev.str("stream") == "ops/notes");
+  CHECK(ev.str("type") == "operator.maintenance_window");
+  CHECK(ev.str("actor") == "operator");
 }
 
 TEST_CASE("log append rejects a 2 MiB payload with a message naming the limit") {
   Lab lab;
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
   // Exactly 2 MiB of valid JSON, passed as @FILE (an argument that long exceeds the
   // kernel's per-argument limit).
   std::string big = R"({"x":")";
@@ -108,17 +162,20 @@ TEST_CASE("log append rejects a 2 MiB payload with a message naming the limit") 
   big += "\"}";
   REQUIRE(big.size() == 2u << 20);
   write_file(lab / "big.json", big);
-  check_rejected(lab,
-                 {"--stream", "s", "--type", "t", "--payload", "@" + (lab / "big.json").string()},
-                 "limit");
+  check_rejected(
+      lab,
+      {"--stream", "s", "--type", "operator.t", "--payload", "@" + (lab / "big.json").string()},
+      "limit");
   // And one byte over 2 MiB, which the file reader refuses before the log does.
   write_file(lab / "bigger.json", big + " ");
   check_rejected(
-      lab, {"--stream", "s", "--type", "t", "--payload", "@" + (lab / "bigger.json").string()},
+      lab,
+      {"--stream", "s", "--type", "operator.t", "--payload", "@" + (lab / "bigger.json").string()},
       "limit");
   // A missing @FILE is named.
-  check_rejected(lab, {"--stream", "s", "--type", "t", "--payload", "@" + (lab / "nope").string()},
-                 "nope");
+  check_rejected(
+      lab, {"--stream", "s", "--type", "operator.t", "--payload", "@" + (lab / "nope").string()},
+      "nope");
 }
 
 TEST_CASE("log append takes a payload of exactly 1 MiB from @FILE and dump shows it verbatim") {
@@ -127,15 +184,16 @@ TEST_CASE("log append takes a payload of exactly 1 MiB from @FILE and dump shows
   payload += std::string((1u << 20) - payload.size() - 3, 'p') + "\" }";
   REQUIRE(payload.size() == 1u << 20);
   write_file(lab / "p.json", payload);
-  CHECK(lab.append("s", "t", "@" + (lab / "p.json").string()) == 1);
+  CHECK(lab.append("s", "operator.t", "@" + (lab / "p.json").string()) == 1);
   CliResult r = lab.aura({"log", "dump"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK(r.out.find("\"payload\":" + payload + ",") != std::string::npos);
   // One byte more is refused.
   write_file(lab / "over.json", payload + " ");
-  check_rejected(lab,
-                 {"--stream", "s", "--type", "t", "--payload", "@" + (lab / "over.json").string()},
-                 "limit");
+  check_rejected(
+      lab,
+      {"--stream", "s", "--type", "operator.t", "--payload", "@" + (lab / "over.json").string()},
+      "limit");
 }
 
 TEST_CASE("log append refuses refs to blobs that are not stored, and accepts stored ones") {
@@ -148,18 +206,19 @@ TEST_CASE("log append refuses refs to blobs that are not stored, and accepts sto
   REQUIRE(ref.ok());
   CHECK(ref.str("id") == "ev-1");
   CHECK(ref.u64("bytes") == 13u);
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
   const std::string wrong_size =
       R"({"id":"ev-1","sha256":")" + *ref.str("sha256") + R"(","kind":"probe.output","bytes":14})";
-  check_rejected(lab,
-                 {"--stream", "s", "--type", "t", "--payload", R"({"refs":[)" + wrong_size + "]}"},
-                 "refs ev-1");
+  check_rejected(
+      lab,
+      {"--stream", "s", "--type", "operator.t", "--payload", R"({"refs":[)" + wrong_size + "]}"},
+      "refs ev-1");
   const std::string unknown =
       R"({"id":"ev-2","sha256":")" + kZeroHash + R"(","kind":"probe.output","bytes":1})";
-  check_rejected(lab,
-                 {"--stream", "s", "--type", "t", "--payload", R"({"refs":[)" + unknown + "]}"},
-                 "not found");
-  CHECK(lab.append("s", "t", R"({"refs":[)" + put.last_line() + "]}") == 2);
+  check_rejected(
+      lab, {"--stream", "s", "--type", "operator.t", "--payload", R"({"refs":[)" + unknown + "]}"},
+      "not found");
+  CHECK(lab.append("s", "operator.t", R"({"refs":[)" + put.last_line() + "]}") == 2);
   CliResult v = lab.aura({"log", "verify", "--json"});
   CHECK_MESSAGE(v.exit_code == 0, v.describe());
   CHECK(Json(v.last_line()).u64("blobs_checked") == 1u);
@@ -170,7 +229,7 @@ TEST_CASE("log dump prints one JSON object per line, chained, with the payload v
   const std::vector<std::string> payloads = {R"({"a":1})", R"({ "b" : [1, 2] ,"c":"x y"})",
                                              R"({"unicode":"\u00e9é","n":-1.5e3})", "{}"};
   for (size_t i = 0; i < payloads.size(); ++i) {
-    lab.append("attempt/" + std::to_string(i % 2), "t.x", payloads[i]);
+    lab.append("attempt/" + std::to_string(i % 2), "operator.t.x", payloads[i]);
   }
   CliResult r = lab.aura({"log", "dump"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
@@ -184,7 +243,7 @@ TEST_CASE("log dump prints one JSON object per line, chained, with the payload v
     CHECK(ev.u64("seq") == i + 1);
     CHECK(ev.str("prev_hash") == prev);
     CHECK(ev.str("stream") == "attempt/" + std::to_string(i % 2));
-    CHECK(ev.str("type") == "t.x");
+    CHECK(ev.str("type") == "operator.t.x");
     CHECK(ev.str("actor") == "operator");
     CHECK(ev.u64("ts_us").value_or(0) > 0);
     CHECK(ev.str("hash").value_or("").size() == 64);
@@ -197,7 +256,8 @@ TEST_CASE("log dump prints one JSON object per line, chained, with the payload v
 TEST_CASE("log dump --stream prints only that stream; --from/--to bound the range") {
   Lab lab;
   for (int i = 1; i <= 6; ++i) {
-    lab.append(i % 3 == 0 ? "attempt/b" : "attempt/a", "t", "{\"i\":" + std::to_string(i) + "}");
+    lab.append(i % 3 == 0 ? "attempt/b" : "attempt/a", "operator.t",
+               "{\"i\":" + std::to_string(i) + "}");
   }
   CliResult r = lab.aura({"log", "dump", "--stream", "attempt/b"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
@@ -226,7 +286,7 @@ TEST_CASE("log dump --stream prints only that stream; --from/--to bound the rang
 
 TEST_CASE("log tail --lines 2 prints the last two events") {
   Lab lab;
-  for (int i = 1; i <= 5; ++i) lab.append("s", "t", "{\"i\":" + std::to_string(i) + "}");
+  for (int i = 1; i <= 5; ++i) lab.append("s", "operator.t", "{\"i\":" + std::to_string(i) + "}");
   CliResult r = lab.aura({"log", "tail", "--lines", "2"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   const auto lines = r.lines();
@@ -239,13 +299,13 @@ TEST_CASE("log tail --lines 2 prints the last two events") {
 
 TEST_CASE("log tail --follow prints events appended after it started") {
   Lab lab;
-  lab.append("s", "t", R"({"i":1})");
+  lab.append("s", "operator.t", R"({"i":1})");
   CliProcess follow({"log", "tail", "--follow", "--lines", "1", "--data", lab.data().string(),
                      "--keys", lab.keys().string()});
   auto first = follow.next_line(kHangGuard);
   REQUIRE(first.has_value());
   CHECK(Json(*first).u64("seq") == 1u);
-  lab.append("s", "t", R"({"i":2})");
+  lab.append("s", "operator.t", R"({"i":2})");
   auto second = follow.next_line(kHangGuard);
   REQUIRE(second.has_value());
   CHECK(Json(*second).u64("seq") == 2u);
@@ -254,14 +314,14 @@ TEST_CASE("log tail --follow prints events appended after it started") {
 
 TEST_CASE("while another process holds the data folder, writers say which pid and readers work") {
   Lab lab;
-  lab.append("s", "t", R"({"i":1})");
-  lab.append("s", "t", R"({"i":2})");
+  lab.append("s", "operator.t", R"({"i":1})");
+  lab.append("s", "operator.t", R"({"i":2})");
   REQUIRE(lab.aura({"log", "checkpoint"}).exit_code == 0);
   const std::string in_use = "in use by pid " + std::to_string(::getpid());
   {
     HeldLock lock(lab.data());
     for (auto args : std::vector<std::vector<std::string>>{
-             {"log", "append", "--stream", "s", "--type", "t"},
+             {"log", "append", "--stream", "s", "--type", "operator.t"},
              {"log", "checkpoint"},
              {"log", "snapshot", "--out", (lab / "snap").string()},
              {"demo"}}) {
@@ -283,7 +343,7 @@ TEST_CASE("while another process holds the data folder, writers say which pid an
     CHECK_MESSAGE(p.exit_code == 0, p.describe());
   }
   // Released: appends go on where they stopped.
-  CHECK(lab.append("s", "t", R"({"i":3})") == 3);
+  CHECK(lab.append("s", "operator.t", R"({"i":3})") == 3);
 }
 
 TEST_CASE("demo run twice in one folder extends one valid log") {

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 void append_n(const Lab& lab, int n) {
-  for (int i = 0; i < n; ++i) lab.append("attempt/" + std::to_string(i % 3), "t", "{}");
+  for (int i = 0; i < n; ++i) lab.append("attempt/" + std::to_string(i % 3), "operator.t", "{}");
 }
 
 // Writes the stdout of `log prove|consistency ...` to ROOT/name, as `> name` would.
@@ -238,7 +238,7 @@ TEST_CASE("log prove and log consistency refuse what they cannot prove, with the
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("aura log checkpoint") != std::string::npos);  // no checkpoint yet
   REQUIRE(lab.aura({"log", "checkpoint"}).exit_code == 0);
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
   r = lab.aura({"log", "prove", "6"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("not covered by the checkpoint of size 5") != std::string::npos);

@@ -28,10 +28,11 @@ struct Snapshotted {
     write_file(lab / "out.txt", "probe output\n");
     CliResult put = lab.aura({"blob", "put", (lab / "out.txt").string(), "--id", "ev-1"});
     REQUIRE_MESSAGE(put.exit_code == 0, put.describe());
-    for (int i = 0; i < 4; ++i) lab.append("attempt/a", "t", "{\"i\":" + std::to_string(i) + "}");
-    lab.append("attempt/b", "probe.completed", R"({"refs":[)" + put.last_line() + "]}");
+    for (int i = 0; i < 4; ++i)
+      lab.append("attempt/a", "operator.t", "{\"i\":" + std::to_string(i) + "}");
+    lab.append("attempt/b", "operator.probe", R"({"refs":[)" + put.last_line() + "]}");
     REQUIRE(lab.aura({"log", "checkpoint"}).exit_code == 0);
-    lab.append("attempt/a", "t", "{}");
+    lab.append("attempt/a", "operator.t", "{}");
     CliResult s = lab.aura({"log", "snapshot", "--out", snap().string(), "--json"});
     REQUIRE_MESSAGE(s.exit_code == 0, s.describe());
     Json j(s.last_line());
@@ -102,15 +103,16 @@ TEST_CASE("log snapshot then log restore into a new folder: verify passes with t
   CHECK(a.exit_code == 0);
   CHECK(a.out == b.out);
   // The original is untouched and still extends.
-  CHECK(s.lab.append("attempt/a", "t", "{}") == s.head_seq + 1);
+  CHECK(s.lab.append("attempt/a", "operator.t", "{}") == s.head_seq + 1);
 }
 
 TEST_CASE("a restored log takes appends with the lab key and keeps verifying") {
   Snapshotted s;
   const fs::path restored = s.lab / "new";
   REQUIRE(s.restore(s.snap(), restored).exit_code == 0);
-  CliResult r = run_aura({"log", "append", "--data", restored.string(), "--keys",
-                          s.lab.keys().string(), "--stream", "s", "--type", "t", "--json"});
+  CliResult r =
+      run_aura({"log", "append", "--data", restored.string(), "--keys", s.lab.keys().string(),
+                "--stream", "s", "--type", "operator.t", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK(Json(r.last_line()).u64("seq") == s.head_seq + 1);
   CliResult v =

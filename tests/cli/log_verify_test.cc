@@ -55,7 +55,7 @@ std::string marker(int i) { return "MARKER" + std::to_string(i) + "-q8z3k1v9w7x2
 // Appends events 1..n, each in its own writer session, with a unique marker in its payload.
 void append_marked(const Lab& lab, int n) {
   for (int i = 1; i <= n; ++i) {
-    REQUIRE(lab.append("attempt/" + std::to_string(i % 2), "probe.completed",
+    REQUIRE(lab.append("attempt/" + std::to_string(i % 2), "operator.probe",
                        R"({"i":)" + std::to_string(i) + R"(,"m":")" + marker(i) + "\"}") ==
             uint64_t(i));
   }
@@ -71,7 +71,7 @@ TEST_CASE("log verify --json on a good log: exit 0, ok:true, first_bad_seq:null"
   Lab lab;
   append_marked(lab, 5);
   REQUIRE(lab.aura({"log", "checkpoint"}).exit_code == 0);
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
   Verdict v = verify(lab);
   CHECK_MESSAGE(v.run.exit_code == 0, v.run.describe());
   REQUIRE(v.json.ok());
@@ -247,9 +247,9 @@ TEST_CASE("log verify names the event whose blob was altered or removed") {
   write_file(lab / "out.txt", "probe output\n");
   CliResult put = lab.aura({"blob", "put", (lab / "out.txt").string(), "--id", "ev-1"});
   REQUIRE_MESSAGE(put.exit_code == 0, put.describe());
-  lab.append("s", "t", "{}");
-  lab.append("s", "t", R"({"refs":[)" + put.last_line() + "]}");
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
+  lab.append("s", "operator.t", R"({"refs":[)" + put.last_line() + "]}");
+  lab.append("s", "operator.t", "{}");
   const std::string sha = Json(put.last_line()).str("sha256").value_or("");
   const fs::path blob = lab.data() / "blobs" / "sha256" / sha.substr(0, 2) / sha.substr(2);
   REQUIRE(fs::exists(blob));
@@ -272,8 +272,8 @@ TEST_CASE("log verify fails when the whole blobs folder is gone but events refer
   write_file(lab / "out.txt", "probe output\n");
   CliResult put = lab.aura({"blob", "put", (lab / "out.txt").string(), "--id", "ev-1"});
   REQUIRE_MESSAGE(put.exit_code == 0, put.describe());
-  lab.append("s", "t", "{}");
-  lab.append("s", "t", R"({"refs":[)" + put.last_line() + "]}");
+  lab.append("s", "operator.t", "{}");
+  lab.append("s", "operator.t", R"({"refs":[)" + put.last_line() + "]}");
   fs::remove_all(lab.data() / "blobs");
   Verdict v = verify(lab);
   // One missing blob is named (above); all of them missing must not be an "ok".
@@ -285,7 +285,7 @@ TEST_CASE("log verify --pubkey with another lab's key fails and names the checkp
   Lab lab;
   append_marked(lab, 4);
   REQUIRE(lab.aura({"log", "checkpoint"}).exit_code == 0);
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
   REQUIRE(run_aura({"keys", "init", "--keys", (lab / "other").string()}).exit_code == 0);
   Verdict v = verify(lab, {"--pubkey", (lab / "other" / "lab.pub").string()});
   CHECK_MESSAGE(v.run.exit_code == 1, v.run.describe());
@@ -302,7 +302,7 @@ TEST_CASE("log verify --pubkey with another lab's key fails and names the checkp
 
 TEST_CASE("log verify refuses a --pubkey inside the data folder, even through a symlink") {
   Lab lab;
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
   fs::copy_file(lab.keys() / "lab.pub", lab.data() / "lab.pub");
   fs::create_symlink(lab.data() / "lab.pub", lab / "outside.pub");
   for (const fs::path& key : {lab.data() / "lab.pub", lab / "outside.pub"}) {
@@ -323,7 +323,7 @@ TEST_CASE("log verify refuses a --pubkey inside the data folder, even through a 
 
 TEST_CASE("log verify without a pinned key fails and says which key it looked for") {
   Lab lab;
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", "{}");
   Verdict v = verify(lab, {"--pubkey", (lab / "missing.pub").string()});
   CHECK(v.run.exit_code == 1);
   CHECK(v.run.err.find("missing.pub") != std::string::npos);
@@ -333,7 +333,7 @@ TEST_CASE("log verify --trusted with an earlier checkpoint passes and reports tr
   Lab lab;
   append_marked(lab, 5);
   const fs::path trusted = save_checkpoint(lab, "ck5.note");
-  for (int i = 0; i < 3; ++i) lab.append("s", "t", "{}");
+  for (int i = 0; i < 3; ++i) lab.append("s", "operator.t", "{}");
   Verdict v = verify(lab, {"--trusted", trusted.string()});
   CHECK_MESSAGE(v.run.exit_code == 0, v.run.describe());
   CHECK(v.json.boolean("ok") == true);
@@ -354,7 +354,7 @@ TEST_CASE("log verify --trusted refuses a log rolled back to before the trusted 
   Lab lab;
   append_marked(lab, 5);
   fs::copy(lab.data(), lab / "old", fs::copy_options::recursive);  // the log at size 5
-  for (int i = 0; i < 3; ++i) lab.append("s", "t", "{}");
+  for (int i = 0; i < 3; ++i) lab.append("s", "operator.t", "{}");
   const fs::path trusted = save_checkpoint(lab, "ck8.note");
   Verdict v = verify(lab, {"--trusted", trusted.string()}, lab / "old");
   CHECK_MESSAGE(v.run.exit_code == 1, v.run.describe());
@@ -367,12 +367,12 @@ TEST_CASE("log verify --trusted refuses a fork of the log") {
   Lab lab;
   append_marked(lab, 5);
   fs::copy(lab.data(), lab / "fork", fs::copy_options::recursive);
-  lab.append("s", "t", R"({"branch":"main"})");
-  lab.append("s", "t", "{}");
+  lab.append("s", "operator.t", R"({"branch":"main"})");
+  lab.append("s", "operator.t", "{}");
   // The same key signs a different event 6 in the copy.
   CliResult f =
       run_aura({"log", "append", "--data", (lab / "fork").string(), "--keys", lab.keys().string(),
-                "--stream", "s", "--type", "t", "--payload", R"({"branch":"fork"})"});
+                "--stream", "s", "--type", "operator.t", "--payload", R"({"branch":"fork"})"});
   REQUIRE_MESSAGE(f.exit_code == 0, f.describe());
   CliResult ck = run_aura(
       {"log", "checkpoint", "--data", (lab / "fork").string(), "--keys", lab.keys().string()});

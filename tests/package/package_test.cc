@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <functional>
+
 #include "engine/sign/dsse_format.h"
 #include "tests/package/package_test_util.h"
 #include "tests/support/temp_dir.h"
@@ -484,4 +486,66 @@ TEST_CASE("package limits: an oversize manifest, too many files and too many byt
     CHECK_MESSAGE(contains(r.status().message(), "files total more than 268435456 bytes"),
                   r.status().message());
   }
+}
+
+TEST_CASE(
+    "package sign: only_if_sums_match signs a tree that matches its SHA256SUMS, keeping its "
+    "bytes") {
+  Signed p;
+  const std::string sums = read_file(p.dir / "SHA256SUMS");
+  fs::remove(p.dir / "package.sig.json");
+  const NoteSigner other = fresh_signer("aura.publisher/other");
+  auto s = sign_package(p.dir, other, {.only_if_sums_match = true});
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  CHECK(read_file(p.dir / "SHA256SUMS") == sums);
+  CHECK(s->package_digest == sha256(sums));
+  CHECK(load_package(p.dir, trust_of({other.verifier()})).ok());
+}
+
+TEST_CASE(
+    "package sign: only_if_sums_match refuses a changed, missing or unlisted file, naming it, "
+    "and writes nothing") {
+  struct Case {
+    const char* what;
+    std::function<void(const fs::path&)> edit;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"changed", [](const fs::path& d) { write_file(d / "files" / "hello.txt", "hellO\n"); },
+       "changed file \"files/hello.txt\": its SHA-256 is "},
+      {"changed manifest",
+       [](const fs::path& d) {
+         write_file(d / "manifest.json", read_file(d / "manifest.json") + " ");
+       },
+       "changed file \"manifest.json\""},
+      {"missing", [](const fs::path& d) { fs::remove(d / "files" / "deep" / "probe.sh"); },
+       "missing file \"files/deep/probe.sh\" (listed in SHA256SUMS)"},
+      {"unlisted", [](const fs::path& d) { write_file(d / "files" / "extra.txt", "x\n"); },
+       "extra file \"files/extra.txt\" (not in SHA256SUMS)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    Signed p;
+    fs::remove(p.dir / "package.sig.json");
+    const std::string sums = read_file(p.dir / "SHA256SUMS");
+    c.edit(p.dir);
+    auto s = sign_package(p.dir, p.signer, {.only_if_sums_match = true});
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == ErrorCode::kCorruption);
+    CHECK_MESSAGE(contains(s.status().message(), c.message), s.status().message());
+    CHECK(read_file(p.dir / "SHA256SUMS") == sums);
+    CHECK_FALSE(fs::exists(p.dir / "package.sig.json"));
+  }
+}
+
+TEST_CASE("package sign: only_if_sums_match refuses a package without a SHA256SUMS") {
+  TempDir tmp;
+  write_sample_tree(tmp.path());
+  auto s =
+      sign_package(tmp.path(), fresh_signer("aura.publisher/test"), {.only_if_sums_match = true});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == ErrorCode::kNotFound);
+  CHECK_MESSAGE(contains(s.status().message(), "SHA256SUMS is missing"), s.status().message());
+  CHECK_FALSE(fs::exists(tmp.path() / "SHA256SUMS"));
+  CHECK_FALSE(fs::exists(tmp.path() / "package.sig.json"));
 }

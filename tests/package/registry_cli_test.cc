@@ -7,6 +7,7 @@
 
 #include "engine/crypto/sha256.h"
 #include "tests/cli/cli_util.h"
+#include "tests/package/registry_events.h"
 #include "tests/scenario/sample_manifest.h"
 
 using aura::testing::CliOptions;
@@ -14,6 +15,9 @@ using aura::testing::CliResult;
 using aura::testing::Json;
 using aura::testing::Lab;
 using aura::testing::read_file;
+using aura::testing::registry;
+using aura::testing::registry_of_type;
+using aura::testing::RegistryEvent;
 using aura::testing::replace_one;
 using aura::testing::run_aura;
 using aura::testing::sample_manifest;
@@ -31,51 +35,6 @@ fs::path write_package(const Lab& lab, const std::string& name, const std::strin
   return dir;
 }
 
-// One registry event as `aura log dump` prints it.
-struct RegistryEvent {
-  std::string type, actor, dir, id, reason, manifest_sha256, ref_sha256, ref_id, ref_kind;
-  std::string first_member;
-  uint64_t ref_bytes = 0;
-};
-
-std::string member(simdjson::dom::object e, const char* key) {
-  std::string_view s;
-  return e[key].get(s) ? std::string() : std::string(s);
-}
-
-// Every event of the stream lab/scenarios, in log order.
-std::vector<RegistryEvent> registry(const Lab& lab) {
-  CliResult r = run_aura({"log", "dump", "--data", lab.data().string()});
-  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
-  std::vector<RegistryEvent> out;
-  for (const std::string& line : r.lines()) {
-    Json j(line);
-    if (!j.ok() || j.str("stream") != "lab/scenarios") continue;
-    simdjson::dom::object payload;
-    REQUIRE(j.root()["payload"].get(payload) == simdjson::SUCCESS);
-    RegistryEvent e;
-    e.type = *j.str("type");
-    e.actor = *j.str("actor");
-    e.first_member = std::string((*payload.begin()).key);
-    e.dir = member(payload, "dir");
-    e.id = member(payload, "id");
-    e.reason = member(payload, "reason");
-    e.manifest_sha256 = member(payload, "manifest_sha256");
-    simdjson::dom::array refs;
-    if (payload["refs"].get(refs) == simdjson::SUCCESS) {
-      REQUIRE(refs.size() == 1);
-      simdjson::dom::object ref;
-      REQUIRE(refs.at(0).get(ref) == simdjson::SUCCESS);
-      e.ref_id = member(ref, "id");
-      e.ref_kind = member(ref, "kind");
-      e.ref_sha256 = member(ref, "sha256");
-      REQUIRE(ref["bytes"].get(e.ref_bytes) == simdjson::SUCCESS);
-    }
-    out.push_back(e);
-  }
-  return out;
-}
-
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
@@ -84,7 +43,9 @@ std::string abs_dir(const fs::path& p) { return fs::absolute(p).lexically_normal
 
 }  // namespace
 
-TEST_CASE("setup: creates the keys, signs and loads a bundled package, and is idempotent") {
+TEST_CASE(
+    "setup: creates the keys; a package without SHA256SUMS is signed as found, recorded and "
+    "loaded; run again, it is kept") {
   Lab lab(Lab::Keys::kNone);
   const fs::path pkg = write_package(lab, "t1-sample");
   const std::string scenarios = (lab / "scenarios").string();
@@ -96,9 +57,12 @@ TEST_CASE("setup: creates the keys, signs and loads a bundled package, and is id
   CHECK(first.boolean("lab_key_created") == true);
   CHECK(first.boolean("publisher_key_created") == true);
   CHECK(first.u64("signed") == 1);
+  CHECK(first.u64("kept") == 0);
   CHECK(first.u64("loaded") == 1);
   CHECK(fs::exists(lab.keys() / "lab.key"));
   CHECK(fs::exists(lab.keys() / "publisher.key"));
+  CHECK_MESSAGE(contains(r.out, "it came without a SHA256SUMS, so it was signed as found"),
+                r.describe());
   CHECK_MESSAGE(contains(r.out, "loaded   t1-sample 1.0.0"), r.describe());
   const std::string sums = read_file(pkg / "SHA256SUMS");
   const std::string sig = read_file(pkg / "package.sig.json");
@@ -107,8 +71,19 @@ TEST_CASE("setup: creates the keys, signs and loads a bundled package, and is id
   CHECK(lab.aura({"scenario", "verify", pkg.string()}).exit_code == 0);
 
   std::vector<RegistryEvent> events = registry(lab);
-  REQUIRE(events.size() == 1);
-  const RegistryEvent& e = events[0];
+  REQUIRE(events.size() == 2);
+  // The signing first, by the operator's key, then the load.
+  const RegistryEvent& signing = events[0];
+  CHECK(signing.type == "scenario.signed");
+  CHECK(signing.actor == "operator");
+  CHECK(signing.first_member == "v");
+  CHECK(signing.dir == abs_dir(pkg));
+  CHECK(signing.id == "t1-sample");
+  CHECK(signing.command == "setup");
+  CHECK(signing.sums == "written");
+  CHECK(signing.publisher == first.str("publisher"));
+  CHECK(signing.package_digest == aura::to_hex(aura::sha256(sums)));
+  const RegistryEvent& e = events[1];
   CHECK(e.type == "scenario.loaded");
   CHECK(e.actor == "engine");
   CHECK(e.first_member == "v");
@@ -124,19 +99,21 @@ TEST_CASE("setup: creates the keys, signs and loads a bundled package, and is id
   r = run_aura({"log", "verify", "--data", lab.data().string(), "--keys", lab.keys().string()});
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
 
-  // Again: the keys are kept, the package re-signed to the same bytes, and loaded again.
+  // Again: the keys are kept, the package (which verifies) kept as signed, and loaded again.
   r = lab.aura({"setup", "--scenarios", scenarios, "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   Json second(r.last_line());
   CHECK(second.boolean("lab_key_created") == false);
   CHECK(second.boolean("publisher_key_created") == false);
   CHECK(second.str("publisher") == first.str("publisher"));
+  CHECK(second.u64("signed") == 0);
+  CHECK(second.u64("kept") == 1);
   CHECK(read_file(pkg / "SHA256SUMS") == sums);
   CHECK(read_file(pkg / "package.sig.json") == sig);
   events = registry(lab);
-  REQUIRE(events.size() == 2);
-  CHECK(events[1].type == "scenario.loaded");
-  CHECK(events[1].ref_sha256 == events[0].ref_sha256);
+  REQUIRE(events.size() == 3);
+  CHECK(events[2].type == "scenario.loaded");
+  CHECK(events[2].ref_sha256 == events[1].ref_sha256);
 }
 
 TEST_CASE("setup: the default scenarios folder is ./scenarios; --help describes the command") {
@@ -147,8 +124,9 @@ TEST_CASE("setup: the default scenarios folder is ./scenarios; --help describes 
   CliResult r =
       run_aura({"setup", "--data", lab.data().string(), "--keys", lab.keys().string()}, in_root);
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
-  REQUIRE(registry(lab).size() == 1);
-  CHECK(registry(lab)[0].dir == abs_dir(lab / "scenarios" / "t1-sample"));
+  const auto loaded = registry_of_type(lab, "scenario.loaded");
+  REQUIRE(loaded.size() == 1);
+  CHECK(loaded[0].dir == abs_dir(lab / "scenarios" / "t1-sample"));
 
   r = run_aura({"setup", "--help"});
   CHECK(r.exit_code == 0);
@@ -169,13 +147,14 @@ TEST_CASE("scenario load: a file changed after signing is recorded as rejected, 
   CHECK(j.boolean("ok") == false);
   CHECK(j.u64("rejected") == 1);
   const auto events = registry(lab);
-  REQUIRE(events.size() == 2);
-  CHECK(events[1].type == "scenario.rejected");
-  CHECK(events[1].first_member == "v");
-  CHECK(events[1].dir == abs_dir(pkg));
-  CHECK_MESSAGE(contains(events[1].reason, "changed file \"worlds/common/fleet/inventory.conf\""),
-                events[1].reason);
-  CHECK(events[1].ref_id.empty());  // nothing referenced
+  REQUIRE(events.size() == 3);  // setup's signing and load, then this rejection
+  const RegistryEvent& e = events.back();
+  CHECK(e.type == "scenario.rejected");
+  CHECK(e.first_member == "v");
+  CHECK(e.dir == abs_dir(pkg));
+  CHECK_MESSAGE(contains(e.reason, "changed file \"worlds/common/fleet/inventory.conf\""),
+                e.reason);
+  CHECK(e.ref_id.empty());  // nothing referenced
 }
 
 TEST_CASE("scenario load: a package signed by a key outside the trust store is rejected") {
@@ -183,19 +162,23 @@ TEST_CASE("scenario load: a package signed by a key outside the trust store is r
   const fs::path pkg = write_package(lab, "t1-sample");
   REQUIRE(lab.aura({"setup", "--scenarios", (lab / "scenarios").string()}).exit_code == 0);
   // Another publisher, whose key this lab never trusted, re-signs the package.
+  // (Run where no default data folder exists, so that signing is not recorded anywhere.)
   const fs::path other = lab / "other-keys";
-  REQUIRE(run_aura({"keys", "init-publisher", "--keys", other.string()}).exit_code == 0);
-  REQUIRE(run_aura({"scenario", "sign", pkg.string(), "--keys", other.string()}).exit_code == 0);
+  const CliOptions in_root{lab.root()};
+  REQUIRE(run_aura({"keys", "init-publisher", "--keys", other.string()}, in_root).exit_code == 0);
+  REQUIRE(
+      run_aura({"scenario", "sign", pkg.string(), "--keys", other.string()}, in_root).exit_code ==
+      0);
 
   CliResult r = lab.aura({"scenario", "load", pkg.string()});
   CHECK(r.exit_code == 1);
   CHECK_MESSAGE(contains(r.out, "rejected"), r.describe());
   const auto events = registry(lab);
-  REQUIRE(events.size() == 2);
-  CHECK(events[1].type == "scenario.rejected");
-  CHECK_MESSAGE(contains(events[1].reason, "unknown key: signed by \"aura.publisher/"),
-                events[1].reason);
-  CHECK_MESSAGE(contains(events[1].reason, "which is not in the trust store"), events[1].reason);
+  REQUIRE(events.size() == 3);  // setup's signing and load, then this rejection
+  const RegistryEvent& e = events.back();
+  CHECK(e.type == "scenario.rejected");
+  CHECK_MESSAGE(contains(e.reason, "unknown key: signed by \"aura.publisher/"), e.reason);
+  CHECK_MESSAGE(contains(e.reason, "which is not in the trust store"), e.reason);
 }
 
 TEST_CASE(
@@ -218,25 +201,29 @@ TEST_CASE(
   CHECK(j.u64("rejected") == 2);
   CHECK(j.u64("signed") == 2);  // the invalid manifest is not signed
   auto events = registry(lab);
-  REQUIRE(events.size() == 3);
-  CHECK(events[0].type == "scenario.loaded");
+  REQUIRE(events.size() == 5);
+  CHECK(events[0].type == "scenario.signed");
   CHECK(events[0].dir == abs_dir(good));
-  CHECK(events[1].type == "scenario.rejected");
-  CHECK(events[1].dir == abs_dir(nodriver));
-  CHECK(events[1].reason == "unknown world driver \"nosuch\"");
-  CHECK(events[2].type == "scenario.rejected");
-  CHECK(events[2].dir == abs_dir(invalid));
-  CHECK_MESSAGE(contains(events[2].reason,
+  CHECK(events[1].type == "scenario.loaded");
+  CHECK(events[1].dir == abs_dir(good));
+  CHECK(events[2].type == "scenario.signed");
+  CHECK(events[2].dir == abs_dir(nodriver));
+  CHECK(events[3].type == "scenario.rejected");
+  CHECK(events[3].dir == abs_dir(nodriver));
+  CHECK(events[3].reason == "unknown world driver \"nosuch\"");
+  CHECK(events[4].type == "scenario.rejected");
+  CHECK(events[4].dir == abs_dir(invalid));
+  CHECK_MESSAGE(contains(events[4].reason,
                          "manifest.json: worlds: needs exactly one world with role \"control\""),
-                events[2].reason);
+                events[4].reason);
   CHECK_FALSE(fs::exists(invalid / "package.sig.json"));
 
   // Loading the good one alone records it alone, and succeeds.
   r = lab.aura({"scenario", "load", good.string()});
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
   events = registry(lab);
-  REQUIRE(events.size() == 4);
-  CHECK(events[3].type == "scenario.loaded");
+  REQUIRE(events.size() == 6);
+  CHECK(events[5].type == "scenario.loaded");
 }
 
 TEST_CASE("scenario load: without a trust store nothing is recorded") {

@@ -22,7 +22,7 @@ void write_package(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("scenario cli: init-publisher, sign and verify round trip; a changed file fails") {
-  Lab lab(Lab::Keys::kNone);
+  Lab lab;  // a lab, so that `sign --data` can record the signing
   const fs::path pkg = lab / "pkg";
   write_package(pkg);
 
@@ -44,6 +44,7 @@ TEST_CASE("scenario cli: init-publisher, sign and verify round trip; a changed f
   Json sign(r.last_line());
   REQUIRE(sign.ok());
   CHECK(sign.str("id") == "example.hello");
+  CHECK(sign.boolean("recorded") == true);  // in the lab's log: scenario.signed
 
   r = lab.aura({"scenario", "verify", pkg.string(), "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
@@ -61,7 +62,7 @@ TEST_CASE("scenario cli: init-publisher, sign and verify round trip; a changed f
 }
 
 TEST_CASE("scenario cli: verify refuses a trust store inside the package, and a missing one") {
-  Lab lab(Lab::Keys::kNone);
+  Lab lab;
   const fs::path pkg = lab / "pkg";
   write_package(pkg);
   REQUIRE(lab.aura({"keys", "init-publisher"}).exit_code == 0);
@@ -77,4 +78,34 @@ TEST_CASE("scenario cli: verify refuses a trust store inside the package, and a 
   r = lab.aura({"scenario", "sign", pkg.string(), "--key", (pkg / "publisher.key").string()});
   CHECK(r.exit_code == 1);
   CHECK_MESSAGE(r.err.find("lies inside the package") != std::string::npos, r.describe());
+}
+
+TEST_CASE(
+    "scenario cli: sign without a data folder signs and records nothing; given a data folder it "
+    "cannot record in, it signs nothing") {
+  Lab lab(Lab::Keys::kNone);  // a publisher key only: no lab
+  const fs::path pkg = lab / "pkg";
+  write_package(pkg);
+  REQUIRE(lab.aura({"keys", "init-publisher"}).exit_code == 0);
+
+  // --data given, but no lab key to open its log with: refused before anything is signed.
+  CliResult r = lab.aura({"scenario", "sign", pkg.string()});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("nothing signed") != std::string::npos, r.describe());
+  CHECK_MESSAGE(r.err.find("aura keys init") != std::string::npos, r.describe());
+  CHECK_FALSE(fs::exists(pkg / "package.sig.json"));
+  CHECK_FALSE(fs::exists(pkg / "SHA256SUMS"));
+
+  // No --data and no ./var/aura: a publisher signing outside any lab.
+  aura::testing::CliOptions in_root;
+  in_root.cwd = lab.root();
+  r = aura::testing::run_aura(
+      {"scenario", "sign", pkg.string(), "--keys", lab.keys().string(), "--json"}, in_root);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(Json(r.last_line()).boolean("recorded") == false);
+  CHECK_MESSAGE(r.out.find("not recorded: no data folder at var/aura") != std::string::npos,
+                r.describe());
+  CHECK(fs::exists(pkg / "package.sig.json"));
+  CHECK_FALSE(fs::exists(lab / "var"));
+  CHECK_FALSE(fs::exists(lab.data()));
 }
