@@ -4,6 +4,7 @@
 // run folder after the judge's data folder is gone. Black-box through the real binary on O2
 // (needs root: namespace worlds, nginx, aura-svcman).
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -11,7 +12,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -32,9 +32,17 @@ constexpr const char* kO2 = "o2-service-chain";
 constexpr auto kReachGate = std::chrono::seconds(300);
 constexpr auto kTeardown = std::chrono::seconds(120);
 
+// The file's bytes; "" when it cannot be read (a /proc file of a process that just ended: its
+// read fails with ESRCH, which libstdc++'s streams would throw).
 std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+  ::close(fd);
+  return n < 0 ? std::string() : out;
 }
 
 // The folders a lab's cgroups are made in: `aura/` under this process's cgroup, per hierarchy.
@@ -228,11 +236,11 @@ TEST_CASE(
   // The data folder goes (as a test's temporary folder would); a supervisor of another lab
   // reaps what is left, found through the run folder.
   fs::remove_all(s.lab.data());
+  // (Any lab's supervisor on the machine reaps them: another lab running at the same time may
+  // be first, so the count this one reports is not asserted, only that nothing is left.)
   Lab other;
   CliResult r = other.ok({"worker", "--json"});
-  const size_t at = r.last_line().find("\"orphan_runs\":");
-  REQUIRE(at != std::string::npos);
-  CHECK(std::stoi(r.last_line().substr(at + 14)) >= 2);  // the live world's and a gate world's
+  CHECK(r.last_line().find("\"orphan_runs\":") != std::string::npos);
   left = wait_for_nothing_left(s, before);
   CHECK_MESSAGE(left.empty(), left.describe());
 }

@@ -141,7 +141,8 @@ TEST_CASE("cli projections: the read commands work while another process holds t
   const std::string id = fill(lab, 1);
   auto holder = DataDir::open_writer(lab.data());  // this process holds the writer lock
   REQUIRE(holder.ok());
-  CliResult writer = lab.aura({"log", "append", "--stream", "x", "--type", "operator.y", "--payload", "{}"});
+  CliResult writer =
+      lab.aura({"log", "append", "--stream", "x", "--type", "operator.y", "--payload", "{}"});
   CHECK(writer.exit_code != 0);  // the lock is really held
   ok(lab, {"projections", "rebuild"});
   ok(lab, {"attempt", "show", id});

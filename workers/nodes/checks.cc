@@ -32,9 +32,9 @@ struct CheckShape {
 
 const std::vector<CheckShape>& shapes() {
   static const std::vector<Param> http = {
-      {"from", Param::kText, true},          {"to", Param::kText, true},
-      {"port", Param::kInt, true},           {"path", Param::kText, true},
-      {"expect_status", Param::kInt, true},  {"expect_text", Param::kText, false},
+      {"from", Param::kText, true},         {"to", Param::kText, true},
+      {"port", Param::kInt, true},          {"path", Param::kText, true},
+      {"expect_status", Param::kInt, true}, {"expect_text", Param::kText, false},
       {"listener_exe", Param::kText, false}};
   static const std::vector<CheckShape> s = {
       {"http.expect", http},
@@ -154,8 +154,8 @@ std::vector<const CheckNode*> with_role(const CheckContext& ctx, std::string_vie
 // name (or number) -> id from the node's accounts as the package built them.
 std::optional<uint32_t> id_in(const CheckNode& node, bool users, std::string_view name) {
   if (auto n = runner::parse_id(name)) return n;
-  const runner::Accounts a = users ? runner::Accounts::parse(node.passwd, "")
-                                   : runner::Accounts::parse("", node.group);
+  const runner::Accounts a =
+      users ? runner::Accounts::parse(node.passwd, "") : runner::Accounts::parse("", node.group);
   if (users) {
     const auto* u = a.find_user(name);
     return u ? std::optional<uint32_t>(u->uid) : std::nullopt;
