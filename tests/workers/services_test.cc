@@ -179,10 +179,13 @@ TEST_CASE("services: the service runs under the unit's identity, is restarted, a
       [&] { return lab.status("app").find("\"state\":\"running\"") != std::string::npos; }));
   const pid_t first = lab.pid("app");
   REQUIRE(first > 0);
+  // The manager reports the service running once it has forked it; the identity is the child's
+  // to take before it execs the app. Once the app answers, the process is the app.
+  REQUIRE(eventually([&] { return !http_get(lab.dir / "run" / "app.sock").empty(); }));
+  REQUIRE(lab.pid("app") == first);
   CHECK(proc_field(first, "Uid").find("4242\t4242\t4242\t4242") != std::string::npos);
   CHECK(proc_field(first, "Gid").find("4242\t4242\t4242\t4242") != std::string::npos);
   CHECK(proc_field(first, "Groups").find("4242 4343") != std::string::npos);
-  REQUIRE(eventually([&] { return !http_get(lab.dir / "run" / "app.sock").empty(); }));
   CHECK(http_get(lab.dir / "run" / "app.sock").find("hello from app (served by uid 4242") !=
         std::string::npos);
 
