@@ -247,7 +247,9 @@ TEST_CASE("node: it does not outlive its owner, nor its keeper") {
   REQUIRE(pids.ok());
   CHECK(pids->size() >= 2);  // the init and the sleep
 
-  // The owner ends: its node's keeper ends the init, and with it every process of the node.
+  // The owner ends while the node's group is frozen (as a supervisor killed mid-check leaves
+  // it): its keeper ends the init and thaws the group, and every process of the node dies.
+  REQUIRE((*tree)->freeze((*a)->id()).is_ok());
   ::kill(owner, SIGKILL);
   ::waitpid(owner, nullptr, 0);
   CHECK(wait_until([&] { return gone(init_a); }));

@@ -175,6 +175,19 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
     return Status::failed_precondition("node " + o.hostname + ": its owner " + owner + " is gone");
   }
 
+  // What the keeper writes to thaw the node's group after it kills the init: a supervisor killed
+  // while the group was frozen (a check, a kill_all) leaves its processes unable to die.
+  std::string thaw_file, thaw_text;
+  for (const fs::path& p : tree.paths(n->id_)) {
+    if (tree.version() == sandbox::CgroupVersion::kV2) {
+      thaw_file = (p / "cgroup.freeze").string();
+      thaw_text = "0";
+    } else if (p.string().find("/freezer/") != std::string::npos) {
+      thaw_file = (p / "freezer.state").string();
+      thaw_text = "THAWED";
+    }
+  }
+
   int netfd = -1;
   if (!o.netns.empty()) {
     netfd = ::open(o.netns.c_str(), O_RDONLY | O_CLOEXEC);
@@ -234,6 +247,13 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
       if (fds[1].revents != 0) break;  // the init ended
       if (fds[0].revents != 0) {       // the owner ended first
         ::kill(pid, SIGKILL);
+        if (!thaw_file.empty()) {
+          const int t = ::open(thaw_file.c_str(), O_WRONLY | O_CLOEXEC);
+          if (t >= 0) {
+            [[maybe_unused]] ssize_t w2 = ::write(t, thaw_text.data(), thaw_text.size());
+            ::close(t);
+          }
+        }
         break;
       }
     }
