@@ -16,12 +16,6 @@ namespace {
 
 constexpr const char* kO2 = "o2-service-chain";
 
-struct O2Lab : PackageLab {
-  O2Lab()
-      : PackageLab("AURA_O2_PACKAGE", kO2, "untraversable-folder",
-                   R"({"call":"service.log","params":{"name":"app"}})") {}
-};
-
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {

@@ -24,12 +24,6 @@ namespace {
 
 constexpr const char* kO2 = "o2-service-chain";
 
-struct O2Lab : PackageLab {
-  O2Lab()
-      : PackageLab("AURA_O2_PACKAGE", kO2, "untraversable-folder",
-                   R"({"call":"service.log","params":{"name":"app"}})") {}
-};
-
 // An IR citing ev-1 with these actions (JSON array text) and the scenario's checks.
 std::string ir(const std::string& actions) {
   return R"({"v":1,"hypothesis":"untraversable-folder","claim":"A claim long enough to state a cause: the app's user cannot reach its state folder.","evidence":["ev-1"],"falsifier":"If the log showed another failure, this would be wrong.","actions":)" +

@@ -53,4 +53,12 @@ class PackageLab {
   const std::string hypothesis_, probe_;
 };
 
+// The O2 package's lab (AURA_O2_PACKAGE), its attempts predicting the broken folder and probing
+// the app's log.
+struct O2Lab : PackageLab {
+  O2Lab()
+      : PackageLab("AURA_O2_PACKAGE", "o2-service-chain", "untraversable-folder",
+                   R"({"call":"service.log","params":{"name":"app"}})") {}
+};
+
 }  // namespace aura::testing
