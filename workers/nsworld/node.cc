@@ -223,16 +223,29 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
     // harness's time-out) must not end a world that outlives the creator.
     ::setsid();
     if (netfd >= 0 && ::setns(netfd, CLONE_NEWNET) != 0) ::_exit(120);
+    // Only what the keeper and the init need, as 3..7; everything else of the creator's is
+    // closed before the init is cloned. Above all the sync pipe's write end and the creator's
+    // other pipes (a world holder's): an init that held them while waiting for its go byte
+    // would wait forever once the creator died, and keep the holders from ever tearing down.
+    const int keep[] = {sync[0], err[1], pidp[1], watch_fd, null_fd};
+    int high[5];
+    for (int i = 0; i < 5; ++i)
+      if ((high[i] = ::fcntl(keep[i], F_DUPFD_CLOEXEC, 100)) < 0) ::_exit(119);
+    for (int i = 0; i < 5; ++i)
+      if (::dup2(high[i], 3 + i) != 3 + i) ::_exit(119);
+    ::syscall(SYS_close_range, 8u, ~0u, 0u);
+    InitArgs init_args = args;
+    init_args.sync_fd = 3;
+    init_args.error_fd = 4;
     const long child = ::syscall(SYS_clone, SIGCHLD | flags, nullptr, nullptr, nullptr, 0);
-    if (child == 0) init_main(args);
+    if (child == 0) init_main(init_args);
     if (child < 0) ::_exit(121);
     const pid_t pid = pid_t(child);
-    [[maybe_unused]] ssize_t w = ::write(pidp[1], &pid, sizeof pid);
+    [[maybe_unused]] ssize_t w = ::write(5, &pid, sizeof pid);
     // The keeper holds nothing of the supervisor's: the init's error pipe must close when the
     // init is ready, and no other descriptor may live on here but the owner's pidfd (as 3) --
     // not even the creator's stdout, which a reader waits on until every holder closes it.
-    if (::dup2(null_fd, 0) != 0 || ::dup2(null_fd, 1) != 1 || ::dup2(null_fd, 2) != 2 ||
-        ::dup2(watch_fd, 3) != 3) {
+    if (::dup2(7, 0) != 0 || ::dup2(7, 1) != 1 || ::dup2(7, 2) != 2 || ::dup2(6, 3) != 3) {
       ::kill(pid, SIGKILL);
       ::_exit(122);
     }
