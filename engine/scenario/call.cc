@@ -352,6 +352,13 @@ Status check_path(const ParamSchema& schema, std::string_view value, std::string
     return invalid_at(path, json::quoted(value) + " is not a normalised absolute path");
   }
   AURA_RETURN_IF_ERROR(check_bytes(value, schema.min_bytes, schema.max_bytes, path));
+  // An excluded prefix wins over every allowed one: the folder itself and all beneath it.
+  for (const std::string& ex : schema.path_excludes) {
+    if (path_has_prefix(value, ex) || value == std::string_view(ex).substr(0, ex.size() - 1)) {
+      return invalid_at(
+          path, json::quoted(value) + " is under " + ex + ", which this call may not change");
+    }
+  }
   for (const std::string& prefix : schema.path_prefixes) {
     if (path_has_prefix(value, prefix)) return Status::ok();
   }

@@ -278,8 +278,8 @@ constexpr std::array<ParamType, 6> kParamTypeValues = {ParamType::kString,  Para
 std::span<const std::string_view> param_members(ParamType type) {
   static constexpr std::array<std::string_view, 6> kString = {
       "type", "required", "description", "min_bytes", "max_bytes", "enum"};
-  static constexpr std::array<std::string_view, 6> kPath = {"type",      "required",  "description",
-                                                            "min_bytes", "max_bytes", "prefixes"};
+  static constexpr std::array<std::string_view, 7> kPath = {
+      "type", "required", "description", "min_bytes", "max_bytes", "prefixes", "excludes"};
   static constexpr std::array<std::string_view, 5> kInteger = {"type", "required", "description",
                                                                "min", "max"};
   static constexpr std::array<std::string_view, 3> kBoolean = {"type", "required", "description"};
@@ -338,12 +338,20 @@ Status parse_enum(const Obj& o, ParamSchema& p) {
   return Status::ok();
 }
 
-Status parse_prefixes(const Obj& o, ParamSchema& p) {
+// `member` ("prefixes", required, or "excludes", optional) into `out`.
+Status parse_prefixes(const Obj& o, ParamSchema& p, std::string_view member,
+                      std::vector<std::string>& out) {
   Array prefixes;
-  AURA_ASSIGN_OR_RETURN(prefixes, o.array("prefixes", 1, mf::kMaxPrefixes));
+  if (member == "excludes") {
+    auto v = o.get(member);
+    if (!v) return Status::ok();
+    AURA_ASSIGN_OR_RETURN(prefixes, array_of(*v, o.at(member), 1, mf::kMaxPrefixes));
+  } else {
+    AURA_ASSIGN_OR_RETURN(prefixes, o.array(member, 1, mf::kMaxPrefixes));
+  }
   size_t i = 0;
   for (Element e : prefixes) {
-    const std::string path = json::index_path(o.at("prefixes"), i++);
+    const std::string path = json::index_path(o.at(member), i++);
     std::string prefix;
     AURA_ASSIGN_OR_RETURN(prefix, text_of(e, path, 1, mf::kMaxPathBytes));
     if (!is_path_prefix(prefix)) {
@@ -355,11 +363,10 @@ Status parse_prefixes(const Obj& o, ParamSchema& p) {
       return invalid_at(path, "no path under " + json::quoted(prefix) + " fits max_bytes " +
                                   std::to_string(p.max_bytes));
     }
-    if (std::find(p.path_prefixes.begin(), p.path_prefixes.end(), prefix) !=
-        p.path_prefixes.end()) {
+    if (std::find(out.begin(), out.end(), prefix) != out.end()) {
       return invalid_at(path, json::quoted(prefix) + " is listed twice");
     }
-    p.path_prefixes.push_back(std::move(prefix));
+    out.push_back(std::move(prefix));
   }
   return Status::ok();
 }
@@ -446,7 +453,8 @@ Result<ParamSchema> parse_param(std::string_view name, Element value, const std:
       break;
     case ParamType::kPath:
       AURA_RETURN_IF_ERROR(parse_byte_bounds(o, p, 1, mf::kMaxPathBytes));
-      AURA_RETURN_IF_ERROR(parse_prefixes(o, p));
+      AURA_RETURN_IF_ERROR(parse_prefixes(o, p, "prefixes", p.path_prefixes));
+      AURA_RETURN_IF_ERROR(parse_prefixes(o, p, "excludes", p.path_excludes));
       break;
     case ParamType::kInteger:
       AURA_ASSIGN_OR_RETURN(p.min, o.integer("min", INT64_MIN, INT64_MAX));

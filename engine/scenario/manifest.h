@@ -21,7 +21,8 @@ enum class ParamType {
   kInteger,  // int64 in [min, max]
   kBoolean,
   kPath,    // absolute, normalised ('/'-separated, no "." / ".." / empty component, no NUL),
-            // at most max_bytes, and under one of path_prefixes (component-wise)
+            // at most max_bytes, under one of path_prefixes (component-wise) and under none
+            // of path_excludes
   kMode,    // a string of 3 or 4 octal digits ("0640"); bits outside mode_mask refused
   kTarget,  // {"role":N} | {"selector":N} | {"literal":S}: see TargetTerm
 };
@@ -39,6 +40,9 @@ struct ParamSchema {
   std::vector<std::string> enum_values;
   // kPath: absolute prefixes ending in '/' (or exactly "/"); at least one.
   std::vector<std::string> path_prefixes;
+  // kPath: prefixes of the same form under which a path is refused even when an allowed prefix
+  // covers it (what the scenario's source of truth is made of, say); the folder itself too.
+  std::vector<std::string> path_excludes;
   // kInteger
   int64_t min = 0;
   int64_t max = 0;
