@@ -276,7 +276,8 @@ class Connection {
       const uint64_t room = b_.max_bytes - std::min(b_.max_bytes, r_.bytes);
       std::string bytes;
       AURA_ASSIGN_OR_RETURN(bytes,
-                            read_sealed_memfd(f.fds.fds.front(), std::min(kMaxMemfdBytes, room)));
+                            read_sealed_memfd(f.fds.fds.front(),
+                                              std::min({kMaxMemfdBytes, room, b_.max_blob_bytes})));
       r_.bytes += bytes.size();
       blob = std::move(bytes);
     } else {
@@ -288,6 +289,11 @@ class Connection {
     }
     if (blob && spec->blob == EvidenceKindSpec::Blob::kNone) {
       return Status::invalid("kind " + std::string(kind) + " carries no blob");
+    }
+    if (blob && blob->size() > b_.max_blob_bytes) {
+      return Status::invalid("a blob of " + std::to_string(blob->size()) +
+                             " bytes is over the run's output bound of " +
+                             std::to_string(b_.max_blob_bytes));
     }
 
     // Accepted: the blob first, then the event that references it.
@@ -375,7 +381,8 @@ Status RunBinding::validate() const {
       return Status::invalid("evidence kind \"" + k + "\" can never be granted to a runner");
     }
   }
-  if (max_frames > kMaxFramesPerRun || max_bytes > kMaxBytesPerRun) {
+  if (max_frames > kMaxFramesPerRun || max_bytes > kMaxBytesPerRun ||
+      max_blob_bytes > kMaxMemfdBytes) {
     return Status::invalid("a binding may lower the per-run caps, never raise them");
   }
   return Status::ok();

@@ -40,6 +40,9 @@ struct RunBinding {
   std::vector<std::string> kinds;  // granted evidence kinds (each in the table above)
   uint32_t max_frames = kMaxFramesPerRun;
   uint64_t max_bytes = kMaxBytesPerRun;
+  // One blob's bytes: a runner call's is the catalog entry's max_output_bytes. A blob over it is
+  // refused (and so the run's evidence), whatever the runner says about truncation.
+  uint64_t max_blob_bytes = kMaxMemfdBytes;
 
   std::string stream() const { return "attempt/" + attempt; }
   std::string actor() const { return "runner:" + run_id; }

@@ -292,9 +292,10 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
   const StageUse stage_use{registry_.get(), tag};
 
   // What every node mounts: the lab's programs, staged when the node's uids cannot reach them.
+  // Not aura-runner: it is never run from a node's files, it joins the node from the host.
   std::vector<sandbox::PackageMount> tool_mounts;
   std::map<std::string, std::string> tools;  // inside -> host
-  for (std::string_view tool : {"aura-runner", "aura-svcman", "aura-app"}) {
+  for (std::string_view tool : {"aura-svcman", "aura-app"}) {
     std::string path;
     AURA_ASSIGN_OR_RETURN(path, tool_path(tool));
     AURA_ASSIGN_OR_RETURN(path, reachable_by_nodes(path, stage_use));
@@ -763,12 +764,18 @@ Result<CallOutput> NodesWorld::unresolved(const Status& why) {
 
 Result<supervisor::RunRecord> NodesWorld::supervised(nsworld::Node& node, const std::string& kind,
                                                      const std::vector<std::string>& argv,
-                                                     nsworld::ExecOptions options,
-                                                     bool with_writer) {
+                                                     nsworld::ExecOptions options, bool with_writer,
+                                                     uint64_t max_output_bytes) {
   writer::RunBinding binding;
   binding.attempt = attempt_;
   binding.world = world_id_;
   binding.kinds = {kind};
+  if (with_writer) {
+    // The runner's contract, held by the writer whatever the runner does: the hello and one
+    // evidence frame, its blob within the catalog entry's bound.
+    binding.max_frames = 2;
+    binding.max_blob_bytes = std::min<uint64_t>(max_output_bytes, writer::kMaxMemfdBytes);
+  }
   const std::string profile = nodes_profile_digest();
   supervisor::Launcher launch = [&](int fd,
                                     const std::string& token) -> Result<supervisor::HostFacts> {
@@ -783,6 +790,7 @@ Result<supervisor::RunRecord> NodesWorld::supervised(nsworld::Node& node, const 
       env.push_back("AURA_EVIDENCE_KIND=" + kind);
       env.push_back("AURA_SVCMAN_BIN=/aura/bin/aura-svcman");
       o.pass_fd = fd;
+      o.host_program = true;  // the host's runner joins the node: nothing of the node loads it
     }
     nsworld::ExecResult r;
     AURA_ASSIGN_OR_RETURN(r, node.exec(argv, env, o));
@@ -798,7 +806,8 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
   const scenario::Target* target = node_param ? std::get_if<scenario::Target>(node_param) : nullptr;
   auto targets = resolve(target);
   if (!targets.ok()) return unresolved(targets.status());
-  AURA_RETURN_IF_ERROR(tool_path("aura-runner").status());  // mounted at /aura/bin
+  std::string runner;  // the host's copy: it joins the node itself (nsworld/join.h)
+  AURA_ASSIGN_OR_RETURN(runner, tool_path("aura-runner"));
   const std::string kind = action ? "action.output" : "probe.output";
   // Path targets, resolved on each node: a selector names its own path there, or nothing.
   std::vector<std::pair<LiveNode*, std::map<std::string, std::string>>> runs;
@@ -827,7 +836,7 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
     o.cap = 16 << 10;  // the runner's own stderr; its output goes through the writer
     o.group = "c" + random_hex(6);
     supervisor::RunRecord rec;
-    AURA_ASSIGN_OR_RETURN(rec, supervised(*n->node, kind, {"/aura/bin/aura-runner", op}, o));
+    AURA_ASSIGN_OR_RETURN(rec, supervised(*n->node, kind, {runner, op}, o, true, cap));
     std::string text;
     bool truncated = false;
     for (const auto& f : rec.evidence.frames_accepted) {

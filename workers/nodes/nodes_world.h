@@ -84,9 +84,12 @@ class NodesWorld final : public world::World {
   Result<std::optional<std::map<std::string, std::string>>> resolve_paths(
       const scenario::Call& call, LiveNode& n);
   static Result<world::CallOutput> unresolved(const Status& why);
+  // With the writer: argv is the host's aura-runner, joined into the node (host_program), and the
+  // writer holds its evidence to one frame of at most `max_output_bytes`.
   Result<supervisor::RunRecord> supervised(nsworld::Node& node, const std::string& kind,
                                            const std::vector<std::string>& argv,
-                                           nsworld::ExecOptions options, bool with_writer = true);
+                                           nsworld::ExecOptions options, bool with_writer = true,
+                                           uint64_t max_output_bytes = 0);
   Result<world::CallOutput> run_calls(const scenario::Call& call, bool action, uint64_t cap);
   Status freeze_learner(bool freeze);
   Result<std::optional<world::CheckOutput>> converge_first(const scenario::CheckSpec& spec);

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sodium.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 
 #include "engine/common/file_io.h"
 #include "engine/crypto/sha256.h"
+#include "workers/nsworld/join.h"
 #include "workers/sandbox/capabilities.h"
 #include "workers/sandbox/namespaces.h"
 #include "workers/sandbox/network.h"
@@ -34,6 +36,7 @@ namespace fs = std::filesystem;
 using file_io::errno_text;
 
 constexpr uint64_t kKillTimeoutMs = 5000;
+constexpr char kJoinEnvOn[] = "AURA_NODE_JOIN=1";  // join.h: kJoinEnv
 
 // What the node's init needs, prepared before fork: the child only issues syscalls.
 struct InitArgs {
@@ -418,9 +421,12 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
                               const std::vector<std::string>& env, const ExecOptions& opt) {
   if (!live_) return Status::failed_precondition("the node is destroyed");
   if (argv.empty() || argv[0].empty() || argv[0][0] != '/') {
-    return Status::invalid("argv[0] must be an absolute path inside the node");
+    return Status::invalid(opt.host_program ? "argv[0] must be an absolute path on the host"
+                                            : "argv[0] must be an absolute path inside the node");
   }
   if (opt.pass_fd >= 0 && opt.pass_fd <= 2) return Status::invalid("pass_fd must not be stdio");
+  if (opt.host_program && opt.confine == Confinement::kNodeRoot)
+    return Status::invalid("a host program joins a node only under a filtered confinement");
   // The command's cgroup: the node's own, or a call group made for it.
   std::string group = id_;
   if (!opt.group.empty()) {
@@ -473,6 +479,24 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
     return Status::io("open " + proc + "/root or pipes: " + errno_text(errno));
   }
   const int pass_fd = opt.pass_fd;
+  // A host program's join spec (the filter and capabilities it applies to itself), its stdin and
+  // the environment that says it is to join.
+  int spec_fd = -1, host_null = -1;
+  if (opt.host_program) {
+    spec_fd = int(::syscall(SYS_memfd_create, "aura-join", MFD_CLOEXEC));
+    host_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int e = spec_fd < 0 || host_null < 0
+                      ? errno
+                      : write_join_spec(spec_fd, keep_caps, seccomp.instructions.data(),
+                                        seccomp.instructions.size());
+    if (spec_fd < 0 || host_null < 0 || e != 0) {
+      for (int fd : {fds[0], fds[1], fds[2], fds[3], fds[4], fds[5], rootfd, out[0], out[1],
+                     errp[0], errp[1], spec_fd, host_null})
+        if (fd >= 0) ::close(fd);
+      return Status::io("join spec for " + argv[0] + ": " + errno_text(e));
+    }
+    cenv.insert(cenv.end() - 1, const_cast<char*>(kJoinEnvOn));
+  }
 
   const auto began = std::chrono::steady_clock::now();
   const pid_t child = ::fork();
@@ -485,6 +509,23 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
       const int fd = ::open(p.c_str(), O_WRONLY | O_CLOEXEC);
       if (fd < 0 || ::write(fd, self.data(), self.size()) < 0) ::_exit(122);
       ::close(fd);
+    }
+    if (spec_fd >= 0) {
+      // The host program joins the node itself (join.h): each descriptor at its number, nothing
+      // else, then execve on the host.
+      const int src[] = {host_null, out[1], errp[1], pass_fd, fds[0], fds[1],
+                         fds[2],    fds[3], fds[4],  fds[5],  rootfd, spec_fd};
+      int high[12];
+      for (int i = 0; i < 12; ++i)
+        high[i] = src[i] < 0 ? -1 : ::fcntl(src[i], F_DUPFD_CLOEXEC, 100);
+      for (int i = 0; i < 12; ++i) {
+        if (src[i] < 0) continue;
+        if (high[i] < 0 || ::dup2(high[i], i) != i) ::_exit(123);
+      }
+      ::syscall(SYS_close_range, unsigned(kJoinLastFd + 1), ~0u, 0u);
+      if (pass_fd < 0) ::close(3);
+      ::execve(cargv[0], cargv.data(), cenv.data());
+      ::_exit(127);
     }
     for (int fd : fds)
       if (::setns(fd, 0) != 0) ::_exit(123);
@@ -525,6 +566,8 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
   ::close(rootfd);
   ::close(out[1]);
   ::close(errp[1]);
+  if (spec_fd >= 0) ::close(spec_fd);
+  if (host_null >= 0) ::close(host_null);
 
   ExecResult r;
   const auto end = began + opt.deadline;

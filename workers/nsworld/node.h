@@ -78,6 +78,14 @@ struct ExecOptions {
   // script's daemons, frozen for checks and killed with the node); false: kill them and remove
   // the group (probes leave nothing behind).
   bool keep_group = false;
+  // argv[0] is a program on the host (the lab's own, e.g. aura-runner), never a path in the node:
+  // the command's process joins only the cgroup and execve's it on the host, so the host's loader
+  // and libraries load it and nothing the node holds (its ld.so.preload, loader or binaries) is
+  // read before main. It gets the node's namespaces and root, and a join spec (the confinement's
+  // capabilities and seccomp filter), at fixed descriptors (workers/nsworld/join.h) and joins the
+  // node itself first thing (nsworld::join_node), with `env` plus AURA_NODE_JOIN=1. Requires a
+  // filtered confinement (kRunner or kCall).
+  bool host_program = false;
 };
 
 // What is needed to re-attach to a node another process started (Node::state(), Node::attach).

@@ -2,9 +2,12 @@
 // to the lab as exactly one evidence frame on the inherited writer socket (docs/RUNNER.md).
 // It never writes to stdout. Exit 0: the op did what it was asked; 1: the world's state made it
 // fail (the output says why); 2: a malformed call (stderr says why, nothing is sent); 3: no
-// writer (the environment is missing or invalid, or a send failed).
+// writer (the environment is missing or invalid, or a send failed); 4: it could not join the node.
+// It is loaded on the host and joins the node itself before it reads anything of its call
+// (workers/nsworld/join.h), so nothing the node holds influences which code runs here.
 #include <fcntl.h>
 #include <simdjson.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,12 +15,14 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/common/json_writer.h"
 #include "engine/writer/frame.h"
+#include "workers/nsworld/join.h"
 #include "workers/runner/op.h"
 
 using namespace aura;
@@ -29,6 +34,7 @@ constexpr int kExitDone = 0;
 constexpr int kExitWorld = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoWriter = 3;
+constexpr int kExitNoJoin = 4;
 
 struct Writer {
   int fd = -1;
@@ -41,7 +47,22 @@ std::string env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-Result<Writer> writer_from_env() {
+// The value of `name`, then wiped from the environment: the bytes where the kernel placed it
+// (what /proc/PID/environ shows) are zeroed, and the variable is removed.
+std::string take_env(std::string_view name) {
+  std::string value;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    if (entry.size() <= name.size() || !entry.starts_with(name) || entry[name.size()] != '=')
+      continue;
+    value = std::string(entry.substr(name.size() + 1));
+    std::memset(*e + name.size() + 1, 0, entry.size() - name.size() - 1);
+  }
+  ::unsetenv(std::string(name).c_str());
+  return value;
+}
+
+Result<Writer> writer_from_env(std::string token) {
   Writer w;
   const std::string fd_text = env("AURA_WRITER_FD");
   auto [end, ec] = std::from_chars(fd_text.data(), fd_text.data() + fd_text.size(), w.fd);
@@ -55,7 +76,7 @@ Result<Writer> writer_from_env() {
     return Status::invalid("AURA_WRITER_FD " + fd_text + ": not a SOCK_SEQPACKET socket");
   // No tool the runner executes inherits the writer.
   if (::fcntl(w.fd, F_SETFD, FD_CLOEXEC) != 0) return Status::invalid("AURA_WRITER_FD: fcntl");
-  w.token = env("AURA_WRITER_TOKEN");
+  w.token = std::move(token);
   if (w.token.size() != writer::kTokenHexDigits ||
       !std::all_of(w.token.begin(), w.token.end(),
                    [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
@@ -168,7 +189,21 @@ int fail(int code, const Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto writer = writer_from_env();
+  // Before anything else, and again inside join_node(): no process of the node may read this
+  // one's memory, environment or descriptors.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  std::string token = take_env("AURA_WRITER_TOKEN");
+  if (const char* join = std::getenv(nsworld::kJoinEnv); join != nullptr) {
+    if (std::string_view(join) != "1")
+      return fail(kExitNoJoin, Status::invalid(std::string(nsworld::kJoinEnv) + ": not 1"));
+    // The writer is descriptor 3 (join.h); it returns in the process inside the node.
+    nsworld::JoinFailure failed;
+    nsworld::join_node(3, failed);
+    if (failed.step != nullptr)
+      return fail(kExitNoJoin, Status::io(std::string("join the node: ") + failed.step + ": " +
+                                          file_io::errno_text(failed.err)));
+  }
+  auto writer = writer_from_env(std::move(token));
   if (!writer.ok()) return fail(kExitNoWriter, writer.status());
   if (argc != 2) return fail(kExitUsage, Status::invalid("usage: aura-runner OPJSON"));
   std::vector<OpSpec> table = file_ops();
