@@ -375,6 +375,70 @@ TEST_CASE("writer: frames and bytes per run are capped") {
   }
 }
 
+TEST_CASE("writer: a blob over the run's output bound is refused, inline or memfd, and recorded") {
+  WriterLab lab;
+  lab.binding.max_blob_bytes = 1000;  // a probe's max_output_bytes
+  auto events_of = [&](const std::string& type) {
+    int n = 0;
+    for (const auto& e : lab.events()) n += e.type == type;
+    return n;
+  };
+  SUBCASE("at the bound: accepted") {
+    auto r = lab.run([&](int fd) {
+      send(fd, hello_frame(lab.token));
+      send(fd, evidence_frame("probe.output", probe_fields(true), std::string(1000, 'a')));
+    });
+    CHECK_FALSE(r.rejected);
+    CHECK(r.accepted == 1);
+    REQUIRE(r.frames_accepted.size() == 1);
+    CHECK(r.frames_accepted[0].blob_bytes == 1000);
+  }
+  SUBCASE("one byte over, inline: refused, the run's rejection recorded without the bytes") {
+    auto r = lab.run([&](int fd) {
+      send(fd, hello_frame(lab.token));
+      // It claims nothing was cut: the bound is the writer's, not the runner's word.
+      send(fd, evidence_frame("probe.output", probe_fields(false),
+                              std::string(kSecret) + std::string(1001 - kSecret.size(), 'a')));
+    });
+    CHECK(r.rejected);
+    CHECK(r.accepted == 0);
+    CHECK(r.reason == "a blob of 1001 bytes is over the run's output bound of 1000");
+    CHECK(events_of("evidence.rejected") == 1);
+    CHECK(events_of("runner.evidence") == 0);
+    for (const auto& e : lab.events()) CHECK(e.payload.find(kSecret) == std::string::npos);
+  }
+  SUBCASE("over, as a sealed memfd: refused before it is read") {
+    auto r = lab.run([&](int fd) {
+      send(fd, hello_frame(lab.token));
+      auto memfd = sealed_memfd(std::string(5000, 'm'));
+      if (!memfd.ok()) return;
+      send(fd, evidence_memfd_frame("probe.output", probe_fields()), *memfd);
+    });
+    CHECK(r.rejected);
+    CHECK(r.reason.find("holds 5000 bytes; at most 1000 are accepted") != std::string::npos);
+    CHECK(events_of("evidence.rejected") == 1);
+  }
+  SUBCASE("a flood of frames each within the bound stops at the run's frame cap") {
+    lab.binding.max_frames = 2;  // a runner call: the hello and one evidence frame
+    auto r = lab.run([&](int fd) {
+      send(fd, hello_frame(lab.token));
+      for (int i = 0; i < 50; ++i)
+        send(fd, evidence_frame("probe.output", probe_fields(), std::string(900, 'f')));
+    });
+    CHECK(r.rejected);
+    CHECK(r.accepted == 1);
+    CHECK(r.reason.find("cap of 2 frames") != std::string::npos);
+    CHECK(events_of("runner.evidence") == 1);
+    CHECK(events_of("evidence.rejected") == 1);
+  }
+  SUBCASE("a binding cannot raise the blob bound past one memfd") {
+    RunBinding b = lab.binding;
+    b.max_blob_bytes = kMaxMemfdBytes + 1;
+    CHECK_FALSE(b.validate().is_ok());
+  }
+  lab.check_log_verifies();
+}
+
 TEST_CASE("writer: a runner killed mid-run leaves only whole frames; a silent one times out") {
   WriterLab lab;
   auto r = lab.run([&](int fd) {
