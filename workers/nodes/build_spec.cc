@@ -1,5 +1,6 @@
 #include "workers/nodes/build_spec.h"
 
+#include <linux/capability.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -84,7 +85,8 @@ Result<OwnerSpec> parse_owner(Element v, const std::string& path) {
 }
 
 Result<ServiceSpec> parse_service(Element v, const std::string& path) {
-  static constexpr std::array<std::string_view, 3> kNames = {"name", "argv", "ready"};
+  static constexpr std::array<std::string_view, 5> kNames = {"name", "argv", "ready",
+                                                             "capabilities", "programs"};
   std::vector<std::optional<Element>> m;
   AURA_ASSIGN_OR_RETURN(m, sj::members_of(v, path, kNames));
   ServiceSpec s;
@@ -109,6 +111,30 @@ Result<ServiceSpec> parse_service(Element v, const std::string& path) {
       AURA_ASSIGN_OR_RETURN(s.ready_unix, text(*r[1], path + ".ready.unix", 108));
       if (!is_clean_absolute(s.ready_unix))
         return Status::invalid(path + ".ready.unix: must be an absolute path");
+    }
+  }
+  if (m[3]) {
+    std::vector<std::string> names;
+    AURA_ASSIGN_OR_RETURN(names, texts(*m[3], path + ".capabilities", 16, 32));
+    for (size_t i = 0; i < names.size(); ++i) {
+      const auto& known = service_capability_names();
+      auto it = std::find_if(known.begin(), known.end(),
+                             [&](const ServiceCapability& c) { return c.name == names[i]; });
+      if (it == known.end()) {
+        std::string allowed;
+        for (const auto& c : known) allowed += (allowed.empty() ? "" : ", ") + std::string(c.name);
+        return Status::invalid(sj::index_path(path + ".capabilities", i) + ": \"" + names[i] +
+                               "\" is not a capability a service may hold (" + allowed + ")");
+      }
+      s.capabilities |= 1ull << it->bit;
+    }
+  }
+  if (m[4]) {
+    AURA_ASSIGN_OR_RETURN(s.programs, texts(*m[4], path + ".programs", 8, 256));
+    for (size_t i = 0; i < s.programs.size(); ++i) {
+      if (!is_clean_absolute(s.programs[i]))
+        return Status::invalid(sj::index_path(path + ".programs", i) +
+                               ": must be an absolute path");
     }
   }
   return s;
@@ -170,6 +196,25 @@ Result<NodeSpec> parse_node(Element v, const std::string& path) {
 }  // namespace
 
 bool is_node_name(std::string_view name) { return lower_name(name, 16); }
+
+const std::vector<ServiceCapability>& service_capability_names() {
+  // What a server, an SSH daemon or a service manager needs inside its node, and no more: never
+  // sys_admin, sys_ptrace, net_admin, net_raw, sys_module, mknod, setpcap, setfcap or
+  // sys_resource (docs/SANDBOX.md says why each is left out).
+  static const std::vector<ServiceCapability> kNames = {
+      {"chown", CAP_CHOWN},
+      {"dac_override", CAP_DAC_OVERRIDE},
+      {"dac_read_search", CAP_DAC_READ_SEARCH},
+      {"fowner", CAP_FOWNER},
+      {"fsetid", CAP_FSETID},
+      {"kill", CAP_KILL},
+      {"setgid", CAP_SETGID},
+      {"setuid", CAP_SETUID},
+      {"net_bind_service", CAP_NET_BIND_SERVICE},
+      {"sys_chroot", CAP_SYS_CHROOT},
+  };
+  return kNames;
+}
 bool is_service_name(std::string_view name) { return lower_name(name, 32); }
 
 bool is_clean_absolute(std::string_view path) {

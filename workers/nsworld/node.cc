@@ -383,6 +383,24 @@ Status Node::remove_call_group(const std::string& group) {
   return Status::ok();
 }
 
+Status Node::quarantine(const std::vector<pid_t>& pids) {
+  const std::string group = quarantine_group();
+  std::vector<std::string> groups;
+  AURA_ASSIGN_OR_RETURN(groups, call_groups());
+  if (std::find(groups.begin(), groups.end(), group) == groups.end()) {
+    std::vector<sandbox::Registry::Resource> res;
+    for (const fs::path& p : tree_->paths(group))
+      res.push_back({sandbox::ResourceKind::kCgroup, p});
+    AURA_RETURN_IF_ERROR(registry_->record(id_, res));
+    AURA_RETURN_IF_ERROR(tree_->create(group, sandbox::CgroupLimits{}));
+  }
+  for (pid_t pid : pids) {
+    Status moved = tree_->add_pid(group, pid);
+    if (!moved.is_ok() && ::kill(pid, 0) == 0) return moved;
+  }
+  return Status::ok();
+}
+
 NodeState Node::state() const {
   NodeState st;
   st.id = id_;
@@ -463,7 +481,9 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
   }
   sandbox::SeccompProgram seccomp = built.ok() ? *built : sandbox::SeccompProgram{};
   sock_fprog fprog = seccomp.fprog();
-  const uint64_t keep_caps = opt.confine == Confinement::kCall ? call_capabilities() : 0;
+  const uint64_t keep_caps = opt.confine == Confinement::kCall      ? call_capabilities()
+                             : opt.confine == Confinement::kService ? opt.capabilities
+                                                                    : 0;
   const int rootfd = ::open((proc + "/root").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   std::vector<std::string> cgroup_procs;
   for (const fs::path& p : tree_->paths(group))

@@ -56,8 +56,13 @@ enum class Confinement {
   // chown, DAC override and read-search, fowner, fsetid, kill -- all bounded by the node's user
   // namespace), no_new_privs and the runner sandbox's seccomp allowlist.
   kCall,
-  // The lab's own setup and the node's services (a service manager must switch users): the
-  // node root's capabilities, which reach nothing outside the node's user namespace.
+  // A node's service (nginx, sshd, a service manager) and everything it starts: the
+  // capabilities ExecOptions::capabilities names (the package declares them per service),
+  // no_new_privs and the runner sandbox's seccomp allowlist, set by the host before the exec so
+  // nothing inside the node can undo them.
+  kService,
+  // The lab's own setup steps, before anything of the scenario runs: the node root's
+  // capabilities, which reach nothing outside the node's user namespace.
   kNodeRoot,
 };
 
@@ -68,6 +73,7 @@ struct ExecOptions {
   std::chrono::milliseconds deadline{10'000};
   size_t cap = 1 << 20;  // stdout and stderr, each
   Confinement confine = Confinement::kRunner;
+  uint64_t capabilities = 0;  // kService: the capability bits kept (CAP_*)
   // A descriptor the command gets as fd 3 (the runner's end of its writer socket), or -1.
   int pass_fd = -1;
   // Non-empty: the command runs in a cgroup of its own, `<node id>-<group>` ([a-z0-9]{1,16}),
@@ -123,6 +129,11 @@ class Node {
   Result<std::vector<std::string>> call_groups() const;
   // Kills every process of call group `id` and removes it.
   Status remove_call_group(const std::string& id);
+  // Moves `pids` (processes of the node's own group) into the node's quarantine group
+  // (`<id>-q`, made on first use): a call group, so checks freeze it and destroy() kills it. A
+  // pid that is gone by then is skipped.
+  Status quarantine(const std::vector<pid_t>& pids);
+  std::string quarantine_group() const { return id_ + "-q"; }
 
   NodeState state() const;
   uint32_t uid_base() const { return uid_base_; }

@@ -1,6 +1,7 @@
 #include "workers/sandbox/seccomp_policy.h"
 
 #include <errno.h>
+#include <linux/netlink.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/mman.h>
@@ -73,8 +74,6 @@ constexpr const char* kAllowed[] = {
     "fallocate",
     "fsync",
     "fdatasync",
-    "sync",
-    "syncfs",
     "sync_file_range",
     "flock",
     "fcntl",
@@ -277,6 +276,9 @@ constexpr const char* kAllowed[] = {
     "mq_getsetattr",
     "get_mempolicy",
     "getcpu",
+    // Granted by capability only to a service that declares sys_chroot (sshd's privilege
+    // separation); a chroot never leaves the node's mount namespace.
+    "chroot",
 };
 
 // Refused with EPERM. Each one reaches past the run's own namespaces, changes the machine, or is
@@ -285,7 +287,6 @@ const std::vector<std::string> kDenied = {
     "mount",
     "umount2",
     "pivot_root",
-    "chroot",
     "unshare",
     "setns",
     "fsopen",
@@ -340,6 +341,32 @@ const std::vector<std::string> kDenied = {
     "move_pages",
 };
 
+const std::vector<std::string> kConditional = {"socket", "clone", "sync", "syncfs"};
+
+// ENOSYS, the default (docs/SANDBOX.md groups them with the reason for each).
+const std::vector<std::string> kUnlisted = {
+    // obsolete, removed or never implemented on x86_64
+    "uselib", "ustat", "sysfs", "_sysctl", "create_module", "get_kernel_syms", "query_module",
+    "nfsservctl", "getpmsg", "putpmsg", "afs_syscall", "tuxcall", "security", "vserver",
+    "epoll_ctl_old", "epoll_wait_old", "remap_file_pages",
+    // segment descriptors: 16/32-bit tricks (x86_64 libc uses arch_prctl)
+    "modify_ldt", "set_thread_area", "get_thread_area",
+    // kernel AIO: a second I/O path no tool of a world needs
+    "io_setup", "io_destroy", "io_getevents", "io_submit", "io_cancel", "io_pgetevents",
+    // page-reference tricks behind past pipe-buffer bugs
+    "vmsplice",
+    // acting on other processes, whole filesystems or the machine
+    "fanotify_mark", "process_madvise", "process_mrelease", "quotactl_fd",
+    "set_mempolicy_home_node",
+    // clone3's flags are in memory a filter cannot read: libc falls back to clone
+    "clone3",
+    // filters and sandboxes of its own: prctl(PR_SET_SECCOMP) can still add a filter
+    "seccomp", "landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
+    // memory keys and secret memory no tool needs
+    "pkey_mprotect", "pkey_alloc", "pkey_free", "memfd_secret",
+    // newer than the kernels this lab runs on (libc falls back where it uses them)
+    "cachestat", "fchmodat2", "map_shadow_stack", "futex_wake", "futex_wait", "futex_requeue"};
+
 constexpr uint64_t kNamespaceFlags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |
                                      CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP |
                                      0x00000080 /* CLONE_NEWTIME */;
@@ -366,6 +393,11 @@ Status rule(scmp_filter_ctx ctx, uint32_t action, const char* name, unsigned cou
 }  // namespace
 
 const std::vector<std::string>& seccomp_denied_syscalls() { return kDenied; }
+const std::vector<std::string>& seccomp_conditional_syscalls() { return kConditional; }
+const std::vector<std::string>& seccomp_unlisted_syscalls() { return kUnlisted; }
+std::vector<std::string> seccomp_allowed_syscalls() {
+  return std::vector<std::string>(std::begin(kAllowed), std::end(kAllowed));
+}
 
 Result<SeccompProgram> build_seccomp_program() {
   Ctx c{seccomp_init(SCMP_ACT_ERRNO(ENOSYS))};
@@ -386,10 +418,29 @@ Result<SeccompProgram> build_seccomp_program() {
   // socket: only the families that stay inside the run's network namespace. AF_VSOCK in
   // particular is not namespaced and reaches the hypervisor's host; AF_PACKET, AF_KEY, AF_ALG,
   // Bluetooth and the rest are kernel surface no probe needs.
-  for (const int family : {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK}) {
+  for (const int family : {AF_UNIX, AF_INET, AF_INET6}) {
     const scmp_arg_cmp is[] = {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family))};
     AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ALLOW, "socket", 1, is));
   }
+  // AF_NETLINK: routing (addresses, links, routes of the node's own network namespace) and
+  // socket diagnostics (ss) only. Kernel uevents, audit, netfilter and the rest fail with
+  // EPROTONOSUPPORT, which libraries read as "not here".
+  static_assert(NETLINK_ROUTE == 0 && NETLINK_SOCK_DIAG == 4);
+  for (scmp_datum_t protocol = 0; protocol <= NETLINK_SOCK_DIAG; ++protocol) {
+    const scmp_arg_cmp is[] = {SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(AF_NETLINK)),
+                               SCMP_A2(SCMP_CMP_EQ, protocol)};
+    const bool allowed = protocol == NETLINK_ROUTE || protocol == NETLINK_SOCK_DIAG;
+    AURA_RETURN_IF_ERROR(
+        rule(c.ctx, allowed ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPROTONOSUPPORT), "socket", 2, is));
+  }
+  const scmp_arg_cmp other_netlink[] = {
+      SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(AF_NETLINK)),
+      SCMP_A2(SCMP_CMP_GT, static_cast<scmp_datum_t>(NETLINK_SOCK_DIAG))};
+  AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), "socket", 2, other_netlink));
+  // sync and syncfs flush every filesystem of the machine (syncfs: the host filesystem under
+  // the node's overlay): they succeed and do nothing. fsync of one file is still real.
+  AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ERRNO(0), "sync"));
+  AURA_RETURN_IF_ERROR(rule(c.ctx, SCMP_ACT_ERRNO(0), "syncfs"));
   // Every other family fails with EAFNOSUPPORT: libseccomp takes one comparison per argument
   // per rule, so the complement is each value below AF_NETLINK (16) that is not allowed, plus
   // everything above it (compared as 64 bits, so high garbage bits land there too).

@@ -13,10 +13,20 @@
 namespace aura::sandbox {
 
 // Bumped whenever the policy changes; part of the profile digest.
-inline constexpr int kSeccompPolicyVersion = 1;
+inline constexpr int kSeccompPolicyVersion = 2;
 
 // Syscalls refused with EPERM (named for the docs and tests).
 const std::vector<std::string>& seccomp_denied_syscalls();
+// Syscalls allowed whatever their arguments.
+std::vector<std::string> seccomp_allowed_syscalls();
+// Syscalls decided by their arguments (socket, clone; personality is on the denied list, its
+// query allowed) or made neutral (sync,
+// syncfs: succeed, do nothing).
+const std::vector<std::string>& seccomp_conditional_syscalls();
+// Syscalls left on no list on purpose: they get the default ENOSYS (docs/SANDBOX.md says why for
+// each). Together the four lists name every x86_64 call libseccomp knows (tested), so a call a
+// newer kernel adds is a decision, not an accident.
+const std::vector<std::string>& seccomp_unlisted_syscalls();
 
 struct SeccompProgram {
   std::vector<sock_filter> instructions;
