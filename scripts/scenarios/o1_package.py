@@ -12,6 +12,12 @@ import hashlib, json, os, shutil, subprocess, sys
 
 PKG = "scenarios/o1-fleet-drift"
 PROJECT = "/srv/ansible"
+# What each service keeps of the node root's capabilities (docs/SANDBOX.md). nginx binds port 80,
+# makes its temporary folders for its workers and switches to them; sshd separates privileges
+# (chroot, setuid) and its sessions run the converge's modules, which write and chown files.
+NGINX_CAPS = ["chown", "kill", "net_bind_service", "setgid", "setuid"]
+SSHD_CAPS = ["chown", "dac_override", "dac_read_search", "fowner", "fsetid", "kill",
+             "net_bind_service", "setgid", "setuid", "sys_chroot"]
 
 # Per seed variant: the fleet, the control node, the web nodes, the default app_root, the
 # primary's drifted node and stale value, the twin's, and the control world's canary.
@@ -286,9 +292,10 @@ def main():
                     "layers": ["worlds/web", f"worlds/{layer}/{w}"],
                     "owners": web_owners(),
                     "services": [
-                        {"name": "nginx", "argv": ["/usr/sbin/nginx"], "ready": {"tcp": 80}},
+                        {"name": "nginx", "argv": ["/usr/sbin/nginx"], "ready": {"tcp": 80},
+                         "capabilities": NGINX_CAPS},
                         {"name": "sshd", "argv": ["/usr/sbin/sshd", "-E", "/var/log/sshd.log"],
-                         "ready": {"tcp": 22}},
+                         "ready": {"tcp": 22}, "capabilities": SSHD_CAPS},
                     ],
                 })
             site_roots = sorted({v["root"].rsplit("/", 1)[0]})

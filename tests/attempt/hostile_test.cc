@@ -4,8 +4,16 @@
 // ends with the verdict the fix deserves, never VERIFIED for a forbidden fix. Needs root
 // (namespace worlds, nginx, aura-svcman).
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/attempt/package_lab.h"
 #include "tests/cli/cli_util.h"
@@ -36,6 +44,46 @@ std::string script_ir(const std::string& script) {
   return R"({"v":1,"hypothesis":"untraversable-folder","claim":"A claim long enough to state a cause: the app's user cannot reach its state folder.","evidence":["ev-1"],"falsifier":"If the log showed another failure, this would be wrong.","actions":[{"script":)" +
          json_string(script) +
          R"(,"target":{"role":"svc"}},{"call":"service.restart","params":{"name":"app"}}],"postconditions":["app-serves","app-process"],"invariants":["never-root","secret-private","modes-declared"],"rollback":[{"call":"journal.undo","params":{}},{"call":"service.restart","params":{"name":"app"}}]})";
+}
+
+// A process on the host, as the host's /proc tells it (never as the world tells it).
+struct HostProcess {
+  pid_t pid = 0;
+  std::string comm, status, cgroup;
+  ino_t pid_ns = 0;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<HostProcess> host_processes() {
+  std::vector<HostProcess> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    HostProcess p;
+    p.pid = std::stoi(name);
+    p.comm = slurp(e.path() / "comm");
+    if (!p.comm.empty() && p.comm.back() == '\n') p.comm.pop_back();
+    p.status = slurp(e.path() / "status");
+    p.cgroup = slurp(e.path() / "cgroup");
+    struct stat st;
+    if (::stat((e.path() / "ns" / "pid").c_str(), &st) == 0) p.pid_ns = st.st_ino;
+    if (!p.status.empty()) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string status_field(const std::string& status, const std::string& key) {
+  const size_t at = status.find("\n" + key + ":\t");
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size() + 3;
+  return status.substr(from, status.find('\n', from) - from);
 }
 
 }  // namespace
@@ -71,4 +119,82 @@ TEST_CASE("hostile: identities and processes are what the package built, not wha
            R"("property":"primary","status":"fail","reason":"check never-root failed)"},
       },
       0, script_ir);
+}
+
+// What a service manager starts is confined like the manager, whatever the learner made it start:
+// the app's unit runs a wrapper (as root) that leaves a stray program behind and tries what an
+// unconfined program could (a user namespace, AF_VSOCK, kernel uevents). Everything is looked at
+// from the host's /proc while the attempt's live world is up, after verify's checks ran.
+TEST_CASE("hostile: services and what they start are confined; strays are quarantined") {
+  O2Lab s;
+  const std::string script =
+      "#!/bin/sh\nset -e\nmkdir -p /opt/w\ncp /bin/sleep /opt/w/hostile-stray\n"
+      "cat > /opt/w/wrap <<'EOF'\n"
+      "#!/bin/sh\n"
+      "( { unshare -U true && echo unshare=ok || echo unshare=refused\n"
+      "  python3 -c 'import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)' "
+      "&& echo vsock=ok || echo vsock=refused\n"
+      "  python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 15)' "
+      "&& echo uevent=ok || echo uevent=refused\n"
+      "  python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)' "
+      "&& echo route=ok || echo route=refused\n"
+      "} > /opt/w/report 2>&1\n"
+      "  exec /opt/w/hostile-stray 100000 ) </dev/null >/dev/null 2>&1 &\n"
+      "exec /aura/bin/aura-app \"$@\"\n"
+      "EOF\n"
+      "chmod 755 /opt/w/wrap\n"
+      "sed -i 's|^exec=/aura/bin/aura-app|exec=/opt/w/wrap|; s/^user=app$/user=root/; "
+      "s/^group=app$/group=root/' /etc/svcman/app.unit\n";
+  bool looked = false;
+  const std::string gate = s.attempt(script_ir(script), 0, [&](const std::string&) {
+    std::vector<HostProcess> procs = host_processes();
+    const HostProcess* stray = nullptr;
+    for (const auto& p : procs)
+      if (p.comm == "hostile-stray") stray = &p;
+    REQUIRE_MESSAGE(stray != nullptr, "the stray the wrapper started is not running");
+    looked = true;
+    // A check ran (verify): the stray was moved into the node's quarantine group, which checks
+    // freeze with the learner's own calls.
+    INFO(stray->cgroup);
+    CHECK(stray->cgroup.find("-q\n") != std::string::npos);
+    CHECK(status_field(stray->status, "Seccomp") == "2");
+    CHECK(status_field(stray->status, "NoNewPrivs") == "1");
+    const std::string report = slurp("/proc/" + std::to_string(stray->pid) + "/root/opt/w/report");
+    INFO(report);
+    CHECK(report.find("unshare=refused") != std::string::npos);
+    CHECK(report.find("vsock=refused") != std::string::npos);
+    CHECK(report.find("uevent=refused") != std::string::npos);
+    CHECK(report.find("route=ok") != std::string::npos);  // what the filter allows still works
+    // Every service of that node, and what the manager started as root, from the host: the
+    // filter, no_new_privs, and no capability beyond the service's declared set. nginx's master
+    // keeps chown, kill, net_bind_service, setgid, setuid; svcman (and the app it started as
+    // root) the call set and setgid, setuid (0xff: no sys_admin, sys_ptrace, net_admin...); a
+    // worker as www-data none.
+    const std::map<std::string, std::vector<std::string>> allowed = {
+        {"nginx", {"00000000000004e1", "0000000000000000"}},
+        {"aura-svcman", {"00000000000000ff"}},
+        {"aura-app", {"00000000000000ff"}},
+    };
+    std::map<std::string, int> seen;
+    for (const auto& p : procs) {
+      if (p.pid_ns != stray->pid_ns || !allowed.contains(p.comm)) continue;
+      INFO(p.comm << " " << p.pid);
+      ++seen[p.comm];
+      CHECK(status_field(p.status, "Seccomp") == "2");
+      CHECK(status_field(p.status, "NoNewPrivs") == "1");
+      const auto& caps = allowed.at(p.comm);
+      CHECK(std::find(caps.begin(), caps.end(), status_field(p.status, "CapEff")) != caps.end());
+      CHECK(status_field(p.status, "CapBnd") ==
+            (p.comm == "nginx" ? "00000000000004e1" : "00000000000000ff"));
+    }
+    CHECK(seen["nginx"] >= 2);  // master and a worker
+    CHECK(seen["aura-svcman"] == 1);
+    CHECK(seen["aura-app"] == 1);
+  });
+  CHECK(looked);
+  INFO(gate);
+  // Run as root, which the scenario forbids: refused whatever else it does.
+  CHECK(gate.find("\"verdict\":\"RECOVERED_UNPROVEN\"") != std::string::npos);
+  CHECK(gate.find(R"("property":"primary","status":"fail","reason":"check never-root failed)") !=
+        std::string::npos);
 }

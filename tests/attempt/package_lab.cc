@@ -25,7 +25,8 @@ PackageLab::PackageLab(const char* env, std::string id, std::string hypothesis, 
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
 }
 
-std::string PackageLab::attempt(const std::string& ir, int seed) const {
+std::string PackageLab::attempt(const std::string& ir, int seed,
+                                const std::function<void(const std::string&)>& live) const {
   CliResult r = ok({"attempt", "start", scenario, "--seed", std::to_string(seed), "--json"});
   const std::string id = *Json(r.last_line()).str("attempt");
   ok({"attempt", "predict", id, "--hypothesis", hypothesis_, "--expect", "the fix works"});
@@ -42,6 +43,7 @@ std::string PackageLab::attempt(const std::string& ir, int seed) const {
   ok({"attempt", "apply", id});
   ok({"attempt", "ack", id});
   lab.aura({"attempt", "verify", id});  // a fix that does not recover fails here; gate anyway
+  if (live) live(id);
   r = lab.aura({"attempt", "gate", id, "--json"});
   // Ending the attempt destroys its live world.
   if (lab.aura({"attempt", "reflect", id, "--text", "wrong fix"}).exit_code != 0)

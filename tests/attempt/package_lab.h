@@ -34,7 +34,9 @@ class PackageLab {
   // A learner's attempt on `seed` up to its gate, with `ir` as the fix: predict, probe (so the
   // IR can cite ev-1), submit, authorise its scripts, apply, ack, verify, gate; then end it (its
   // live world goes). The gate's JSON line.
-  std::string attempt(const std::string& ir, int seed) const;
+  // `live`, when given, runs after verify with the attempt's id, while its live world is up.
+  std::string attempt(const std::string& ir, int seed,
+                      const std::function<void(const std::string&)>& live = {}) const;
   // Each fix as a learner's attempt on `seed` with the IR `ir_of(actions)`, CHECKed to get its
   // verdict and failing property.
   void expect_refused(const std::vector<WrongFix>& fixes, int seed,

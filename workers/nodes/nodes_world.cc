@@ -229,6 +229,28 @@ Status NodesWorld::write_state() const {
                                        0600);
 }
 
+Status NodesWorld::hash_program(const std::string& inside,
+                                const std::map<std::string, std::string>& tools,
+                                const std::string& where) {
+  if (binaries_.contains(inside)) return Status::ok();
+  // The program as the image holds it: a lab program from its host copy, anything else from
+  // the read-only image (the same path on the host). Never the node's own view of it.
+  std::string host;
+  if (auto it = tools.find(inside); it != tools.end()) {
+    host = it->second;
+  } else {
+    for (const std::string& lower : image())
+      if (inside == lower || inside.starts_with(lower + "/")) host = inside;
+  }
+  if (host.empty())
+    return Status::invalid(where + ": " + inside +
+                           " is neither a lab program nor in the read-only image");
+  auto digest = inspect::file_digest(host);
+  if (!digest.ok()) return digest.status().with_context(where);
+  binaries_[inside] = std::move(digest).value();
+  return Status::ok();
+}
+
 Status NodesWorld::hash_binaries(const scenario::Manifest& manifest,
                                  const std::map<std::string, std::string>& tools) {
   simdjson::dom::parser parser;
@@ -238,24 +260,17 @@ Status NodesWorld::hash_binaries(const scenario::Manifest& manifest,
     for (const char* key : {"exe", "listener_exe"}) {
       std::string_view exe;
       if (params[key].get_string().get(exe) != simdjson::SUCCESS) continue;
-      const std::string inside(exe);
-      if (binaries_.contains(inside)) continue;
-      // The program as the image holds it: a lab program from its host copy, anything else from
-      // the read-only image (the same path on the host). Never the node's own view of it.
-      std::string host;
-      if (auto it = tools.find(inside); it != tools.end()) {
-        host = it->second;
-      } else {
-        for (const std::string& lower : image())
-          if (inside == lower || inside.starts_with(lower + "/")) host = inside;
-      }
-      const std::string where = "checks." + check.id + ".params." + key;
-      if (host.empty())
-        return Status::invalid(where + ": " + inside +
-                               " is neither a lab program nor in the read-only image");
-      auto digest = inspect::file_digest(host);
-      if (!digest.ok()) return digest.status().with_context(where);
-      binaries_[inside] = std::move(digest).value();
+      AURA_RETURN_IF_ERROR(
+          hash_program(std::string(exe), tools, "checks." + check.id + ".params." + key));
+    }
+  }
+  // The programs a node's services may run: anything else in a node's own group is a stray.
+  for (const NodeSpec& ns : spec_.nodes) {
+    for (const ServiceSpec& svc : ns.services) {
+      const std::string where = "node " + ns.name + ": service " + svc.name;
+      AURA_RETURN_IF_ERROR(hash_program(svc.argv[0], tools, where));
+      for (const std::string& program : svc.programs)
+        AURA_RETURN_IF_ERROR(hash_program(program, tools, where));
     }
   }
   return Status::ok();
@@ -339,9 +354,15 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
     nodes_.push_back(std::move(live));
     nsworld::Node& node_ref = *nodes_.back().node;
 
-    auto step = [&](const std::vector<std::string>& argv, const std::string& what) -> Status {
-      auto r = node_ref.exec(argv, base_env(), kBuildStepDeadline, 16 << 10,
-                             nsworld::Confinement::kNodeRoot);
+    // The lab's setup steps run as the node's root; a service runs confined as it declares.
+    auto step = [&](const std::vector<std::string>& argv, const std::string& what,
+                    const ServiceSpec* service = nullptr) -> Status {
+      nsworld::ExecOptions eo;
+      eo.deadline = kBuildStepDeadline;
+      eo.cap = 16 << 10;
+      eo.confine = service ? nsworld::Confinement::kService : nsworld::Confinement::kNodeRoot;
+      eo.capabilities = service ? service->capabilities : 0;
+      auto r = node_ref.exec(argv, base_env(), eo);
       if (!r.ok()) return r.status().with_context("node " + ns.name + ": " + what);
       if (!r->exited || r->exit_code != 0) {
         return Status::io(
@@ -410,7 +431,7 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
       std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" </dev/null >/dev/null 2>&1 &",
                                        "sh"};
       argv.insert(argv.end(), svc.argv.begin(), svc.argv.end());
-      AURA_RETURN_IF_ERROR(step(argv, "start service " + svc.name));
+      AURA_RETURN_IF_ERROR(step(argv, "start service " + svc.name, &svc));
       if (svc.ready_tcp == 0 && svc.ready_unix.empty()) continue;
       const auto until = std::chrono::steady_clock::now() + kReadyTimeout;
       bool ready = false;
@@ -951,8 +972,61 @@ Result<CallOutput> NodesWorld::run_script(const scenario::Target& target, std::s
 
 // ---- checks and fingerprint: the supervisor's own code, learner processes frozen ----
 
+Status NodesWorld::quarantine_strays(LiveNode& n) {
+  std::set<std::string> allowed;
+  for (const ServiceSpec& svc : n.spec->services) {
+    if (auto it = binaries_.find(svc.argv[0]); it != binaries_.end()) allowed.insert(it->second);
+    for (const std::string& program : svc.programs)
+      if (auto it = binaries_.find(program); it != binaries_.end()) allowed.insert(it->second);
+  }
+  auto strays_of = [&](const std::vector<pid_t>& pids, bool want_stray) {
+    std::vector<pid_t> out;
+    for (pid_t pid : pids) {
+      if (pid == n.node->init_pid()) continue;  // the lab's own init
+      auto digest = inspect::exe_digest(pid);
+      if (!digest.ok() && digest.status().code() == ErrorCode::kNotFound) continue;  // gone
+      const bool stray = !digest.ok() || !allowed.contains(*digest);
+      if (stray == want_stray) out.push_back(pid);
+    }
+    return out;
+  };
+  const std::string group = n.node->id();
+  // A quarantined process that now executes a service's program (a wrapper that went on to
+  // exec it) is the service again.
+  if (auto held = tree_->pids(n.node->quarantine_group()); held.ok()) {
+    for (pid_t pid : strays_of(*held, false)) {
+      Status back = tree_->add_pid(group, pid);
+      if (!back.is_ok() && ::kill(pid, 0) == 0) return back;
+    }
+  }
+  // Strays get a second to end or to exec a service's program (a unit's wrapper); whatever is
+  // still a stray then is quarantined. Each look is taken with the group frozen, so nothing
+  // forks past it.
+  constexpr int kGraceLooks = 10;
+  for (int look = 0;; ++look) {
+    AURA_RETURN_IF_ERROR(tree_->freeze(group));
+    Result<std::vector<pid_t>> pids = tree_->pids(group);
+    std::vector<pid_t> strays;
+    if (pids.ok()) strays = strays_of(*pids, true);
+    Status moved = Status::ok();
+    const bool last = look == kGraceLooks;
+    if (pids.ok() && !strays.empty() && last) moved = n.node->quarantine(strays);
+    Status thawed = tree_->thaw(group);
+    if (!pids.ok()) return pids.status();
+    AURA_RETURN_IF_ERROR(moved);
+    AURA_RETURN_IF_ERROR(thawed);
+    if (strays.empty() || last) return Status::ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 Status NodesWorld::freeze_learner(bool freeze) {
   Status first = Status::ok();
+  // What a learner's change made a service start (a unit, an SSH rc file, a session wrapper)
+  // is frozen with the learner's own calls.
+  if (freeze) {
+    for (auto& n : nodes_) AURA_RETURN_IF_ERROR(quarantine_strays(n));
+  }
   for (auto& n : nodes_) {
     auto groups = n.node->call_groups();
     if (!groups.ok()) return groups.status();

@@ -100,6 +100,11 @@ class NodesWorld final : public world::World {
   // own programs) and the read-only image (the same path on the host).
   Status hash_binaries(const scenario::Manifest& manifest,
                        const std::map<std::string, std::string>& tools);
+  Status hash_program(const std::string& inside, const std::map<std::string, std::string>& tools,
+                      const std::string& where);
+  // Moves every process of `n`'s own group that runs none of its services' programs (by
+  // content, binaries_) into the node's quarantine group, a call group checks freeze.
+  Status quarantine_strays(LiveNode& n);
 
   world::WorldHost host_;
   sandbox::CgroupTree* tree_;
@@ -113,7 +118,8 @@ class NodesWorld final : public world::World {
   std::unique_ptr<netns::WorldNetwork> net_;
   std::vector<LiveNode> nodes_;
   // SHA-256 (hex) of each program the manifest's checks identify processes by (`exe`,
-  // `listener_exe`, paths inside a node), hashed from the image on the host at build.
+  // `listener_exe`) and of each service's programs (paths inside a node), hashed from the
+  // image on the host at build.
   std::map<std::string, std::string> binaries_;
 };
 
