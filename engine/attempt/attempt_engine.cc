@@ -16,6 +16,7 @@
 #include "engine/gate/gate_runner.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/package/package.h"
+#include "engine/receipt/world_built.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
 
@@ -68,6 +69,16 @@ std::string ref_json(std::string id, const BlobInfo& blob, std::string kind) {
   JsonArray refs;
   refs.raw(evidence_ref_json({std::move(id), blob.sha256, std::move(kind), blob.bytes}));
   return refs.done();
+}
+
+// The supervisor's record of the live world it just built (docs/ATTEMPTS.md, world.built).
+Result<EventDraft> live_world_built(const AttemptState& s, world::World& w, std::string_view sums,
+                                    BlobStore& blobs) {
+  world::BuildRecord record;
+  AURA_ASSIGN_OR_RETURN(record, w.build_record());
+  JsonWriter j = header(s);
+  AURA_RETURN_IF_ERROR(receipt::add_world_built_members(j, w.id(), record, sums, blobs));
+  return draft(s, std::string(receipt::kWorldBuiltType), "supervisor", j.done());
 }
 
 // The latest scenario.loaded for `id` in the registry stream.
@@ -179,6 +190,7 @@ struct AttemptEngine::Bound {
   fs::path package_dir;
   std::string manifest_bytes;
   std::string publisher;
+  std::string sums;  // the package's SHA256SUMS bytes (SHA-256: the package digest)
 };
 
 AttemptEngine::AttemptEngine(EngineContext context) : ctx_(std::move(context)) {
@@ -226,6 +238,11 @@ Result<AttemptEngine::Bound> AttemptEngine::bind(const AttemptState& s) const {
   b.package_dir = s.package_dir;
   b.manifest_bytes = std::move(pkg->manifest_bytes);
   b.publisher = pkg->publisher;
+  b.sums = format_sha256sums(pkg->files);
+  if (sha256(b.sums) != pkg->package_digest) {
+    return Status::corruption("scenario package " + s.package_dir +
+                              ": its files do not reproduce the SHA256SUMS it was verified by");
+  }
   return b;
 }
 
@@ -274,6 +291,11 @@ class LentWorld final : public world::World {
     return w_.check(check);
   }
   Result<std::string> fingerprint() override { return w_.fingerprint(); }
+  Result<world::BuildRecord> build_record() override { return w_.build_record(); }
+  Result<world::Readback> read_back(const scenario::Call& action,
+                                    const world::AppliedCall& applied) override {
+    return w_.read_back(action, applied);
+  }
 
  private:
   world::World& w_;
@@ -335,6 +357,12 @@ Result<std::string> AttemptEngine::reset(std::string_view id, std::string_view l
   std::vector<EventDraft> drafts = {
       draft(s, "world.reset", learner_actor(learner),
             header(s).str("reason", reason).str("world", "live").str("previous", old).done())};
+  auto built = live_world_built(s, **world, b.sums, *ctx_.blobs);
+  if (!built.ok()) {
+    (void)b.driver->destroy(std::move(world).value());
+    return built.status();
+  }
+  drafts.push_back(std::move(built).value());
   if (s.phase != Phase::kInspect) drafts.push_back(phase_event(s, s.phase, Phase::kInspect));
   Status st = ctx_.persist_live_worlds ? (*world)->persist() : Status::ok();
   if (st.is_ok()) st = append(std::move(drafts));
@@ -443,8 +471,13 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
           .raw("refs", ref_json("manifest", manifest_blob, "scenario.manifest"))
           .done();
   // The live world outlives this command: later commands reopen it, or this engine holds it.
-  Status st = ctx_.persist_live_worlds ? (*world)->persist() : Status::ok();
-  if (st.is_ok()) st = append({draft(s, "attempt.started", learner_actor(req.learner), payload)});
+  auto built = live_world_built(s, **world, b.sums, *ctx_.blobs);
+  Status st = built.ok() ? Status::ok() : built.status();
+  if (st.is_ok() && ctx_.persist_live_worlds) st = (*world)->persist();
+  if (st.is_ok()) {
+    st = append({draft(s, "attempt.started", learner_actor(req.learner), payload),
+                 std::move(built).value()});
+  }
   if (!st.is_ok()) {
     (void)b.driver->destroy(std::move(world).value());
     fs::remove_all(live.parent_path(), ec);
@@ -663,14 +696,158 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
   return r;
 }
 
-Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::string_view note) {
+namespace {
+
+// What the last apply recorded of one action: what its targets resolved to, and whether it ran.
+struct AppliedAction {
+  bool seen = false;
+  bool failed = false;
+  std::string outcome;  // "exit N (error)" when it failed
+  world::AppliedCall call;
+  Digest output{};  // its output blob
+};
+
+// The action.completed events of the attempt's last apply, by index.
+Result<std::vector<AppliedAction>> last_apply(const EventLog& log, const AttemptState& s,
+                                              size_t actions) {
+  std::vector<AppliedAction> out(actions);
+  simdjson::dom::parser parser;
+  Status bad = Status::ok();
+  AURA_RETURN_IF_ERROR(log.read_stream(stream_of(s.id), 1, [&](const EventView& e) {
+    if (e.type != "attempt.phase" && e.type != "action.completed") return true;
+    simdjson::dom::object o;
+    if (parser.parse(e.payload.data(), e.payload.size()).get_object().get(o)) {
+      bad =
+          Status::corruption(stream_of(s.id) + " seq " + std::to_string(e.seq) + " does not parse");
+      return false;
+    }
+    std::string_view to;
+    if (e.type == "attempt.phase") {
+      if (!o["to"].get_string().get(to) && to == "apply") out.assign(actions, AppliedAction{});
+      return true;
+    }
+    if (e.actor != "supervisor") return true;
+    uint64_t index = 0;
+    int64_t exit_code = 0;
+    std::string_view error;
+    simdjson::dom::array resolved;
+    if (o["index"].get_uint64().get(index) || o["exit_code"].get_int64().get(exit_code) ||
+        o["error"].get_string().get(error) || o["resolved"].get_array().get(resolved)) {
+      bad = Status::corruption(stream_of(s.id) + " seq " + std::to_string(e.seq) +
+                               ": action.completed lacks index, exit_code, error or resolved");
+      return false;
+    }
+    if (index >= actions) return true;
+    AppliedAction& a = out[index];
+    a = AppliedAction{};
+    a.seen = true;
+    a.failed = exit_code != 0 || !error.empty();
+    if (a.failed) {
+      a.outcome = "exit " + std::to_string(exit_code) +
+                  (error.empty() ? "" : " (" + safe_text(error, 256) + ")");
+    }
+    for (auto r : resolved) {
+      std::string_view v;
+      if (!r.get_string().get(v)) a.call.resolved.emplace_back(v);
+    }
+    auto refs = extract_refs(e.payload);
+    if (refs.ok() && !refs->empty()) a.output = refs->front().sha256;
+    return true;
+  }));
+  AURA_RETURN_IF_ERROR(bad);
+  return out;
+}
+
+}  // namespace
+
+Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::string_view note,
+                          AckResult* result) {
   std::lock_guard lock(mu_);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "ack", Phase::kAck));
   AURA_RETURN_IF_ERROR(learner_text("the note", note, true));
-  return append(
-      {draft(s, "attempt.acknowledged", learner_actor(learner), header(s).str("note", note).done()),
-       phase_event(s, Phase::kAck, Phase::kVerify)});
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  intervention::Intervention ir;
+  AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
+  std::vector<AppliedAction> applied;
+  AURA_ASSIGN_OR_RETURN(applied, last_apply(*ctx_.log, s, ir.actions.size()));
+  std::unique_ptr<world::World> world;
+  AURA_ASSIGN_OR_RETURN(world, open_live(b, s));
+
+  // The supervisor reads every action's effect back from the live world as it is now.
+  AckResult r;
+  r.as_requested = true;
+  JsonArray lines;
+  std::string differences;
+  for (size_t i = 0; i < ir.actions.size(); ++i) {
+    const intervention::Action& a = ir.actions[i];
+    AckLine line;
+    line.index = uint32_t(i);
+    line.call = a.is_script ? "script " + to_hex(a.script_sha256) : scenario::call_json(a.call);
+    if (a.is_script) {
+      line.readback.typed = false;
+      line.readback.observed = "a script requests no typed effect; nothing to compare";
+    } else if (!applied[i].seen) {
+      line.readback.typed = false;
+      line.readback.observed = "it did not run (the apply stopped before it)";
+    } else if (applied[i].failed) {
+      line.readback.typed = false;
+      line.readback.observed =
+          "it failed at apply (" + applied[i].outcome + "); nothing to compare";
+    } else {
+      auto output = ctx_.blobs->get(applied[i].output);
+      if (!output.ok())
+        return output.status().with_context("the output of action " + std::to_string(i));
+      applied[i].call.output = std::move(output).value();
+      AURA_ASSIGN_OR_RETURN(line.readback, world->read_back(a.call, applied[i].call));
+    }
+    line.readback.observed = safe_text(line.readback.observed, 4096);
+    JsonArray diffs;
+    for (auto& d : line.readback.differences) {
+      d = safe_text(d, 1024);
+      diffs.str(d);
+      differences += (differences.empty() ? "" : "; ") + std::string("action ") +
+                     std::to_string(i) + " (" + (a.is_script ? "script" : a.call.name) + "): " + d;
+    }
+    if (!line.readback.differences.empty()) r.as_requested = false;
+    JsonWriter j;
+    j.num("index", uint64_t(i));
+    if (a.is_script) {
+      j.str("script_sha256", to_hex(a.script_sha256));
+    } else {
+      j.raw("call", scenario::call_json(a.call));
+    }
+    j.boolean("typed", line.readback.typed)
+        .str("observed", line.readback.observed)
+        .raw("differences", diffs.done());
+    lines.raw(j.done());
+    r.lines.push_back(std::move(line));
+  }
+  const std::string readback = lines.done();
+  auto recorded = ctx_.log->append(draft(s, "ack.readback", "supervisor",
+                                         header(s)
+                                             .num("revision", uint64_t(s.revision))
+                                             .boolean("as_requested", r.as_requested)
+                                             .raw("actions", readback)
+                                             .done()));
+  if (!recorded.ok()) return recorded.status();
+  r.readback_seq = recorded->seq;
+  if (result != nullptr) *result = r;
+  if (!r.as_requested) {
+    return Status::failed_precondition(
+        "ACK failed: what the supervisor read back differs from what the actions requested: " +
+        differences + " (recorded as ack.readback at seq " + std::to_string(r.readback_seq) +
+        "); the attempt stays in phase ack: 'aura attempt reset " + s.id +
+        "' rebuilds the live world");
+  }
+  return append({draft(s, "attempt.acknowledged", learner_actor(learner),
+                       header(s)
+                           .num("readback", r.readback_seq)
+                           .str("readback_sha256", to_hex(sha256(readback)))
+                           .str("note", note)
+                           .done()),
+                 phase_event(s, Phase::kAck, Phase::kVerify)});
 }
 
 // ---- verify, gate, receipt ----
@@ -767,6 +944,7 @@ Result<GateOutcome> AttemptEngine::gate(
   // permitting), up to the five.
   in.parallel = std::clamp(std::thread::hardware_concurrency(), 1u, 5u);
   in.progress = std::move(progress);
+  in.package_sums = b.sums;
   auto ran = gate::run_gate(in, *ctx_.log, *ctx_.blobs);
   std::error_code ec;
   fs::remove_all(in.work_dir, ec);

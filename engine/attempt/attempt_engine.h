@@ -40,7 +40,9 @@ struct EngineContext {
   const NoteSigner* lab_signer = nullptr;  // signs receipts (and the log's checkpoints)
   std::filesystem::path worlds_dir;        // DATA/worlds: live and gate worlds
   DriverFactory drivers;
-  std::string lab_build_digest;  // bound into receipts' environment (64 hex)
+  // SHA-256 (64 hex) of the lab's own program, recorded in gate.started and bound into receipts'
+  // environment; empty when unknown (a receipt is then refused, never issued with a placeholder).
+  std::string lab_build_digest;
   // True: an attempt's live world outlives this process (the CLI: each command is a process
   // that reopens it). False: the engine holds its live worlds and they end with it (judge mode,
   // one process that owns every attempt it starts): a killed judge leaves no world behind.
@@ -69,6 +71,18 @@ struct ApplyResult {
   uint32_t failed = 0;
   bool aborted = false;            // a host failure stopped the apply
   std::vector<std::string> lines;  // one human line per action
+};
+
+// The ACK phase: what the supervisor read back of each action of the last apply.
+struct AckLine {
+  uint32_t index = 0;
+  std::string call;  // the call's JSON, or "script <sha256>"
+  world::Readback readback;
+};
+struct AckResult {
+  uint64_t readback_seq = 0;  // the ack.readback event
+  bool as_requested = false;  // no action's readback differs from its request
+  std::vector<AckLine> lines;
 };
 
 struct VerifyResult {
@@ -106,8 +120,14 @@ class AttemptEngine {
   Status authorize(std::string_view id, std::string_view learner, std::string_view sha256_hex);
   // contract -> apply -> ack: runs the IR's actions on the live world.
   Result<ApplyResult> apply(std::string_view id, std::string_view learner);
-  // ack -> verify.
-  Status ack(std::string_view id, std::string_view learner, std::string_view note);
+  // ack -> verify, when the readback holds. The supervisor reads back, on the live world, what
+  // each action of the last apply left (world::World::read_back) and records it (ack.readback);
+  // when every action's effect is as it requested, the learner's acknowledgement of that
+  // readback is recorded (attempt.acknowledged citing it) and the attempt moves to verify.
+  // Otherwise the command fails naming each difference and the attempt stays in ack (reset
+  // rebuilds the world). `out`, when given, receives the readback either way.
+  Status ack(std::string_view id, std::string_view learner, std::string_view note,
+             AckResult* out = nullptr);
   // verify -> transfer_gate: the primary's required checks on the live world.
   Result<VerifyResult> verify(std::string_view id, std::string_view learner);
   // transfer_gate -> receipt (VERIFIED) or reflect: the five properties on fresh worlds.

@@ -32,10 +32,11 @@ using attempt::AttemptEngine;
 
 constexpr std::string_view kDefaultLearner = "local";
 
-// SHA-256 of the running binary: the receipts' lab_build_digest.
+// SHA-256 of the running binary: the receipts' lab_build_digest; empty when it cannot be read
+// (a receipt is then refused: it never binds a placeholder).
 std::string lab_build_digest() {
   auto bytes = read_small_file("/proc/self/exe", size_t(1) << 30);
-  return bytes.ok() ? to_hex(sha256(*bytes)) : std::string(64, '0');
+  return bytes.ok() ? to_hex(sha256(*bytes)) : std::string();
 }
 
 // The writer, the trust store and an engine over them, for one command.
@@ -72,7 +73,7 @@ Result<std::unique_ptr<Session>> open_session(const Invocation& inv, bool want_b
   if (auto reaped = supervisor::reap_and_record(host.state_dir, *ctx.log); !reaped.ok())
     return reaped.status().with_context("reaping what an earlier supervisor left");
   ctx.drivers = [host](std::string_view name) { return workers::make_driver(name, host); };
-  ctx.lab_build_digest = want_build_digest ? lab_build_digest() : std::string(64, '0');
+  ctx.lab_build_digest = want_build_digest ? lab_build_digest() : std::string();
   ctx.persist_live_worlds = persist_live_worlds;
   session->engine = std::make_unique<AttemptEngine>(std::move(ctx));
   return session;
@@ -232,9 +233,47 @@ int attempt_apply(Invocation& inv) {
   });
 }
 
+// The readback the learner confirms: one line per action, with what differs from its request.
+void print_readback(const attempt::AckResult& r, JsonWriter& json) {
+  JsonArray actions;
+  for (const auto& l : r.lines) {
+    const auto& rb = l.readback;
+    std::cout << "  action " << l.index << " " << l.call << "\n";
+    std::string observed = rb.observed;
+    while (!observed.empty() && observed.back() == '\n') observed.pop_back();
+    size_t at = 0;
+    while (at <= observed.size() && !observed.empty()) {
+      const size_t nl = std::min(observed.find('\n', at), observed.size());
+      std::cout << "    " << (rb.typed ? "read back: " : "not compared: ")
+                << observed.substr(at, nl - at) << "\n";
+      at = nl + 1;
+    }
+    for (const auto& d : rb.differences) std::cout << "    DIFFERS: " << d << "\n";
+    JsonArray diffs;
+    for (const auto& d : rb.differences) diffs.str(d);
+    actions.raw(JsonWriter()
+                    .num("index", uint64_t(l.index))
+                    .str("call", l.call)
+                    .boolean("typed", rb.typed)
+                    .str("observed", rb.observed)
+                    .raw("differences", diffs.done())
+                    .done());
+  }
+  std::cout << (r.as_requested ? "every action's effect reads back as it requested"
+                               : "the readback differs from what the actions requested")
+            << " (ack.readback at seq " << r.readback_seq << ")\n";
+  json.num("readback", r.readback_seq)
+      .boolean("as_requested", r.as_requested)
+      .raw("actions", actions.done());
+}
+
 int attempt_ack(Invocation& inv) {
-  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
-    return e.ack(inv.positional[0], learner_of(inv), inv.get("note", ""));
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    attempt::AckResult r;
+    Status s = e.ack(inv.positional[0], learner_of(inv), inv.get("note", ""), &r);
+    if (r.readback_seq != 0) print_readback(r, json);
+    if (s.is_ok()) std::cout << "acknowledged: the readback above is confirmed\n";
+    return s;
   });
 }
 
@@ -366,7 +405,7 @@ Result<JudgeRun> judge_case(AttemptEngine& e, const scenario::JudgeCase& judged,
   if (!st.ok()) return st.status();
   for (const auto& [sha, status] : st->scripts) AURA_RETURN_IF_ERROR(e.authorize(id, learner, sha));
   AURA_RETURN_IF_ERROR(e.apply(id, learner).status());
-  AURA_RETURN_IF_ERROR(e.ack(id, learner, ""));
+  AURA_RETURN_IF_ERROR(e.ack(id, learner, "judge mode: the readback is confirmed"));
   AURA_RETURN_IF_ERROR(e.verify(id, learner).status());
   const auto gate_start = std::chrono::steady_clock::now();
   auto g = e.gate(id, learner, gate_progress);
@@ -538,8 +577,14 @@ void register_attempt_commands(Registry& r) {
          attempt_apply});
   r.add({"attempt ack",
          "ATTEMPT",
-         "acknowledge what the apply did",
-         phases,
+         "read back what the apply did and confirm it",
+         "The supervisor reads back, on the live world, what each action of the last apply left\n"
+         "(a file's digest, mode and owner; a vars key's value; a service's state, main pid and\n"
+         "restarts; a converge's counts), records it (ack.readback) and prints it. When every\n"
+         "action's effect is as it requested, your acknowledgement of that readback is recorded\n"
+         "and the attempt moves to verify; otherwise the command fails naming each difference\n"
+         "and the attempt stays in ack ('aura attempt reset' rebuilds the live world).\n\n" +
+             phases,
          {learner_flag(), {"note", "TEXT", "an optional note"}},
          1,
          1,

@@ -9,6 +9,7 @@
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
+#include "engine/receipt/world_built.h"
 
 namespace aura::gate {
 namespace {
@@ -41,6 +42,14 @@ class PropertyRun {
     }
     (*w)->bind_attempt(in_.attempt_id);
     worlds_.push_back(std::move(w).value());
+    if (!in_.package_sums.empty()) {
+      auto record = worlds_.back()->build_record();
+      if (!record.ok()) return record.status().with_context("gate: world " + world_id);
+      JsonWriter j = header();
+      AURA_RETURN_IF_ERROR(
+          receipt::add_world_built_members(j, world_id, *record, in_.package_sums, blobs_));
+      drafts_.push_back({stream(), std::string(receipt::kWorldBuiltType), "supervisor", j.done()});
+    }
     return worlds_.back().get();
   }
 

@@ -11,6 +11,7 @@
 #include "engine/log/log_verifier.h"
 #include "engine/merkle/merkle.h"
 #include "engine/package/package_format.h"
+#include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_builder.h"
 #include "engine/receipt/receipt_document.h"
 #include "engine/receipt/receipt_format.h"
@@ -114,6 +115,8 @@ void check_events(const ReceiptDocument& d, Recorder& rec) {
     }
   };
   cited_outside(d.fact_seqs, "facts");
+  cited_outside(d.evidence_seqs, "evidence");
+  cited_outside(d.world_seqs, "environment.worlds");
   cited_outside(d.rollback_seqs, "rollback.facts");
   for (size_t i = 0; i < d.properties.size(); ++i) {
     cited_outside(d.properties[i].cited, "gate.properties[" + std::to_string(i) + "].cited");
@@ -170,6 +173,74 @@ std::optional<Checkpoint> check_checkpoint_and_proofs(const ReceiptDocument& d,
   }
   if (rec.failures() == proofs_before) rec.pass("inclusion_proofs");
   return std::move(ck).value();
+}
+
+// The first member (objects) or element (arrays) at which two compact JSON values differ, as a
+// path below `field` ("environment.binaries", "evidence[0]"); `field` itself when they are not
+// comparable that way.
+std::string differing_field(std::string_view field, std::string_view mine,
+                            std::string_view theirs) {
+  std::string path(field);
+  if (field == "actions") path = "intervention.actions";
+  if (mine.empty() || theirs.empty() || mine.front() != theirs.front()) return path;
+  if (mine.front() == '{') {
+    auto a = raw_members(mine, path);
+    auto b = raw_members(theirs, path);
+    if (!a.ok() || !b.ok()) return path;
+    for (size_t i = 0; i < a->size() && i < b->size(); ++i) {
+      if ((*a)[i].key != (*b)[i].key) return path + "." + std::string((*a)[i].key);
+      if ((*a)[i].value != (*b)[i].value) {
+        return differing_field(path + "." + std::string((*a)[i].key), (*a)[i].value, (*b)[i].value);
+      }
+    }
+    return path;
+  }
+  if (mine.front() == '[') {
+    // Elements of compact arrays of objects or strings: split at depth-one commas.
+    const auto split = [](std::string_view arr) {
+      std::vector<std::string_view> out;
+      int depth = 0;
+      bool in_string = false;
+      size_t start = 1;
+      for (size_t i = 1; i + 1 < arr.size(); ++i) {
+        const char c = arr[i];
+        if (in_string) {
+          if (c == '\\')
+            ++i;
+          else if (c == '"')
+            in_string = false;
+        } else if (c == '"') {
+          in_string = true;
+        } else if (c == '{' || c == '[') {
+          ++depth;
+        } else if (c == '}' || c == ']') {
+          --depth;
+        } else if (c == ',' && depth == 0) {
+          out.push_back(arr.substr(start, i - start));
+          start = i + 1;
+        }
+      }
+      if (arr.size() > 2) out.push_back(arr.substr(start, arr.size() - 1 - start));
+      return out;
+    };
+    const auto a = split(mine), b = split(theirs);
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      if (a[i] != b[i]) {
+        return differing_field(path + "[" + std::to_string(i) + "]", a[i], b[i]);
+      }
+    }
+    return path;
+  }
+  return path;
+}
+
+// What differs, shortly: the byte offset in the section, and the log's value of the field when it
+// is short.
+std::string difference_text(std::string_view name, std::string_view mine, std::string_view theirs) {
+  size_t at = 0;
+  while (at < mine.size() && at < theirs.size() && mine[at] == theirs[at]) ++at;
+  return "the section rebuilt from the log differs at byte " + std::to_string(at) + " of " +
+         std::string(name);
 }
 
 // Re-runs the grader on the recorded facts, reading the manifest and IR as the gate did.
@@ -304,10 +375,13 @@ void replay(const ReceiptDocument& d, const std::optional<Checkpoint>& ck,
       rec.pass("rebuilt " + std::string(name));
       continue;
     }
-    size_t at = 0;
-    while (at < mine.size() && at < theirs.size() && mine[at] == theirs[at]) ++at;
-    rec.fail(std::string(name),
-             "differs from the section rebuilt from the log at byte " + std::to_string(at));
+    std::string field = differing_field(name, mine, theirs);
+    const bool named = std::any_of(rec.report.failures.begin(), rec.report.failures.end(),
+                                   [&](const ReceiptFailure& f) { return f.field == field; });
+    if (!named) {
+      rec.fail(std::move(field),
+               "differs from what the log records: " + difference_text(name, mine, theirs));
+    }
   }
   regrade(d, *rebuilt, *ctx.blobs, rec);
 }
@@ -351,6 +425,7 @@ Result<IssuedReceipt> issue_receipt(EventLog& log, std::string_view attempt_id,
           .raw("scenario", s.scenario)
           .raw("environment", s.environment)
           .raw("intervention", s.intervention)
+          .raw("evidence", s.evidence)
           .raw("facts", s.facts)
           .raw("gate", s.gate)
           .raw("rollback", s.rollback)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -11,6 +12,7 @@
 #include "engine/intervention/intervention_ir.h"
 #include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_format.h"
+#include "engine/receipt/world_built.h"
 
 // Declares `lhs` from a Result, returning its status when it is an error.
 #define RECEIPT_LET_OR_RETURN(lhs, expr)                \
@@ -285,14 +287,213 @@ Result<Submission> load_submission(const std::vector<StoredEvent>& evs, std::str
   return s;
 }
 
+// What one world.built event of the gate records (docs/ATTEMPTS.md).
+struct WorldBuilt {
+  std::string world;
+  std::string profile_sha256, image_sha256;
+  std::map<std::string, std::string> binaries;
+  std::vector<std::string> layers;
+  EvidenceRef profile, sums;
+};
+
+Result<WorldBuilt> parse_world_built(const StoredEvent& ev, const Payload& p) {
+  WorldBuilt w;
+  RECEIPT_LET_OR_RETURN(world, p.str("world"));
+  RECEIPT_LET_OR_RETURN(profile_sha, p.hex64("profile_sha256"));
+  RECEIPT_LET_OR_RETURN(image_sha, p.hex64("image_sha256"));
+  RECEIPT_LET_OR_RETURN(binaries, p.element("binaries"));
+  RECEIPT_LET_OR_RETURN(layers, p.element("layers"));
+  w.world = std::string(world);
+  w.profile_sha256 = std::string(profile_sha);
+  w.image_sha256 = std::string(image_sha);
+  simdjson::dom::object bins;
+  if (binaries.get_object().get(bins) != simdjson::SUCCESS) {
+    return p.error("\"binaries\" is not an object");
+  }
+  if (Status st = check_unique_members(bins, "binaries"); !st.is_ok()) return p.error(st.message());
+  for (auto field : bins) {
+    std::string_view digest;
+    if (field.value.get_string().get(digest) != simdjson::SUCCESS || !is_lower_hex64(digest)) {
+      return p.error("\"binaries." + std::string(field.key) + "\" is not 64 lowercase hex digits");
+    }
+    w.binaries[std::string(field.key)] = std::string(digest);
+  }
+  simdjson::dom::array arr;
+  if (layers.get_array().get(arr) != simdjson::SUCCESS)
+    return p.error("\"layers\" is not an array");
+  for (auto l : arr) {
+    std::string_view layer;
+    if (l.get_string().get(layer) != simdjson::SUCCESS) {
+      return p.error("\"layers\" holds a value that is not a string");
+    }
+    w.layers.emplace_back(layer);
+  }
+  RECEIPT_LET_OR_RETURN(profile, find_ref(ev, p, "profile", kProfileRefKind));
+  RECEIPT_LET_OR_RETURN(sums, find_ref(ev, p, "sums", kSumsRefKind));
+  w.profile = profile;
+  w.sums = sums;
+  return w;
+}
+
+// The evidence section: each EvidenceRef the IR cites, in its order, with the seq of the
+// probe.completed that unlocked it before the submission.
+Result<std::string> evidence_section(
+    const ReceiptSections& s,
+    const std::map<std::string, std::pair<uint64_t, EvidenceRef>>& unlocked) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array cited;
+  if (parser.parse(s.ir_json).get_object()["evidence"].get_array().get(cited) !=
+      simdjson::SUCCESS) {
+    return Status::corruption(s.stream + ": the IR blob has no \"evidence\" array");
+  }
+  JsonArray out;
+  size_t n = 0;
+  for (auto e : cited) {
+    std::string_view id;
+    if (e.get_string().get(id) != simdjson::SUCCESS) {
+      return Status::corruption(s.stream + ": the IR cites evidence that is not an id");
+    }
+    auto it = unlocked.find(std::string(id));
+    if (it == unlocked.end()) {
+      return Status::corruption(s.stream + ": the IR cites " + std::string(id) +
+                                ", which no probe.completed unlocked before the submission");
+    }
+    if (++n > rf::kMaxEvidence) return Status::corruption(s.stream + ": the IR cites too much");
+    const auto& [seq, ref] = it->second;
+    out.raw(JsonWriter()
+                .str("id", ref.id)
+                .str("kind", ref.kind)
+                .str("sha256", to_hex(ref.sha256))
+                .num("bytes", ref.bytes)
+                .num("seq", seq)
+                .done());
+  }
+  return out.done();
+}
+
+// The environment section, every part recomputed from the log and its blobs.
+Result<std::string> environment_section(
+    const EventLog& log, const BlobStore& blobs, const ReceiptSections& s, uint64_t gate_seq,
+    std::string_view kernel_release, std::string_view lab_build_digest, const Payload& started,
+    const std::vector<std::pair<uint64_t, WorldBuilt>>& worlds) {
+  const std::string gate = "gate " + std::to_string(gate_seq);
+  // The capability panel: the latest measurement recorded before the gate.
+  uint64_t caps_seq = 0;
+  Digest caps_digest{};
+  AURA_RETURN_IF_ERROR(log.read_stream(std::string(rf::kCapabilityStream), 1,
+                                       [&](const EventView& v) {
+                                         if (v.seq >= gate_seq) return false;
+                                         if (v.type == rf::kCapabilityEventType &&
+                                             v.actor == "supervisor") {
+                                           caps_seq = v.seq;
+                                           caps_digest = sha256(v.payload);
+                                         }
+                                         return true;
+                                       })
+                           .with_context("read " + std::string(rf::kCapabilityStream)));
+  if (caps_seq == 0) {
+    return Status::failed_precondition(
+        s.stream + ": no capability panel (capabilities.measured) was recorded before " + gate +
+        "; a receipt binds the panel the gate ran under ('aura caps' or 'aura setup' records it)");
+  }
+  if (worlds.empty()) {
+    return Status::failed_precondition(s.stream + ": " + gate +
+                                       " recorded no world.built; a receipt binds what the "
+                                       "gate's worlds were built from");
+  }
+  RECEIPT_LET_OR_RETURN(scenario_e, started.element("scenario"));
+  std::string_view package_digest;
+  if (scenario_e["package_digest"].get_string().get(package_digest) != simdjson::SUCCESS) {
+    return started.error("\"scenario.package_digest\" is missing");
+  }
+  std::string profile_sha256;
+  std::map<std::string, std::string> binaries;
+  std::vector<std::pair<std::string, const WorldBuilt*>> images;  // first build of each world
+  JsonArray world_seqs;
+  for (const auto& [seq, w] : worlds) {
+    const std::string where = s.stream + " seq " + std::to_string(seq) + " (world.built)";
+    world_seqs.raw(std::to_string(seq));
+    // The profile, as stored, is the one the digest names.
+    if (to_hex(w.profile.sha256) != w.profile_sha256) {
+      return Status::corruption(where + ": ref profile is not profile_sha256");
+    }
+    auto profile = blobs.get(w.profile.sha256);
+    if (!profile.ok()) return profile.status().with_context(where + ": profile blob");
+    if (to_hex(sha256(*profile)) != w.profile_sha256) {
+      return Status::corruption(where + ": the profile blob does not hash to profile_sha256");
+    }
+    if (profile_sha256.empty()) profile_sha256 = w.profile_sha256;
+    if (w.profile_sha256 != profile_sha256) {
+      return Status::corruption(where + ": the gate's worlds ran under different profiles (" +
+                                profile_sha256 + ", " + w.profile_sha256 + ")");
+    }
+    // The image: the package's own SHA256SUMS, under the world's layers.
+    if (to_hex(w.sums.sha256) != package_digest) {
+      return Status::corruption(where + ": ref sums is not the scenario's package digest");
+    }
+    auto sums = blobs.get(w.sums.sha256);
+    if (!sums.ok()) return sums.status().with_context(where + ": sums blob");
+    if (to_hex(sha256(*sums)) != package_digest) {
+      return Status::corruption(where + ": the sums blob does not hash to the package digest");
+    }
+    auto image = image_digest(*sums, w.layers);
+    if (!image.ok()) return Status::corruption(where + ": " + image.status().message());
+    if (to_hex(*image) != w.image_sha256) {
+      return Status::corruption(where +
+                                ": image_sha256 is not the digest of the package's "
+                                "SHA256SUMS lines under its layers (" +
+                                to_hex(*image) + ")");
+    }
+    for (const auto& [path, digest] : w.binaries) {
+      auto [it, added] = binaries.emplace(path, digest);
+      if (!added && it->second != digest) {
+        return Status::corruption(where + ": " + path + " differs from the gate's other worlds");
+      }
+    }
+    auto found = std::find_if(images.begin(), images.end(),
+                              [&](const auto& i) { return i.first == w.world; });
+    if (found == images.end()) {
+      images.emplace_back(w.world, &w);
+    } else if (found->second->image_sha256 != w.image_sha256) {
+      return Status::corruption(where + ": world " + w.world + " was built from another image");
+    }
+  }
+  if (binaries.size() > rf::kMaxBinaries || images.size() > rf::kMaxWorldImages) {
+    return Status::corruption(s.stream + ": " + gate + " recorded too many binaries or worlds");
+  }
+  JsonWriter bins;
+  for (const auto& [path, digest] : binaries) bins.str(path, digest);
+  JsonArray imgs;
+  for (const auto& [world, w] : images) {
+    JsonArray layers;
+    for (const auto& l : w->layers) layers.str(l);
+    imgs.raw(JsonWriter()
+                 .str("world", world)
+                 .raw("layers", layers.done())
+                 .str("sha256", w->image_sha256)
+                 .done());
+  }
+  return JsonWriter()
+      .str("kernel_release", kernel_release)
+      .str("lab_build_digest", lab_build_digest)
+      .str("sandbox_profile_digest", profile_sha256)
+      .str("capability_snapshot_digest", to_hex(caps_digest))
+      .num("capabilities_seq", caps_seq)
+      .raw("binaries", bins.done())
+      .raw("world_images", imgs.done())
+      .raw("worlds", world_seqs.done())
+      .done();
+}
+
 }  // namespace
 
 std::string_view ReceiptSections::section(std::string_view name) const {
-  const std::array<std::pair<std::string_view, const std::string*>, 9> all = {{
+  const std::array<std::pair<std::string_view, const std::string*>, 10> all = {{
       {"scenario", &scenario},
       {"environment", &environment},
       {"intervention", &intervention},
       {"actions", &actions},
+      {"evidence", &evidence},
       {"facts", &facts},
       {"gate", &gate},
       {"rollback", &rollback},
@@ -383,8 +584,21 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   RECEIPT_LET_OR_RETURN(gp, Payload::parse(*gate_it, s.attempt));
   RECEIPT_LET_OR_RETURN(revision, gp.u64("revision"));
   RECEIPT_LET_OR_RETURN(ir_sha256, gp.hex64("ir_sha256"));
-  RECEIPT_LET_OR_RETURN(environment, gp.raw("environment", '{'));
-  s.environment = std::string(environment);
+  RECEIPT_LET_OR_RETURN(gate_env, gp.element("environment"));
+  simdjson::dom::object gate_env_object;
+  std::string_view kernel_release, lab_build_digest;
+  if (gate_env.get_object().get(gate_env_object) != simdjson::SUCCESS ||
+      gate_env_object["kernel_release"].get_string().get(kernel_release) != simdjson::SUCCESS ||
+      gate_env_object["lab_build_digest"].get_string().get(lab_build_digest) != simdjson::SUCCESS) {
+    return gp.error("\"environment\" lacks kernel_release or lab_build_digest");
+  }
+  if (!is_lower_hex64(lab_build_digest) || lab_build_digest == rf::kUnknownDigest) {
+    return Status::failed_precondition(
+        s.stream + ": the lab build digest of gate " + std::to_string(gate_seq) +
+        " is unknown (\"" + std::string(lab_build_digest.substr(0, 64)) +
+        "\"); a receipt never binds a placeholder: run the gate with a lab whose own program can "
+        "be hashed");
+  }
 
   // The scenario and its manifest.
   RECEIPT_LET_OR_RETURN(sp, Payload::parse(started, s.attempt));
@@ -407,7 +621,9 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
                        .raw("actions", s.actions)
                        .done();
 
-  // Evidence, facts, property results and model assistance, in log order.
+  // Evidence, facts, property results, the gate's worlds and model assistance, in log order.
+  std::map<std::string, std::pair<uint64_t, EvidenceRef>> unlocked;  // id -> probe.completed
+  std::vector<std::pair<uint64_t, WorldBuilt>> worlds;
   JsonArray before, after, calls;
   std::vector<uint64_t> reversal_facts;
   std::array<std::optional<std::pair<uint64_t, std::string>>, 5> properties;
@@ -418,6 +634,14 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
       RECEIPT_LET_OR_RETURN(evidence, p.str("evidence"));
       s.unlocked_evidence.insert(std::string(evidence));
+      RECEIPT_LET_OR_RETURN(ref, find_ref(ev, p, evidence, "probe.output"));
+      unlocked[std::string(evidence)] = {ev.seq, ref};
+    } else if (ev.type == kWorldBuiltType && ev.actor == "supervisor" && in_gate) {
+      RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
+      RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
+      if (g != gate_seq) continue;
+      RECEIPT_LET_OR_RETURN(w, parse_world_built(ev, p));
+      worlds.emplace_back(ev.seq, std::move(w));
     } else if (ev.type == "gate.fact" && ev.actor == "supervisor" && in_gate) {
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
       RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
@@ -467,6 +691,11 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
     }
   }
   s.facts = JsonWriter().raw("before", before.done()).raw("after", after.done()).done();
+  RECEIPT_LET_OR_RETURN(evidence, evidence_section(s, unlocked));
+  s.evidence = std::move(evidence);
+  RECEIPT_LET_OR_RETURN(environment, environment_section(log, blobs, s, gate_seq, kernel_release,
+                                                         lab_build_digest, sp, worlds));
+  s.environment = std::move(environment);
 
   JsonArray props;
   for (gate::Property p : gate::kProperties) {

@@ -28,8 +28,8 @@ struct ReceiptSections {
   std::vector<std::pair<uint64_t, Digest>> leaves;  // every event of the stream in range
 
   // Compact JSON of each hashed section, exactly as the document holds it.
-  std::string scenario, environment, intervention, actions, facts, gate, rollback, model_assistance,
-      events;
+  std::string scenario, environment, intervention, actions, evidence, facts, gate, rollback,
+      model_assistance, events;
 
   // What re-grading needs (docs/ATTEMPTS.md: only these feed the grader).
   uint64_t gate_seq = 0;                    // the gate.started the verdict belongs to
@@ -49,8 +49,13 @@ struct ReceiptSections {
 // Reads the IR blob from `blobs`. Refuses with kFailedPrecondition when there is no gate verdict
 // or it is not VERIFIED, or the range holds more than receipt_format::kMaxEvents events;
 // kNotFound for an attempt with no events; kInvalidArgument for a malformed id; kCorruption,
-// naming the seq and member, when an event does not follow docs/ATTEMPTS.md. Thread-safe as far
-// as the log's reads are.
+// naming the seq and member, when an event does not follow docs/ATTEMPTS.md. The environment is
+// recomputed from the log, never copied: the profile digest and world images from the gate's
+// world.built events and their blobs (the package's SHA256SUMS must hash to the scenario's
+// package digest), the capability digest from the latest capabilities.measured before the gate;
+// kFailedPrecondition when the gate.started's lab build digest is unknown (empty, or all zeros),
+// no capability panel was recorded before the gate, or the gate recorded no world.built.
+// Thread-safe as far as the log's reads are.
 Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blobs,
                                        std::string_view attempt_id, uint64_t verdict_seq = 0);
 

@@ -112,6 +112,91 @@ void read_scenario(Reader& r, element e, ReceiptDocument& d) {
   r.hex64(at(o, "manifest_sha256"), "scenario.manifest_sha256", &ignored);
 }
 
+void read_environment(Reader& r, element e, ReceiptDocument& d) {
+  object o;
+  const auto& m = rf::kEnvironmentMembers;
+  if (!r.members(e, "environment", {m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]}, &o)) return;
+  static_assert(rf::kEnvironmentMembers.size() == 8, "read_environment lists every member");
+  std::string text;
+  uint64_t caps_seq = 0;
+  r.str(at(o, "kernel_release"), "environment.kernel_release", &text);
+  if (r.hex64(at(o, "lab_build_digest"), "environment.lab_build_digest", &d.lab_build_digest) &&
+      d.lab_build_digest == rf::kUnknownDigest) {
+    r.fail("environment.lab_build_digest", "a placeholder (all zeros): the lab build is unknown");
+  }
+  r.hex64(at(o, "sandbox_profile_digest"), "environment.sandbox_profile_digest", &text);
+  r.hex64(at(o, "capability_snapshot_digest"), "environment.capability_snapshot_digest", &text);
+  if (r.u64(at(o, "capabilities_seq"), "environment.capabilities_seq", &caps_seq) &&
+      caps_seq == 0) {
+    r.fail("environment.capabilities_seq", "seqs start at 1");
+  }
+  object bins;
+  if (r.failure) return;
+  if (at(o, "binaries").get_object().get(bins) != simdjson::SUCCESS) {
+    r.fail("environment.binaries", "not an object");
+    return;
+  }
+  size_t n = 0;
+  std::string_view previous;
+  for (auto field : bins) {
+    const std::string f = "environment.binaries." + std::string(field.key);
+    if (n > 0 && field.key <= previous) {
+      r.fail(f, "not after the previous path (the paths are sorted and unique)");
+      return;
+    }
+    previous = field.key;
+    if (++n > rf::kMaxBinaries) {
+      r.fail("environment.binaries", "more than " + std::to_string(rf::kMaxBinaries) + " entries");
+      return;
+    }
+    if (field.key.empty() || field.key.front() != '/') {
+      r.fail(f, "not an absolute path inside the world");
+      return;
+    }
+    if (!r.hex64(field.value, f, &text)) return;
+  }
+  array images;
+  if (!r.list(at(o, "world_images"), "environment.world_images", rf::kMaxWorldImages, &images)) {
+    return;
+  }
+  if (images.size() == 0) r.fail("environment.world_images", "empty");
+  size_t i = 0;
+  for (auto x : images) {
+    const std::string f = index_field("environment.world_images", i++);
+    object img;
+    if (!r.members(x, f, {"world", "layers", "sha256"}, &img)) return;
+    array layers;
+    r.str(at(img, "world"), f + ".world", &text);
+    if (!r.list(at(img, "layers"), f + ".layers", rf::kMaxLayers, &layers)) return;
+    size_t j = 0;
+    for (auto l : layers) r.str(l, index_field(f + ".layers", j++), &text);
+    r.hex64(at(img, "sha256"), f + ".sha256", &text);
+  }
+  r.seqs(at(o, "worlds"), "environment.worlds", &d.world_seqs);
+  if (!r.failure && d.world_seqs.empty()) r.fail("environment.worlds", "empty");
+}
+
+void read_evidence(Reader& r, element e, ReceiptDocument& d) {
+  array a;
+  if (!r.list(e, "evidence", rf::kMaxEvidence, &a)) return;
+  if (a.size() == 0) r.fail("evidence", "empty: an InterventionIR cites at least one EvidenceRef");
+  size_t i = 0;
+  const auto& m = rf::kEvidenceMembers;
+  for (auto x : a) {
+    const std::string f = index_field("evidence", i++);
+    object ev;
+    if (!r.members(x, f, {m[0], m[1], m[2], m[3], m[4]}, &ev)) return;
+    std::string text;
+    uint64_t bytes = 0, seq = 0;
+    r.str(at(ev, "id"), f + ".id", &text);
+    r.str(at(ev, "kind"), f + ".kind", &text);
+    r.hex64(at(ev, "sha256"), f + ".sha256", &text);
+    r.u64(at(ev, "bytes"), f + ".bytes", &bytes);
+    r.u64(at(ev, "seq"), f + ".seq", &seq);
+    d.evidence_seqs.push_back(seq);
+  }
+}
+
 void read_intervention(Reader& r, element e) {
   object o;
   if (!r.members(e, "intervention", {"revision", "ir_sha256", "actions"}, &o)) return;
@@ -278,7 +363,8 @@ void read_hashes(Reader& r, element e, ReceiptDocument& d) {
   if (!r.members(e, "hashes",
                  {rf::kHashedSections[0], rf::kHashedSections[1], rf::kHashedSections[2],
                   rf::kHashedSections[3], rf::kHashedSections[4], rf::kHashedSections[5],
-                  rf::kHashedSections[6], rf::kHashedSections[7], rf::kHashedSections[8]},
+                  rf::kHashedSections[6], rf::kHashedSections[7], rf::kHashedSections[8],
+                  rf::kHashedSections[9]},
                  &o)) {
     return;
   }
@@ -304,7 +390,7 @@ std::string_view ReceiptDocument::section(std::string_view name) const {
 }
 
 std::variant<ReceiptDocument, ReceiptFailure> parse_receipt_document(std::string_view payload) {
-  static_assert(rf::kHashedSections.size() == 9, "read_hashes lists every section");
+  static_assert(rf::kHashedSections.size() == 10, "read_hashes lists every section");
   auto minified = minify_json(payload, rf::kMaxEnvelopeBytes, "document");
   if (!minified.ok()) return ReceiptFailure{"document", minified.status().message()};
   if (*minified != payload) {
@@ -317,19 +403,31 @@ std::variant<ReceiptDocument, ReceiptFailure> parse_receipt_document(std::string
   }
   ReceiptDocument d;
   Reader r;
+  // The version first, before the members (another version has other members).
   object top;
+  if (root.get_object().get(top) != simdjson::SUCCESS)
+    return ReceiptFailure{"document", "not an object"};
+  {
+    element v_e;
+    uint64_t v = 0;
+    if (top.at_key("v").get(v_e) != simdjson::SUCCESS) return ReceiptFailure{"v", "missing"};
+    if (r.u64(v_e, "v", &v) && v != rf::kVersion) {
+      return ReceiptFailure{
+          "v", "receipt format version " + std::to_string(v) + "; this verifier reads version " +
+                   std::to_string(rf::kVersion) +
+                   " only (a version 1 receipt has no evidence section and an environment that was "
+                   "copied, not recomputed: it is not verified here)"};
+    }
+    if (r.failure) return *r.failure;
+  }
   r.members(root, "document",
             {rf::kMembers[0], rf::kMembers[1], rf::kMembers[2], rf::kMembers[3], rf::kMembers[4],
              rf::kMembers[5], rf::kMembers[6], rf::kMembers[7], rf::kMembers[8], rf::kMembers[9],
-             rf::kMembers[10], rf::kMembers[11], rf::kMembers[12]},
+             rf::kMembers[10], rf::kMembers[11], rf::kMembers[12], rf::kMembers[13]},
             &top);
-  static_assert(rf::kMembers.size() == 13, "parse_receipt_document lists every member");
+  static_assert(rf::kMembers.size() == 14, "parse_receipt_document lists every member");
   if (r.failure) return *r.failure;
 
-  uint64_t v = 0;
-  if (r.u64(at(top, "v"), "v", &v) && v != rf::kVersion) {
-    r.fail("v", "version " + std::to_string(v) + ", expected " + std::to_string(rf::kVersion));
-  }
   if (r.str(at(top, "attempt"), "attempt", &d.attempt) &&
       (d.attempt.size() != rf::kAttemptIdHexDigits ||
        !std::all_of(d.attempt.begin(), d.attempt.end(),
@@ -337,11 +435,9 @@ std::variant<ReceiptDocument, ReceiptFailure> parse_receipt_document(std::string
     r.fail("attempt", "not 16 lowercase hex digits");
   }
   read_scenario(r, at(top, "scenario"), d);
-  object environment;
-  if (at(top, "environment").get_object().get(environment) != simdjson::SUCCESS) {
-    r.fail("environment", "not an object");
-  }
+  read_environment(r, at(top, "environment"), d);
   read_intervention(r, at(top, "intervention"));
+  read_evidence(r, at(top, "evidence"), d);
   read_facts(r, at(top, "facts"), d);
   read_gate(r, at(top, "gate"), d);
   read_rollback(r, at(top, "rollback"), d);

@@ -43,6 +43,9 @@ struct ReceiptDocument {
   std::vector<PropertyClaim> properties;
   std::vector<uint64_t> fact_seqs;      // facts.before then facts.after
   std::vector<uint64_t> rollback_seqs;  // rollback.facts
+  std::vector<uint64_t> evidence_seqs;  // evidence[].seq
+  std::vector<uint64_t> world_seqs;     // environment.worlds
+  std::string lab_build_digest;         // environment.lab_build_digest
   std::string stream;
   uint64_t first_seq = 0, last_seq = 0, count = 0;
   std::vector<Leaf> leaves;

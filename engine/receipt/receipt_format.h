@@ -12,19 +12,50 @@
 
 namespace aura::receipt_format {
 
-inline constexpr uint64_t kVersion = 1;  // "v", the first member
+// "v", the first member. 2: the evidence section and the recomputed environment (binaries, world
+// images, the recorded capability panel and build profile). A receipt of another version is
+// refused by verify, naming its version (docs/formats/receipt.md, "Versions").
+inline constexpr uint64_t kVersion = 2;
 inline constexpr std::string_view kPayloadType = dsse_format::kPayloadTypeReceipt;
 
 // The document's members, exactly these, in this order.
-inline constexpr std::array<std::string_view, 13> kMembers = {
-    "v",        "attempt",          "scenario", "environment", "intervention",     "facts", "gate",
-    "rollback", "model_assistance", "events",   "checkpoint",  "inclusion_proofs", "hashes"};
+inline constexpr std::array<std::string_view, 14> kMembers = {"v",
+                                                              "attempt",
+                                                              "scenario",
+                                                              "environment",
+                                                              "intervention",
+                                                              "evidence",
+                                                              "facts",
+                                                              "gate",
+                                                              "rollback",
+                                                              "model_assistance",
+                                                              "events",
+                                                              "checkpoint",
+                                                              "inclusion_proofs",
+                                                              "hashes"};
 
 // The members of "hashes", in this order: each is the SHA-256 (64 lowercase hex) of the exact
 // bytes of the document member of that name ("actions": of intervention.actions).
-inline constexpr std::array<std::string_view, 9> kHashedSections = {
-    "scenario", "environment", "intervention",     "actions", "facts",
-    "gate",     "rollback",    "model_assistance", "events"};
+inline constexpr std::array<std::string_view, 10> kHashedSections = {
+    "scenario", "environment", "intervention", "actions",          "evidence",
+    "facts",    "gate",        "rollback",     "model_assistance", "events"};
+
+// The members of "environment", in this order (docs/formats/receipt.md).
+inline constexpr std::array<std::string_view, 8> kEnvironmentMembers = {
+    "kernel_release",   "lab_build_digest", "sandbox_profile_digest", "capability_snapshot_digest",
+    "capabilities_seq", "binaries",         "world_images",           "worlds"};
+// The members of each "evidence" entry, in this order.
+inline constexpr std::array<std::string_view, 5> kEvidenceMembers = {"id", "kind", "sha256",
+                                                                     "bytes", "seq"};
+inline constexpr size_t kMaxEvidence = 64;     // the IR cites at most this many
+inline constexpr size_t kMaxBinaries = 256;    // environment.binaries
+inline constexpr size_t kMaxWorldImages = 64;  // environment.world_images
+inline constexpr size_t kMaxLayers = 256;      // layers of one world image
+// A lab build digest of all zeros is a placeholder, never bound.
+inline constexpr std::string_view kUnknownDigest =
+    "0000000000000000000000000000000000000000000000000000000000000000";
+inline constexpr std::string_view kCapabilityStream = "lab/capabilities";
+inline constexpr std::string_view kCapabilityEventType = "capabilities.measured";
 
 // Bounds. A receipt covers at most kMaxEvents events of its attempt; each carries a leaf and an
 // inclusion proof of at most kMaxProofHashes hashes (a tree of 2^64 leaves).

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,6 +51,37 @@ struct CheckOutput {
   std::string observed;  // at most 1024 bytes
 };
 
+// What a world was built from and runs under: the supervisor records it as `world.built` when
+// the world is built (docs/ATTEMPTS.md), and receipts bind it (docs/formats/receipt.md).
+struct BuildRecord {
+  // The confinement the world's processes run under, as canonical text derived from the policy
+  // objects the driver applies (seccomp program, mount plan, capability sets, limits): the
+  // sandbox profile digest is its SHA-256, so a policy change changes it.
+  std::string profile;
+  // SHA-256 (64 lowercase hex) of each program the world runs, by its path inside the world; a
+  // path ending in '/' is a program tree (docs/formats/receipt.md, "tree digest").
+  std::map<std::string, std::string> binaries;
+  // The package folders the world's files come from (relative to the package root, sorted,
+  // unique): the world image digest covers the package's SHA256SUMS lines under them.
+  std::vector<std::string> layers;
+};
+
+// What the apply recorded of one action that ran: what its targets resolved to
+// (CallOutput::resolved) and its output.
+struct AppliedCall {
+  std::vector<std::string> resolved;
+  std::string output;
+};
+
+// One action's effect, read back by the lab's own code after apply (the ACK phase).
+struct Readback {
+  // False: the call has no effect that can be compared with a request (a script, an undo);
+  // `observed` says what was read, and nothing is compared.
+  bool typed = true;
+  std::string observed;                  // what the targets hold now, one line each, bounded
+  std::vector<std::string> differences;  // what differs from the request; empty: as requested
+};
+
 class World {
  public:
   virtual ~World() = default;
@@ -74,6 +106,19 @@ class World {
   // A digest of everything the fix may change (files, modes, owners, service config ...):
   // equal fingerprints mean equal observable state for the scenario.
   virtual Result<std::string> fingerprint() = 0;  // 64 lowercase hex
+  // What this world was built from (called right after create()).
+  virtual Result<BuildRecord> build_record() {
+    return Status::unavailable("world " + id() + ": its driver records no build");
+  }
+  // Reads back what `action` (already run, as `applied` recorded) left in the world, and
+  // compares it with what it requested. Uses the lab's own code only; changes nothing.
+  virtual Result<Readback> read_back(const scenario::Call& action, const AppliedCall& applied) {
+    (void)applied;
+    Readback r;
+    r.typed = false;
+    r.observed = action.name + ": this driver reads no action back";
+    return r;
+  }
 };
 
 class WorldDriver {

@@ -308,6 +308,7 @@ TEST_CASE("attempt: gold is VERIFIED with a receipt that verifies offline and by
   REQUIRE_MESSAGE(r.ok(), r.status().message());
   const NoteVerifierKey pinned = lab.keys->lab_verifier();
   receipt::ReceiptReport offline = receipt::verify_receipt(r->receipt.envelope, pinned);
+  for (const auto& f : offline.failures) MESSAGE(f.field << ": " << f.what);
   CHECK(offline.ok());
   CHECK(offline.attempt == id);
   CHECK(offline.verdict == "VERIFIED");
@@ -318,6 +319,16 @@ TEST_CASE("attempt: gold is VERIFIED with a receipt that verifies offline and by
   // The stored blob is the envelope, and the state names it.
   CHECK(e.state(id)->receipt_sha256 == to_hex(r->receipt.envelope_sha256));
 
+  // The receipt binds what the gate's worlds were built from, recomputed from the log: the
+  // filetree worlds run no program, each world's image is its layers' lines of SHA256SUMS, the
+  // lab build is the engine's, the evidence the IR cites is the probe's output.
+  const std::string& d = r->receipt.document;
+  CHECK(d.find(R"("lab_build_digest":")" + std::string(64, 'b') + '"') != std::string::npos);
+  CHECK(d.find(R"("binaries":{})") != std::string::npos);
+  CHECK(d.find(R"("world_images":[{"world":"primary","layers":[)") != std::string::npos);
+  CHECK(d.find(R"("evidence":[{"id":"ev-1","kind":"probe.output","sha256":")") !=
+        std::string::npos);
+
   // A single-field edit of this real receipt, re-signed with the pinned key itself, fails
   // naming the field's hash; under the old signature it fails the signature.
   struct Edit {
@@ -326,7 +337,8 @@ TEST_CASE("attempt: gold is VERIFIED with a receipt that verifies offline and by
   const std::string& doc = r->receipt.document;
   const std::vector<Edit> edits = {
       {R"("id":"t0-config-drift")", R"("id":"t0-config-drifT")", "hashes.scenario"},
-      {R"("sandbox_profile_digest":")", R"("sandbox_profile_digest":"0)", "hashes.environment"},
+      {R"("kernel_release":")", R"("kernel_release":"0)", "hashes.environment"},
+      {R"("evidence":[{"id":"ev-1")", R"("evidence":[{"id":"ev-2")", "hashes.evidence"},
       {R"("key":"app_root")", R"("key":"port")", "hashes.actions"},
       {R"("property":"twin","status":"pass")", R"("property":"twin","status":"fail")",
        "hashes.gate"},
@@ -343,6 +355,8 @@ TEST_CASE("attempt: gold is VERIFIED with a receipt that verifies offline and by
     CHECK_FALSE(rep.ok());
     bool named = false;
     for (const auto& f : rep.failures) named = named || f.field == ed.field;
+    if (!named)
+      for (const auto& f : rep.failures) MESSAGE(f.field << ": " << f.what);
     CHECK(named);
   }
 }

@@ -5,6 +5,7 @@
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
+#include "engine/receipt/world_built.h"
 
 namespace aura::testing {
 namespace {
@@ -130,6 +131,19 @@ std::string seqs_json(const std::vector<uint64_t>& seqs) {
 
 std::string fixture_manifest_json() { return kManifestJson; }
 
+std::string fixture_sums() {
+  std::string sums;
+  for (const char* path :
+       {"fleet/group_vars/web.conf", "fleet/host_vars/web2.conf", "fleet/inventory.conf",
+        "manifest.json", "twin/fleet/host_vars/web3.conf"})
+    sums += to_hex(sha256(std::string("bytes of ") + path)) + "  " + path + "\n";
+  return sums;
+}
+
+std::string fixture_profile() {
+  return "aura-test-policy 1\nseccomp_program_sha256=" + std::string(64, '5') + "\n";
+}
+
 gate::GateSpec fixture_gate_spec() {
   using scenario::CheckKind;
   using scenario::WorldRole;
@@ -161,7 +175,7 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
       w.add("attempt.started", "learner:alice",
             R"("learner":"alice","mode":"learn","seed":7,"scenario":{"id":"t0-config-drift",)"
             R"("version":"1.0.0","package_digest":")" +
-                std::string(64, 'c') + R"(","manifest_sha256":")" + manifest_sha +
+                to_hex(sha256(fixture_sums())) + R"(","manifest_sha256":")" + manifest_sha +
                 R"(","publisher":"aura.publisher/test"},"probe_budget":12,"refs":)" +
                 refs_json(manifest));
   w.add("attempt.phase", "engine", R"("from":"observe","to":"predict")");
@@ -172,10 +186,11 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
         R"("probe":1,"call":{"call":"file.read","params":{"path":"/fleet/host_vars/web2.conf"}},)"
         R"("cost":1,"spent":1)");
   const EvidenceRef ev1 = put_blob(blobs, "app_root: /srv/release-41\n", "ev-1", "probe.output");
-  w.add("probe.completed", "supervisor",
-        R"("probe":1,"evidence":"ev-1","exit_code":0,"truncated":false,"error":"",)"
-        R"("resolved":[],"refs":)" +
-            refs_json(ev1));
+  fx.evidence_seq =
+      w.add("probe.completed", "supervisor",
+            R"("probe":1,"evidence":"ev-1","exit_code":0,"truncated":false,"error":"",)"
+            R"("resolved":[],"refs":)" +
+                refs_json(ev1));
   const EvidenceRef ir = put_blob(blobs, kIrJson, "ir-1", "intervention.ir");
   const std::string ir_sha = to_hex(sha256(kIrJson));
   fx.submitted_seq =
@@ -189,15 +204,48 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
   w.add("apply.completed", "supervisor", R"("revision":1,"actions":1,"failed":0)");
   w.add("attempt.phase", "engine", R"("from":"verify","to":"transfer_gate")");
 
+  // The capability panel the lab measured, in its own stream.
+  if (o.record_capabilities) {
+    auto caps = log.append({"lab/capabilities", "capabilities.measured", "supervisor",
+                            R"({"v":1,"host":"test","capabilities":[{"name":"namespaces",)"
+                            R"("available":true,"reason":""}]})"});
+    REQUIRE_MESSAGE(caps.ok(), caps.status().message());
+    fx.capabilities_seq = caps->seq;
+  }
   fx.gate_seq =
       w.add("gate.started", "engine",
             R"("revision":1,"ir_sha256":")" + ir_sha +
                 R"(","stop_at_first_failure":false,"environment":{"kernel_release":"6.8.0-test",)"
                 R"("lab_build_digest":")" +
-                std::string(64, '1') + R"(","sandbox_profile_digest":")" + std::string(64, '2') +
+                o.lab_build_digest + R"(","sandbox_profile_digest":")" + std::string(64, '2') +
                 R"(","capability_snapshot_digest":")" + std::string(64, '3') +
                 R"("},"capabilities":{"filetree":true})");
   const std::string g = std::to_string(fx.gate_seq);
+
+  // The worlds the gate built, as the supervisor records them.
+  const auto built = [&](Property p, const std::string& world) {
+    world::BuildRecord record;
+    record.profile = fixture_profile();
+    record.binaries = {{"/aura/bin/aura-runner", std::string(64, '7')},
+                       {"/usr/sbin/nginx", std::string(64, '6')}};
+    record.layers = {world == "twin-1" ? "twin" : "fleet"};
+    JsonWriter j;
+    j.num("gate", fx.gate_seq).str("property", gate::property_name(p));
+    Status st = receipt::add_world_built_members(j, world, record, fixture_sums(), blobs);
+    REQUIRE_MESSAGE(st.is_ok(), st.message());
+    std::string members = j.done();
+    if (o.forge_image && world == "primary") {
+      const size_t at = members.find(R"("image_sha256":")") + 16;
+      members.replace(at, 64, std::string(64, '9'));
+    }
+    if (!o.record_worlds) return;
+    fx.world_seqs.push_back(
+        w.add("world.built", "supervisor", members.substr(1, members.size() - 2)));
+  };
+  built(Property::kPrimary, "primary");
+  built(Property::kTwin, "twin-1");
+  built(Property::kTwin, "twin-2");
+  built(Property::kControl, "control");
 
   // The facts a VERIFIED gate records; `honest` is what the grader is told.
   std::vector<gate::Fact> honest;

@@ -78,6 +78,14 @@ bool fails_at(const ReceiptReport& r, const std::string& field) {
   return false;
 }
 
+// A failure named at `field` or a member or element below it.
+bool fails_under(const ReceiptReport& r, const std::string& field) {
+  for (const auto& f : r.failures)
+    if (f.field == field || f.field.starts_with(field + ".") || f.field.starts_with(field + "["))
+      return true;
+  return false;
+}
+
 std::vector<std::string> failed_fields(const ReceiptReport& r) {
   std::vector<std::string> out;
   for (const auto& f : r.failures) out.push_back(f.field);
@@ -178,7 +186,7 @@ TEST_CASE("receipt: the document binds the attempt's events, facts, gate and int
   REQUIRE(members.ok());
   REQUIRE(members->size() == rf::kMembers.size());
   for (size_t i = 0; i < rf::kMembers.size(); ++i) CHECK((*members)[i].key == rf::kMembers[i]);
-  CHECK(doc.rfind(R"({"v":1,"attempt":"0123456789abcdef",)", 0) == 0);
+  CHECK(doc.rfind(R"({"v":2,"attempt":"0123456789abcdef",)", 0) == 0);
 
   // Exactly the attempt's events from attempt.started through the verdict, none of the
   // interleaved streams', none after the verdict.
@@ -452,7 +460,17 @@ TEST_CASE("receipt: claims edited with their hashes recomputed fail their own ch
       {"a fact seq not among the events",
        R"({"seq":)" + std::to_string(fx.fact_seqs[3]) + R"(,"property")",
        R"({"seq":)" + std::to_string(fx.fact_seqs[3] + 1) + R"(,"property")", "facts"},
-      {"version", R"({"v":1,)", R"({"v":2,)", "v"},
+      {"version", R"({"v":2,)", R"({"v":1,)", "v"},
+      {"a placeholder lab build digest", R"("lab_build_digest":")" + std::string(64, '1'),
+       R"("lab_build_digest":")" + std::string(64, '0'), "environment.lab_build_digest"},
+      {"an evidence seq not among the events",
+       R"("bytes":26,"seq":)" + std::to_string(fx.evidence_seq),
+       R"("bytes":26,"seq":)" + std::to_string(fx.evidence_seq + 1), "evidence"},
+      {"a world seq not among the events", R"("worlds":[)" + std::to_string(fx.world_seqs[0]),
+       R"("worlds":[)" + std::to_string(fx.world_seqs[0] + 1), "environment.worlds"},
+      {"binaries out of order", R"({"/aura/bin/aura-runner":)",
+       R"({"/zzz":")" + std::string(64, 'a') + R"(","/aura/bin/aura-runner":)",
+       "environment.binaries./aura/bin/aura-runner"},
       {"attempt id", R"("attempt":"0123456789abcdef")", R"("attempt":"0123456789ABCDEF")",
        "attempt"},
       {"an unknown member", R"("rollback":{)", R"("extra":1,"rollback":{)", "document"},
@@ -490,7 +508,7 @@ TEST_CASE("receipt: claims edited with their hashes recomputed fail their own ch
     CHECK(failed_fields(offline) == std::vector<std::string>{"inclusion_proofs[0]"});
     const ReceiptReport replayed = verify_receipt(sign_doc(edited), pinned(), lab.replay());
     CHECK(fails_at(replayed, "events.leaves[0].hash"));
-    CHECK(fails_at(replayed, "events"));
+    CHECK(fails_under(replayed, "events"));
   }
   SUBCASE("a checkpoint note signed by another key") {
     auto latest = lab.log->latest_checkpoint();
@@ -508,7 +526,7 @@ TEST_CASE("receipt: claims edited with their hashes recomputed fail their own ch
   }
   SUBCASE("not compact") {
     const ReceiptReport rep =
-        verify_receipt(sign_doc(replace_once(doc, R"({"v":1,)", R"({"v": 1,)")), pinned());
+        verify_receipt(sign_doc(replace_once(doc, R"({"v":2,)", R"({"v": 2,)")), pinned());
     CHECK(failed_fields(rep) == std::vector<std::string>{"document"});
   }
 }
@@ -523,7 +541,7 @@ TEST_CASE("receipt: sections edited consistently pass offline, and replay names 
   const std::vector<Case> cases = {
       {R"("id":"t0-config-drift")", R"("id":"t0-config-drifT")", "scenario"},
       {"6.8.0-test", "6.8.1-test", "environment"},
-      {R"("key":"app_root"}}])", R"("key":"port"}}])", "actions"},
+      {R"("key":"app_root"}}])", R"("key":"port"}}])", "intervention.actions"},
       {R"("check":"control-calm","ok":true)", R"("check":"control-calm","ok":false)", "facts"},
       {"journal.undo", "journal.redo", "rollback"},
       {R"({"property":"twin","status":"pass","reason":"")",
@@ -535,8 +553,135 @@ TEST_CASE("receipt: sections edited consistently pass offline, and replay names 
     const ReceiptReport offline = verify_receipt(envelope, pinned());
     CHECK_MESSAGE(offline.ok(), describe(offline));
     const ReceiptReport replayed = verify_receipt(envelope, pinned(), lab.replay());
-    CHECK_MESSAGE(fails_at(replayed, c.section), describe(replayed));
+    CHECK_MESSAGE(fails_under(replayed, c.section), describe(replayed));
   }
+}
+
+TEST_CASE("receipt: each field of the evidence and environment, edited, is named") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  const std::string& doc = r.document;
+  const auto flip_after = [&](const std::string& marker) {
+    const size_t at = doc.find(marker);
+    REQUIRE_MESSAGE(at != std::string::npos, marker);
+    std::string e = doc;
+    const size_t digit = at + marker.size();
+    e[digit] = e[digit] == '0' ? '1' : '0';
+    return e;
+  };
+  struct Case {
+    std::string name;
+    std::string edited;
+    std::string field;  // named by replay (offline: hashes.<section>)
+  };
+  const std::string caps = std::to_string(fx.capabilities_seq);
+  const std::vector<Case> cases = {
+      {"lab build digest", flip_after(R"("lab_build_digest":")"), "environment.lab_build_digest"},
+      {"kernel release", replace_once(doc, "6.8.0-test", "6.9.0-test"),
+       "environment.kernel_release"},
+      {"sandbox profile digest", flip_after(R"("sandbox_profile_digest":")"),
+       "environment.sandbox_profile_digest"},
+      {"capability digest", flip_after(R"("capability_snapshot_digest":")"),
+       "environment.capability_snapshot_digest"},
+      {"capabilities seq",
+       replace_once(doc, R"("capabilities_seq":)" + caps,
+                    R"("capabilities_seq":)" + std::to_string(fx.capabilities_seq + 1)),
+       "environment.capabilities_seq"},
+      {"a binary's digest", flip_after(R"("/usr/sbin/nginx":")"),
+       "environment.binaries./usr/sbin/nginx"},
+      {"a binary dropped",
+       replace_once(doc, R"(,"/usr/sbin/nginx":")" + std::string(64, '6') + "\"", ""),
+       "environment.binaries"},
+      {"a world image", flip_after(R"(,"layers":["fleet"],"sha256":")"),
+       "environment.world_images[0].sha256"},
+      {"a world image's layers", replace_once(doc, R"("layers":["twin"])", R"("layers":["fleet"])"),
+       "environment.world_images[1].layers[0]"},
+      {"a world seq",
+       replace_once(doc, R"("worlds":[)" + std::to_string(fx.world_seqs[0]),
+                    R"("worlds":[)" + std::to_string(fx.world_seqs[1])),
+       "environment.worlds[0]"},
+      {"evidence id",
+       replace_once(doc, R"("evidence":[{"id":"ev-1")", R"("evidence":[{"id":"ev-9")"),
+       "evidence[0].id"},
+      {"evidence kind", replace_once(doc, R"("kind":"probe.output")", R"("kind":"probe.outpuT")"),
+       "evidence[0].kind"},
+      {"evidence digest", flip_after(R"("kind":"probe.output","sha256":")"), "evidence[0].sha256"},
+      {"evidence size", replace_once(doc, R"("bytes":26,)", R"("bytes":27,)"), "evidence[0].bytes"},
+      {"evidence seq",
+       replace_once(doc, R"("seq":)" + std::to_string(fx.evidence_seq) + "}]",
+                    R"("seq":)" + std::to_string(fx.submitted_seq) + "}]"),
+       "evidence[0].seq"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    REQUIRE(c.edited != doc);
+    const std::string section = c.field.substr(0, c.field.find_first_of(".["));
+    // Offline, the section's hash names it; with the hashes recomputed, replay names the field.
+    const ReceiptReport offline = verify_receipt(sign_doc(c.edited), pinned());
+    CHECK_MESSAGE(fails_at(offline, "hashes." + section), describe(offline));
+    const std::string rehashed = sign_doc(rehash(c.edited));
+    const ReceiptReport replayed = verify_receipt(rehashed, pinned(), lab.replay());
+    CHECK_MESSAGE(fails_at(replayed, c.field), describe(replayed));
+  }
+}
+
+TEST_CASE("receipt: issuing is refused when what the gate ran cannot be bound") {
+  SUBCASE("the lab build digest is unknown") {
+    for (std::string unknown : {std::string(), std::string(64, '0')}) {
+      TestLab lab;
+      const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs, {.lab_build_digest = unknown});
+      auto r = issue_receipt(*lab.log, fx.attempt_id, test_signer(), *lab.blobs);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.status().code() == ErrorCode::kFailedPrecondition);
+      CHECK(r.status().message().find("lab build digest") != std::string::npos);
+    }
+  }
+  SUBCASE("no capability panel was recorded before the gate") {
+    TestLab lab;
+    const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs, {.record_capabilities = false});
+    auto r = issue_receipt(*lab.log, fx.attempt_id, test_signer(), *lab.blobs);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("capabilities.measured") != std::string::npos);
+  }
+  SUBCASE("the gate recorded no world.built") {
+    TestLab lab;
+    const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs, {.record_worlds = false});
+    auto r = issue_receipt(*lab.log, fx.attempt_id, test_signer(), *lab.blobs);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("world.built") != std::string::npos);
+  }
+  SUBCASE("a world's image digest is not its layers' lines of the package's SHA256SUMS") {
+    TestLab lab;
+    const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs, {.forge_image = true});
+    auto r = issue_receipt(*lab.log, fx.attempt_id, test_signer(), *lab.blobs);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().message().find("image_sha256") != std::string::npos);
+  }
+}
+
+TEST_CASE("receipt: replay recomputes the profile digest from the stored profile") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  const auto path = lab.blobs->path_of(sha256(aura::testing::fixture_profile()));
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
+  aura::testing::write_file(path, aura::testing::fixture_profile() + "call.capabilities=0x3f\n");
+  const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay());
+  CHECK(fails_at(rep, "log"));
+  CHECK_MESSAGE(fails_at(rep, "replay"), describe(rep));
+}
+
+TEST_CASE("receipt: a version 1 receipt is refused naming its version") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  const ReceiptReport rep =
+      verify_receipt(sign_doc(replace_once(r.document, R"({"v":2,)", R"({"v":1,)")), pinned());
+  REQUIRE(rep.failures.size() == 1);
+  CHECK(rep.failures[0].field == "v");
+  CHECK(rep.failures[0].what.find("version 1") != std::string::npos);
 }
 
 TEST_CASE("receipt: replay names an event edited in the RocksDB log") {
@@ -603,13 +748,13 @@ TEST_CASE("receipt: the test vector of docs/formats/receipt.md") {
   const IssuedReceipt r = issue(lab, fx);
   auto members = raw_members(r.document, "doc");
   REQUIRE(members.ok());
-  CHECK(
-      std::string(*raw_member(*members, "scenario", "doc")) ==
-      R"({"id":"t0-config-drift","version":"1.0.0","package_digest":")" + std::string(64, 'c') +
-          R"(","manifest_sha256":"391df687f66c886c2b255c229b167a4923f718005ae1267d4c948a3a444373bc"})");
+  CHECK(std::string(*raw_member(*members, "scenario", "doc")) ==
+        R"({"id":"t0-config-drift","version":"1.0.0","package_digest":")"
+        R"(05a449032f61832f81d77bd0d9cd3553439be766a917922a01c235938ec90502","manifest_sha256":")"
+        R"(391df687f66c886c2b255c229b167a4923f718005ae1267d4c948a3a444373bc"})");
   CHECK(
       r.document.find(
-          R"("hashes":{"scenario":"4112838eb451ab495879d899035f22944ccc65c9a2339242e621951f6853eff6",)") !=
+          R"("hashes":{"scenario":"a9a459642fa15d99676fc22b89313d4a60a1aa8c9a696f53266dc3b771a8d6ea",)") !=
       std::string::npos);
   CHECK(r.document.find(
             R"("actions":"c15301f322032abf405f6d818df1ca21ff220696e0b187e418b24e4f0f3fb0be")") !=

@@ -129,6 +129,13 @@ Result<std::unique_ptr<world::World>> build(const fs::path& package_dir, const M
                                                     state_text(manifest, spec.id, seed), 0600));
   auto w = FiletreeWorld::attach(spec.id, manifest.targets, work_dir);
   if (!w.ok()) return w.status();
+  // What it was built with: no process runs in it, so no program; its layers, as listed.
+  world::BuildRecord record;
+  record.profile = std::string(kProfile);
+  record.layers = layers;
+  std::sort(record.layers.begin(), record.layers.end());
+  record.layers.erase(std::unique(record.layers.begin(), record.layers.end()), record.layers.end());
+  (*w)->set_build_record(std::move(record));
   return std::unique_ptr<world::World>(std::move(*w));
 }
 

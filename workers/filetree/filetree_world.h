@@ -62,6 +62,12 @@ class FiletreeWorld final : public world::World {
                                        std::string_view script) override;
   Result<world::CheckOutput> check(const scenario::CheckSpec& check) override;
   Result<std::string> fingerprint() override;
+  // readback.cc. The build record is the one create() gave (set_build_record); a world reopened
+  // later has none.
+  Result<world::BuildRecord> build_record() override;
+  Result<world::Readback> read_back(const scenario::Call& action,
+                                    const world::AppliedCall& applied) override;
+  void set_build_record(world::BuildRecord record) { record_ = std::move(record); }
 
   const std::filesystem::path& work_dir() const { return work_dir_; }
 
@@ -97,6 +103,7 @@ class FiletreeWorld final : public world::World {
   std::filesystem::path work_dir_;
   std::unique_ptr<WorldFs> fs_;
   std::unique_ptr<Journal> journal_;
+  std::optional<world::BuildRecord> record_;
 };
 
 }  // namespace aura::workers::filetree

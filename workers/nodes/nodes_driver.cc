@@ -259,7 +259,10 @@ Status NodesDriver::discard(const fs::path& work_dir) {
   return Status::ok();
 }
 
-std::string nodes_profile_digest() { return to_hex(sha256(kProfile)); }
+std::string nodes_profile_digest() {
+  static const std::string digest = to_hex(sha256(std::string(kProfile) + nodes_policy_text()));
+  return digest;
+}
 
 std::string NodesDriver::profile_digest() const { return nodes_profile_digest(); }
 

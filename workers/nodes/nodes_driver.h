@@ -40,6 +40,11 @@ Result<std::string> tool_path(std::string_view name);
 // The digest of the isolation every call of a nodes world runs under (bound into receipts and
 // each run's run.started).
 std::string nodes_profile_digest();
+// The confinement every nodes world applies, as canonical text derived from the policy objects
+// (the runner seccomp program, the call capability set, node and call limits, deadlines, the
+// read-only image): nodes_profile_digest() covers it, and each world's build record adds its own
+// mount plan (world_record.cc).
+std::string nodes_policy_text();
 
 class NodesDriver final : public world::WorldDriver {
  public:

@@ -31,6 +31,7 @@
 #include "workers/nodes/stage.h"
 #include "workers/runner/accounts.h"
 #include "workers/runner/vars_file.h"
+#include "workers/sandbox/profile.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura::workers::nodes {
@@ -51,6 +52,9 @@ constexpr size_t kScriptOutputCap = 64 << 10;
 // Where a node sees each of its own layers (read-only) while the build copies them onto its root.
 constexpr std::string_view kLayerMount = "/aura/pkg/";
 constexpr size_t kAccountsCap = 64 << 10;  // a node's /etc/passwd or /etc/group
+// Each node's own cgroup (its services and the lab's setup); calls get groups of their own.
+constexpr uint64_t kNodeMemoryBytes = 512ull << 20;
+constexpr uint64_t kNodePidsMax = 512;
 
 // The read-only image every node is made from: programs and libraries, never the host's /etc
 // beyond what the dynamic loader and name lookups need (a node's users and groups come from
@@ -287,6 +291,13 @@ Status NodesWorld::load_spec(const scenario::Manifest& manifest, std::string_vie
   scenario_ = manifest.id;
   version_ = manifest.version;
   terms_ = manifest.targets;
+  const auto ansible = [](const std::string& call) { return call.starts_with("ansible."); };
+  runs_ansible_ = std::any_of(manifest.probes.begin(), manifest.probes.end(),
+                              [&](const auto& c) { return ansible(c.name); }) ||
+                  std::any_of(manifest.actions.begin(), manifest.actions.end(),
+                              [&](const auto& c) { return ansible(c.name); }) ||
+                  std::any_of(manifest.checks.begin(), manifest.checks.end(),
+                              [&](const auto& c) { return ansible(c.call); });
   return Status::ok();
 }
 
@@ -343,8 +354,8 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
     o.forbidden = host_.forbidden;
     o.state_dir = host_.state_dir;
     o.owner = holder_.owner;
-    o.limits.memory_bytes = 512ull << 20;
-    o.limits.pids_max = 512;
+    o.limits.memory_bytes = kNodeMemoryBytes;
+    o.limits.pids_max = kNodePidsMax;
     LiveNode live;
     live.spec = &ns;
     live.address = net_->address(ns.name);
@@ -1188,6 +1199,32 @@ Result<std::string> NodesWorld::fingerprint() {
   if (!digest.ok()) return digest.status();
   AURA_RETURN_IF_ERROR(thawed);
   return digest;
+}
+
+// The policy every nodes world applies, as canonical text (world_record.cc adds each world's
+// own mount plan): the digest receipts bind changes with any of it.
+std::string nodes_policy_text() {
+  const nsworld::NodeOptions node;
+  const sandbox::CgroupLimits call;
+  char caps[32];
+  std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)nsworld::call_capabilities());
+  std::string t = "aura-nodes-policy 1\n" + sandbox::seccomp_program_text();
+  t += std::string("call.capabilities=") + caps + "\ncall.no_new_privs=1\n";
+  t += "node.memory_bytes=" + std::to_string(kNodeMemoryBytes) +
+       "\nnode.pids_max=" + std::to_string(kNodePidsMax) +
+       "\nnode.tmpfs_bytes=" + std::to_string(node.tmpfs_bytes) +
+       "\nnode.id_count=" + std::to_string(node.id_count) + "\n";
+  t += "call.cpu_quota_us=" + std::to_string(call.cpu_quota_us) +
+       "\ncall.cpu_period_us=" + std::to_string(call.cpu_period_us) +
+       "\ncall.memory_bytes=" + std::to_string(call.memory_bytes) +
+       "\ncall.pids_max=" + std::to_string(call.pids_max) + "\n";
+  t +=
+      "deadline.probe_ms=" + std::to_string(std::chrono::milliseconds(kProbeDeadline).count()) +
+      "\ndeadline.action_ms=" + std::to_string(std::chrono::milliseconds(kActionDeadline).count()) +
+      "\nscript.output_cap_bytes=" + std::to_string(kScriptOutputCap) + "\n";
+  for (const std::string& p : image()) t += "image=" + p + "\n";
+  t += "layers_at=" + std::string(kLayerMount) + "\n";
+  return t;
 }
 
 }  // namespace aura::workers::nodes

@@ -55,6 +55,10 @@ class NodesWorld final : public world::World {
                                        std::string_view script) override;
   Result<world::CheckOutput> check(const scenario::CheckSpec& check) override;
   Result<std::string> fingerprint() override;
+  // world_record.cc: the policy, programs and layers it was built with, and the ACK readback.
+  Result<world::BuildRecord> build_record() override;
+  Result<world::Readback> read_back(const scenario::Call& action,
+                                    const world::AppliedCall& applied) override;
 
   // Builds the world (the driver checked the manifest). On failure, the caller destroys it.
   Status build(const std::filesystem::path& package_dir, const scenario::Manifest& manifest,
@@ -121,6 +125,7 @@ class NodesWorld final : public world::World {
   // `listener_exe`) and of each service's programs (paths inside a node), hashed from the
   // image on the host at build.
   std::map<std::string, std::string> binaries_;
+  bool runs_ansible_ = false;  // the catalog or a check runs the Ansible project
 };
 
 }  // namespace aura::workers::nodes

@@ -36,8 +36,28 @@ Digest profile_digest(const Profile& p) {
   text += "id_count=" + std::to_string(p.id_count) + "\n";
   text += "hostname=" + p.hostname + "\n";
   for (const std::string& l : p.lower_paths) text += "lower=" + l + "\n";
-  text += "seccomp_policy=" + std::to_string(kSeccompPolicyVersion) + "\n";
+  text += seccomp_program_text();
   return sha256(text);
+}
+
+const std::string& seccomp_program_text() {
+  static const std::string text = [] {
+    std::string t = "seccomp_policy=" + std::to_string(kSeccompPolicyVersion) + "\n";
+    auto program = build_seccomp_program();
+    if (!program.ok())
+      return t + "seccomp_program=unavailable: " + program.status().message() + "\n";
+    std::string bytes;
+    for (const sock_filter& f : program->instructions) {
+      for (int i = 0; i < 2; ++i) bytes.push_back(char((f.code >> (8 * i)) & 0xff));
+      bytes.push_back(char(f.jt));
+      bytes.push_back(char(f.jf));
+      for (int i = 0; i < 4; ++i) bytes.push_back(char((f.k >> (8 * i)) & 0xff));
+    }
+    t += "seccomp_instructions=" + std::to_string(program->instructions.size()) + "\n";
+    t += "seccomp_program_sha256=" + to_hex(sha256(bytes)) + "\n";
+    return t;
+  }();
+  return text;
 }
 
 }  // namespace aura::sandbox

@@ -60,8 +60,16 @@ struct Profile {
 // kNotFound names the known ones.
 Result<Profile> named_profile(std::string_view name);
 
-// SHA-256 over a canonical text form of every field (and the seccomp policy's version), so two
-// runs with the same digest had the same isolation.
+// SHA-256 over a canonical text form of every field and the seccomp program itself
+// (seccomp_program_text), so two runs with the same digest had the same isolation.
 Digest profile_digest(const Profile& profile);
+
+// The runner seccomp program as installed, in canonical text: "seccomp_policy=<version>",
+// "seccomp_instructions=<n>" and "seccomp_program_sha256=<hex>" lines, the digest over the
+// instructions serialised field by field (code u16, jt u8, jf u8, k u32, little-endian), so any
+// change to the allowlist changes it. When libseccomp cannot build the program, the line says
+// "seccomp_program=unavailable: <why>". Built once per process (the policy is fixed in a build).
+// Thread-safe.
+const std::string& seccomp_program_text();
 
 }  // namespace aura::sandbox

@@ -1,0 +1,80 @@
+#include "engine/receipt/world_built.h"
+
+#include <span>
+
+#include "engine/blob/evidence_ref.h"
+#include "engine/receipt/raw_json.h"
+
+namespace aura::receipt {
+
+Result<Digest> image_digest(std::string_view sums, const std::vector<std::string>& layers) {
+  std::string covered;
+  std::vector<bool> used(layers.size(), false);
+  size_t at = 0;
+  while (at < sums.size()) {
+    size_t end = sums.find('\n', at);
+    if (end == std::string_view::npos) {
+      return Status::corruption("SHA256SUMS: the last line has no newline");
+    }
+    const std::string_view line = sums.substr(at, end - at + 1);
+    at = end + 1;
+    if (line.size() < 68 || !is_lower_hex64(line.substr(0, 64)) || line.substr(64, 2) != "  ") {
+      return Status::corruption("SHA256SUMS: a line is not \"<64 hex>  <path>\"");
+    }
+    const std::string_view path = line.substr(66, line.size() - 67);
+    for (size_t i = 0; i < layers.size(); ++i) {
+      if (path.size() > layers[i].size() && path.starts_with(layers[i]) &&
+          path[layers[i].size()] == '/') {
+        covered += line;
+        used[i] = true;
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (!used[i]) {
+      return Status::corruption("layer " + layers[i] +
+                                " covers no file of the package's SHA256SUMS");
+    }
+  }
+  return sha256(covered);
+}
+
+Status add_world_built_members(JsonWriter& j, std::string_view world_id,
+                               const world::BuildRecord& record, std::string_view sums,
+                               BlobStore& blobs) {
+  const std::string what = "world " + std::string(world_id) + ": build record: ";
+  if (record.profile.empty()) return Status::invalid(what + "no sandbox profile");
+  JsonWriter binaries;
+  for (const auto& [path, digest] : record.binaries) {
+    if (!is_lower_hex64(digest)) {
+      return Status::invalid(what + "the digest of " + path + " is not 64 lowercase hex");
+    }
+    binaries.str(path, digest);
+  }
+  JsonArray layers;
+  for (const std::string& l : record.layers) layers.str(l);
+  auto image = image_digest(sums, record.layers);
+  if (!image.ok()) return Status::invalid(what + image.status().message());
+  const auto put = [&](std::string_view bytes) {
+    return blobs.put(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  };
+  auto profile = put(record.profile);
+  if (!profile.ok()) return profile.status().with_context(what + "storing the profile");
+  auto sums_blob = put(sums);
+  if (!sums_blob.ok()) return sums_blob.status().with_context(what + "storing SHA256SUMS");
+  JsonArray refs;
+  refs.raw(evidence_ref_json(
+      {"profile", profile->sha256, std::string(kProfileRefKind), profile->bytes}));
+  refs.raw(
+      evidence_ref_json({"sums", sums_blob->sha256, std::string(kSumsRefKind), sums_blob->bytes}));
+  j.str("world", world_id)
+      .str("profile_sha256", to_hex(profile->sha256))
+      .raw("binaries", binaries.done())
+      .raw("layers", layers.done())
+      .str("image_sha256", to_hex(*image))
+      .raw("refs", refs.done());
+  return Status::ok();
+}
+
+}  // namespace aura::receipt
