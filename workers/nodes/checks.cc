@@ -1,18 +1,28 @@
 #include "workers/nodes/checks.h"
 
+#include <fcntl.h>
+#include <fnmatch.h>
 #include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <map>
 #include <optional>
+#include <set>
+#include <thread>
 
+#include "engine/common/file_io.h"
 #include "engine/common/text.h"
 #include "workers/inspect/exe_identity.h"
 #include "workers/inspect/http_probe.h"
 #include "workers/inspect/node_view.h"
+#include "workers/nodes/as_built.h"
 #include "workers/nodes/build_spec.h"
 #include "workers/runner/accounts.h"
+#include "workers/runner/vars_file.h"
 
 namespace aura::workers::nodes {
 namespace {
@@ -36,11 +46,35 @@ const std::vector<CheckShape>& shapes() {
       {"port", Param::kInt, true},          {"path", Param::kText, true},
       {"expect_status", Param::kInt, true}, {"expect_text", Param::kText, false},
       {"listener_exe", Param::kText, false}};
+  auto with = [](std::vector<Param> base, std::initializer_list<Param> more) {
+    base.insert(base.end(), more);
+    return base;
+  };
   static const std::vector<CheckShape> s = {
       {"http.expect", http},
       // The driver first runs the project's playbook on the `from` node (ansible.run, as the
-      // fleet's scheduled converge would), then this is http.expect.
-      {"ansible.converged", http},
+      // fleet's scheduled converge would), then this is http.expect. With `drift`, that file is
+      // first drifted on every `to` node, and the converge must have put each back.
+      {"ansible.converged", with(http, {{"drift", Param::kText, false}})},
+      // Every `to` node serves, through the configuration the project renders from its current
+      // vars, the release those vars name (as_built.h: the image it compares against).
+      {"ansible.rendered", with(http, {{"project_role", Param::kText, true},
+                                       {"project", Param::kText, true},
+                                       {"template", Param::kText, true},
+                                       {"dest", Param::kText, true},
+                                       {"config", Param::kText, true},
+                                       {"group", Param::kText, true},
+                                       {"root_var", Param::kText, true},
+                                       {"index", Param::kText, true}})},
+      // The project still governs: as built but for its vars files' values, which set only the
+      // project's own variables, and its inventory lists every `hosts_role` node in `group`.
+      {"ansible.governs",
+       {{"role", Param::kText, true},
+        {"project", Param::kText, true},
+        {"inventory", Param::kText, true},
+        {"group", Param::kText, true},
+        {"hosts_role", Param::kText, true},
+        {"vars_keys", Param::kText, true}}},
       {"unix.expect",
        {{"role", Param::kText, true},
         {"socket", Param::kText, true},
@@ -62,7 +96,24 @@ const std::vector<CheckShape>& shapes() {
         {"exe", Param::kText, true},
         {"user", Param::kText, false},
         {"not_user", Param::kText, false},
+        {"group", Param::kText, false},
+        {"groups", Param::kText, false},
         {"min_count", Param::kInt, false}}},
+      // Each path is the entry built (same inode, type, owner, group); its mode is as built, or
+      // as built plus the search bit `user` lacked there (the one repair the layout allows).
+      {"layout.as_built",
+       {{"role", Param::kText, true}, {"paths", Param::kText, true}, {"user", Param::kText, true}}},
+      // The node's users and groups (ids, members) are as built: nothing added, removed, moved.
+      {"accounts.as_built", {{"role", Param::kText, true}}},
+      // The service's config is as built, and a request through its socket is recorded in the
+      // state file under the state folder that config declares.
+      {"state.declared",
+       {{"role", Param::kText, true},
+        {"config", Param::kText, true},
+        {"key", Param::kText, true},
+        {"file", Param::kText, true},
+        {"socket", Param::kText, true},
+        {"path", Param::kText, true}}},
   };
   return s;
 }
@@ -86,6 +137,17 @@ struct Params {
     return it->second;
   }
 };
+
+// A space-separated list.
+std::vector<std::string> words(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t at = 0, end; at < list.size(); at = end + 1) {
+    end = list.find(' ', at);
+    if (end == std::string::npos) end = list.size();
+    if (end > at) out.push_back(list.substr(at, end - at));
+  }
+  return out;
+}
 
 Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view where) {
   const CheckShape* shape = find_shape(check.call);
@@ -132,12 +194,27 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
           base + ".params.paths: \"" + list.substr(at, end - at) +
           "\" is not a normalised absolute path (paths are separated by one space)");
   }
-  for (std::string_view k : {"path", "socket", "exe", "listener_exe"}) {
+  for (std::string_view k :
+       {"path", "socket", "exe", "listener_exe", "project", "config", "dest", "drift"}) {
     const std::string v = p.get(k);
     if (!v.empty() && !is_clean_absolute(v))
       return Status::invalid(base + ".params." + std::string(k) +
                              ": not a normalised absolute path");
   }
+  for (std::string_view k : {"template", "inventory"}) {
+    const std::string v = p.get(k);
+    if (!v.empty() && (v[0] == '/' || !is_clean_absolute("/" + v)))
+      return Status::invalid(base + ".params." + std::string(k) +
+                             ": a normalised path relative to the project");
+  }
+  for (std::string_view k : {"index", "file"}) {
+    const std::string v = p.get(k);
+    if (!v.empty() && (v.find('/') != std::string::npos || !is_clean_absolute("/" + v)))
+      return Status::invalid(base + ".params." + std::string(k) + ": a file name");
+  }
+  if (const std::string g = p.get("groups");
+      !g.empty() && (g != "as-built" || p.get("user").empty()))
+    return Status::invalid(base + ".params.groups: only \"as-built\", with a user");
   if (const std::string m = p.get("max_mode"); !m.empty() && !is_octal_mode(m))
     return Status::invalid(base + ".params.max_mode: 3 or 4 octal digits");
   return p;
@@ -201,56 +278,78 @@ struct Verdict {
   }
 };
 
-Status http_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
-  auto from = with_role(ctx, p.get("from"));
-  auto to = with_role(ctx, p.get("to"));
-  if (from.empty() || to.empty()) {
-    v.fail("no node with role " + (from.empty() ? p.get("from") : p.get("to")));
-    return Status::ok();
-  }
+// GETs `path` of node `t` from `from`'s network namespace (the supervisor's own client): the
+// body when the status is expect_status and, with listener_exe, the port is served by the image's
+// program alone; otherwise why is recorded on `v` as a failure a service coming up may still
+// clear, and nullopt.
+Result<std::optional<std::string>> answer(const Params& p, const CheckContext& ctx,
+                                          const CheckNode& from, const CheckNode& t, Verdict& v) {
   const uint16_t port = uint16_t(*p.get_int("port"));
+  inspect::HttpResult r;
+  AURA_ASSIGN_OR_RETURN(r, inspect::http_get_tcp(from.init_pid, t.address, port, p.get("path"),
+                                                 t.name, std::chrono::seconds(3), 64 << 10));
+  const std::string where = t.name + ":" + std::to_string(port) + p.get("path");
+  if (!r.connected || !r.error.empty()) {
+    v.not_yet(where + ": " + (r.error.empty() ? "no connection" : r.error));
+    return std::optional<std::string>();
+  }
+  if (r.status != *p.get_int("expect_status")) {
+    v.not_yet(where + ": status " + std::to_string(r.status));
+    return std::optional<std::string>();
+  }
+  if (const std::string exe = p.get("listener_exe"); !exe.empty()) {
+    auto view_or = inspect::NodeView::open(t.init_pid);
+    if (!view_or.ok()) return view_or.status();
+    std::vector<inspect::Listener> ls;
+    AURA_ASSIGN_OR_RETURN(ls, view_or->listeners(t.pids));
+    bool found = false, foreign = false;
+    for (const auto& l : ls) {
+      if (!(l.proto == "tcp" || l.proto == "tcp6") ||
+          !l.address.ends_with(":" + std::to_string(port)))
+        continue;
+      for (pid_t pid : l.pids) {
+        bool is;
+        AURA_ASSIGN_OR_RETURN(is, runs(ctx, pid, exe));
+        (is ? found : foreign) = true;
+      }
+    }
+    if (!found || foreign) {
+      v.not_yet(where + ": port " + std::to_string(port) + " is not served by the image's " + exe +
+                " alone");
+      return std::optional<std::string>();
+    }
+  }
+  return std::optional<std::string>(std::move(r.body));
+}
+
+// The `from` node and the `to` nodes of an HTTP check; a missing role fails it.
+bool http_ends(const Params& p, const CheckContext& ctx, Verdict& v, const CheckNode*& from,
+               std::vector<const CheckNode*>& to) {
+  auto froms = with_role(ctx, p.get("from"));
+  to = with_role(ctx, p.get("to"));
+  if (froms.empty() || to.empty()) {
+    v.fail("no node with role " + (froms.empty() ? p.get("from") : p.get("to")));
+    return false;
+  }
+  from = froms[0];
+  return true;
+}
+
+Status http_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
+  const CheckNode* from;
+  std::vector<const CheckNode*> to;
+  if (!http_ends(p, ctx, v, from, to)) return Status::ok();
   for (const CheckNode* t : to) {
-    inspect::HttpResult r;
-    AURA_ASSIGN_OR_RETURN(
-        r, inspect::http_get_tcp(from[0]->init_pid, t->address, port, p.get("path"), t->name,
-                                 std::chrono::seconds(3), 64 << 10));
-    const std::string where = t->name + ":" + std::to_string(port) + p.get("path");
-    if (!r.connected || !r.error.empty()) {
-      v.not_yet(where + ": " + (r.error.empty() ? "no connection" : r.error));
-      continue;
-    }
-    if (r.status != *p.get_int("expect_status")) {
-      v.not_yet(where + ": status " + std::to_string(r.status));
-      continue;
-    }
+    std::optional<std::string> body;
+    AURA_ASSIGN_OR_RETURN(body, answer(p, ctx, *from, *t, v));
+    if (!body) continue;
+    const std::string where = t->name + ":" + std::to_string(*p.get_int("port")) + p.get("path");
     if (const std::string want = p.get("expect_text");
-        !want.empty() && r.body.find(want) == std::string::npos) {
+        !want.empty() && body->find(want) == std::string::npos) {
       v.not_yet(where + ": the body lacks the expected text");
       continue;
     }
-    if (const std::string exe = p.get("listener_exe"); !exe.empty()) {
-      auto view_or = inspect::NodeView::open(t->init_pid);
-      if (!view_or.ok()) return view_or.status();
-      std::vector<inspect::Listener> ls;
-      AURA_ASSIGN_OR_RETURN(ls, view_or->listeners(t->pids));
-      bool found = false, foreign = false;
-      for (const auto& l : ls) {
-        if (!(l.proto == "tcp" || l.proto == "tcp6") ||
-            !l.address.ends_with(":" + std::to_string(port)))
-          continue;
-        for (pid_t pid : l.pids) {
-          bool is;
-          AURA_ASSIGN_OR_RETURN(is, runs(ctx, pid, exe));
-          (is ? found : foreign) = true;
-        }
-      }
-      if (!found || foreign) {
-        v.not_yet(where + ": port " + std::to_string(port) + " is not served by the image's " +
-                  exe + " alone");
-        continue;
-      }
-    }
-    v.note(where + ": " + std::to_string(r.status));
+    v.note(where + ": " + std::to_string(*p.get_int("expect_status")));
   }
   return Status::ok();
 }
@@ -379,6 +478,30 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
         continue;
       }
     }
+    std::optional<uint32_t> want_gid;
+    if (const std::string group = p.get("group"); !group.empty()) {
+      want_gid = id_in(*n, false, group);
+      if (!want_gid) {
+        v.fail(n->name + ": no group " + group + " in the node's accounts as built");
+        continue;
+      }
+    }
+    // groups=as-built: the supplementary groups a service manager gives the user as built (its
+    // group, and every group listing it then), none gained since.
+    std::optional<std::vector<uint32_t>> want_groups;
+    if (p.get("groups") == "as-built") {
+      const runner::Accounts a = runner::Accounts::parse(n->passwd, n->group);
+      const runner::PasswdEntry* u = a.find_user(p.get("user"));
+      if (u == nullptr) {
+        v.fail(n->name + ": no user " + p.get("user") + " in the node's accounts as built");
+        continue;
+      }
+      std::set<uint32_t> gids = {want_gid.value_or(u->gid)};
+      for (const auto& g : a.groups())
+        if (std::find(g.members.begin(), g.members.end(), u->name) != g.members.end())
+          gids.insert(g.gid);
+      want_groups = std::vector<uint32_t>(gids.begin(), gids.end());
+    }
     int64_t count = 0;
     std::string wrong;
     for (const auto& pr : procs) {
@@ -388,6 +511,17 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
       ++count;
       if ((want && pr.uid != *want) || (refuse && pr.uid == *refuse))
         wrong = "process runs as uid " + std::to_string(pr.uid);
+      if (want_gid && pr.gid != *want_gid)
+        wrong = "process runs as gid " + std::to_string(pr.gid) + ", not " + p.get("group");
+      const std::set<uint32_t> has(pr.groups.begin(), pr.groups.end());
+      if (want_groups && std::vector<uint32_t>(has.begin(), has.end()) != *want_groups) {
+        auto list = [](const auto& ids) {
+          std::string out;
+          for (uint32_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+          return out;
+        };
+        wrong = "process has the groups " + list(has) + ", as built " + list(*want_groups);
+      }
     }
     const std::string where = n->name + ": " + exe;
     if (count < min_count) {
@@ -398,6 +532,516 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
     } else {
       v.note(where + ": " + std::to_string(count) + " running");
     }
+  }
+  return Status::ok();
+}
+
+// ---- against the image: what the package built (as_built.h) ----
+
+constexpr std::string_view kDriftMarker = "# aura: drifted before the scheduled converge\n";
+
+Result<BuiltEntries> built_of(const CheckNode& n) {
+  auto b = decode_built(n.built);
+  if (!b.ok()) return b.status().with_context("node " + n.name);
+  return b;
+}
+
+bool under(const std::string& path, const std::string& root) {
+  return path == root || (path.starts_with(root) && (root == "/" || path[root.size()] == '/'));
+}
+
+bool matches(const std::vector<std::string>& patterns, const std::string& path) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& pat) {
+    return ::fnmatch(pat.c_str(), path.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0;
+  });
+}
+
+// How the tree at `root` now differs from the image: changed, missing or new entries (inodes not
+// compared: a rendered or edited file is replaced whole). The content of a file matching
+// `editable` may differ. The first few, in path order.
+Result<std::vector<std::string>> tree_diffs(const inspect::NodeView& view,
+                                            const BuiltEntries& built, const std::string& root,
+                                            const std::vector<std::string>& editable) {
+  if (!built.contains(root))
+    return Status::failed_precondition(root + " was not recorded at build");
+  BuiltEntries now;
+  AURA_RETURN_IF_ERROR(walk_now(view, root, now));
+  std::vector<std::string> out;
+  for (const auto& [path, b] : built) {
+    if (!under(path, root) || b.type == kAbsent) continue;
+    auto it = now.find(path);
+    if (it == now.end() || it->second.type == kAbsent) {
+      out.push_back(path + ": gone (built as " + describe(b) + ")");
+      continue;
+    }
+    const BuiltEntry& n = it->second;
+    if (n.type != b.type || n.mode != b.mode || n.uid != b.uid || n.gid != b.gid) {
+      out.push_back(path + ": " + describe(n) + ", built as " + describe(b));
+    } else if (n.sha256 != b.sha256 && !matches(editable, path)) {
+      out.push_back(path + ": its content is not the image's");
+    }
+  }
+  for (const auto& [path, n] : now) {
+    if (n.type == kAbsent) continue;
+    auto it = built.find(path);
+    if (it == built.end() || it->second.type == kAbsent)
+      out.push_back(path + ": not in the image (" + describe(n) + ")");
+  }
+  return out;
+}
+
+std::string first_of(const std::vector<std::string>& diffs) {
+  std::string out;
+  for (size_t i = 0; i < diffs.size() && i < 3; ++i) out += (i ? "; " : "") + diffs[i];
+  if (diffs.size() > 3) out += "; and " + std::to_string(diffs.size() - 3) + " more";
+  return out;
+}
+
+// The vars files of an Ansible project: host_vars/ and group_vars/ *.yml, *.yaml.
+std::vector<std::string> vars_patterns(const std::string& project) {
+  std::vector<std::string> out;
+  for (const char* dir : {"/host_vars/", "/group_vars/"})
+    for (const char* ext : {"*.yml", "*.yaml"}) out.push_back(project + dir + ext);
+  return out;
+}
+
+// The top-level keys of a vars file (vars_file.h's flat mapping); a line it cannot read as one
+// (a flow mapping, an anchor, a tag ...) is returned as "?LINE", so that it fails a check.
+std::vector<std::string> top_level_keys(std::string_view text) {
+  std::vector<std::string> keys;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line[0] == '#' || line[0] == ' ' || line[0] == '\t' || line == "---" ||
+        line == "...")
+      continue;
+    const size_t colon = line.find(':');
+    const std::string key(line.substr(0, colon == std::string_view::npos ? 0 : colon));
+    keys.push_back(runner::is_var_key(key) && colon + 1 <= line.size() &&
+                           (colon + 1 == line.size() || line[colon + 1] == ' ')
+                       ? key
+                       : "?" + std::string(line.substr(0, 64)));
+  }
+  return keys;
+}
+
+// The hosts of [group] in an INI inventory (the first word of each line of that section).
+std::vector<std::string> inventory_hosts(std::string_view text, const std::string& group) {
+  std::vector<std::string> hosts;
+  bool in = false;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    if (line[0] == '[') {
+      in = line == "[" + group + "]";
+      continue;
+    }
+    if (in) hosts.emplace_back(line.substr(0, line.find_first_of(" \t")));
+  }
+  return hosts;
+}
+
+Status ansible_governs(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto projects = with_role(ctx, p.get("role"));
+  if (projects.empty()) {
+    v.fail("no node with role " + p.get("role"));
+    return Status::ok();
+  }
+  const CheckNode& n = *projects[0];
+  const std::string project = p.get("project");
+  BuiltEntries built;
+  AURA_ASSIGN_OR_RETURN(built, built_of(n));
+  auto view_or = inspect::NodeView::open(n.init_pid);
+  if (!view_or.ok()) return view_or.status();
+  const inspect::NodeView& view = *view_or;
+  std::vector<std::string> diffs;
+  AURA_ASSIGN_OR_RETURN(diffs, tree_diffs(view, built, project, vars_patterns(project)));
+  if (!diffs.empty()) {
+    v.fail(n.name +
+           ": the Ansible project is not as built (only its vars may change): " + first_of(diffs));
+    return Status::ok();
+  }
+  // Its vars set only the project's own variables: no connection or behaviour variable points
+  // a converge elsewhere.
+  const std::vector<std::string> allowed = words(p.get("vars_keys"));
+  BuiltEntries now;
+  AURA_RETURN_IF_ERROR(walk_now(view, project, now));
+  for (const auto& [path, e] : now) {
+    if (e.type != "file" || !matches(vars_patterns(project), path)) continue;
+    std::string text;
+    AURA_ASSIGN_OR_RETURN(text, view.read_file(path, 64 << 10));
+    for (const std::string& key : top_level_keys(text)) {
+      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+      v.fail(n.name + ":" + path + ": " +
+             (key[0] == '?' ? "a line that is not `key: value` (" + key.substr(1) + ")"
+                            : "sets " + key) +
+             "; the source of truth's variables are " + p.get("vars_keys"));
+      return Status::ok();
+    }
+  }
+  // Every node of the role is a host of the group the playbook configures.
+  std::string inventory;
+  AURA_ASSIGN_OR_RETURN(inventory, view.read_file(project + "/" + p.get("inventory"), 64 << 10));
+  const std::vector<std::string> hosts = inventory_hosts(inventory, p.get("group"));
+  for (const CheckNode* h : with_role(ctx, p.get("hosts_role"))) {
+    if (std::find(hosts.begin(), hosts.end(), h->name) == hosts.end()) {
+      v.fail(h->name + " is not in the inventory's [" + p.get("group") +
+             "]: Ansible does not "
+             "govern it");
+      return Status::ok();
+    }
+  }
+  v.note(n.name + ": " + project + " as built, its vars within " + p.get("vars_keys") + ", every " +
+         p.get("hosts_role") + " node in [" + p.get("group") + "]");
+  return Status::ok();
+}
+
+// A variable of `host` as the project defines it: host_vars, then the group's, then all's
+// group_vars (Ansible's precedence among them); inventory_hostname is the host.
+Result<std::optional<std::string>> project_var(const inspect::NodeView& view,
+                                               const std::string& project, const std::string& group,
+                                               const std::string& host, const std::string& var) {
+  if (var == "inventory_hostname") return std::optional<std::string>(host);
+  for (const std::string& file :
+       {project + "/host_vars/" + host + ".yml", project + "/group_vars/" + group + ".yml",
+        project + "/group_vars/all.yml"}) {
+    auto text = view.read_file(file, 64 << 10);
+    if (!text.ok()) {
+      if (text.status().code() == ErrorCode::kNotFound) continue;
+      return text.status();
+    }
+    if (auto value = runner::vars_get(*text, var)) return std::optional<std::string>(*value);
+  }
+  return std::optional<std::string>();
+}
+
+// The template rendered for `host`: each {{ name }} replaced by the variable's value. Anything
+// else of Jinja ({% %}, {# #}, filters, expressions) is refused: the lab renders only what it
+// can render exactly as Ansible does.
+Result<std::string> render(const inspect::NodeView& view, const std::string& project,
+                           const std::string& group, const std::string& host,
+                           std::string_view tmpl) {
+  if (tmpl.find("{%") != std::string_view::npos || tmpl.find("{#") != std::string_view::npos)
+    return Status::failed_precondition(
+        "the template uses Jinja statements the lab does not render");
+  std::string out;
+  size_t at = 0;
+  while (true) {
+    const size_t open = tmpl.find("{{", at);
+    out += tmpl.substr(at, open == std::string_view::npos ? tmpl.npos : open - at);
+    if (open == std::string_view::npos) break;
+    const size_t close = tmpl.find("}}", open);
+    if (close == std::string_view::npos)
+      return Status::failed_precondition("the template has an unclosed {{");
+    std::string_view name = tmpl.substr(open + 2, close - open - 2);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (!runner::is_var_key(name))
+      return Status::failed_precondition("the template's {{ " + std::string(name) +
+                                         " }} is more than a variable");
+    std::optional<std::string> value;
+    AURA_ASSIGN_OR_RETURN(value, project_var(view, project, group, host, std::string(name)));
+    if (!value)
+      return Status::failed_precondition("the project defines no " + std::string(name) + " for " +
+                                         host);
+    out += *value;
+    at = close + 2;
+  }
+  return out;
+}
+
+Status ansible_rendered(const Params& p, const CheckContext& ctx, Verdict& v) {
+  const CheckNode* from;
+  std::vector<const CheckNode*> to;
+  if (!http_ends(p, ctx, v, from, to)) return Status::ok();
+  auto projects = with_role(ctx, p.get("project_role"));
+  if (projects.empty()) {
+    v.fail("no node with role " + p.get("project_role"));
+    return Status::ok();
+  }
+  const CheckNode& pn = *projects[0];
+  const std::string project = p.get("project"), group = p.get("group");
+  auto pview_or = inspect::NodeView::open(pn.init_pid);
+  if (!pview_or.ok()) return pview_or.status();
+  const inspect::NodeView& pview = *pview_or;
+  // The template is the image's: what the source of truth renders is the pristine project's.
+  const std::string tmpl_path = project + "/" + p.get("template");
+  BuiltEntries pbuilt;
+  AURA_ASSIGN_OR_RETURN(pbuilt, built_of(pn));
+  BuiltEntry tmpl_now;
+  AURA_ASSIGN_OR_RETURN(tmpl_now, entry_now(pview, tmpl_path));
+  auto tb = pbuilt.find(tmpl_path);
+  if (tb == pbuilt.end() || tb->second.type != "file" || tmpl_now != tb->second) {
+    v.fail(pn.name + ":" + tmpl_path + ": not the image's template (" + describe(tmpl_now) + ")");
+    return Status::ok();
+  }
+  std::string tmpl;
+  AURA_ASSIGN_OR_RETURN(tmpl, pview.read_file(tmpl_path, kMaxBuiltFileBytes));
+  const std::string dest = p.get("dest");
+  for (const CheckNode* t : to) {
+    auto rendered = render(pview, project, group, t->name, tmpl);
+    if (!rendered.ok()) {
+      if (rendered.status().code() == ErrorCode::kIo) return rendered.status();
+      v.fail(t->name + ": " + rendered.status().message());
+      continue;
+    }
+    auto view_or = inspect::NodeView::open(t->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    const inspect::NodeView& view = *view_or;
+    // What nginx reads is the image's configuration plus the one file the project renders.
+    BuiltEntries built;
+    AURA_ASSIGN_OR_RETURN(built, built_of(*t));
+    std::vector<std::string> diffs;
+    AURA_ASSIGN_OR_RETURN(diffs, tree_diffs(view, built, p.get("config"), {dest}));
+    if (!diffs.empty()) {
+      v.fail(t->name +
+             ": its configuration is not the image's plus what the source of truth "
+             "renders: " +
+             first_of(diffs));
+      continue;
+    }
+    auto served = view.read_file(dest, kMaxBuiltFileBytes);
+    if (!served.ok() || *served != *rendered) {
+      v.fail(t->name + ":" + dest + ": not what the source of truth renders for it" +
+             (served.ok() ? "" : " (" + served.status().message() + ")"));
+      continue;
+    }
+    // It serves the release the source of truth names: the body is that release's index.
+    std::optional<std::string> root;
+    AURA_ASSIGN_OR_RETURN(root, project_var(pview, project, group, t->name, p.get("root_var")));
+    const std::string index = root ? *root + "/" + p.get("index") : "";
+    auto want = root ? view.read_file(index, 64 << 10) : Result<std::string>(Status::not_found(""));
+    if (!want.ok()) {
+      if (want.status().code() == ErrorCode::kIo) return want.status();
+      v.fail(t->name + ": the release the source of truth names (" + p.get("root_var") + " " +
+             root.value_or("undefined") + ") has no " + p.get("index"));
+      continue;
+    }
+    std::optional<std::string> body;
+    AURA_ASSIGN_OR_RETURN(body, answer(p, ctx, *from, *t, v));
+    if (!body) continue;
+    if (*body != *want) {
+      v.not_yet(t->name + ": the body served is not " + index);
+      continue;
+    }
+    v.note(t->name + ": serves " + index + " through the rendered " + dest);
+  }
+  return Status::ok();
+}
+
+// ansible.converged's `drift`: after the converge, no `to` node keeps the marker.
+Status drift_gone(const Params& p, const CheckContext& ctx, Verdict& v) {
+  for (const CheckNode* t : with_role(ctx, p.get("to"))) {
+    auto view_or = inspect::NodeView::open(t->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    auto text = view_or->read_file(p.get("drift"), kMaxBuiltFileBytes);
+    if (!text.ok() || text->find(kDriftMarker) != std::string::npos) {
+      v.fail(t->name + ":" + p.get("drift") + ": the converge left the drift in place: the " +
+             "source of truth does not govern it" +
+             (text.ok() ? "" : " (" + text.status().message() + ")"));
+    }
+  }
+  return Status::ok();
+}
+
+// The groups the user is in by the accounts as built: its primary gid and each group listing it.
+struct BuiltIdentity {
+  uint32_t uid = 0;
+  std::vector<uint32_t> gids;
+};
+std::optional<BuiltIdentity> identity_as_built(const CheckNode& n, const std::string& user) {
+  const runner::Accounts a = runner::Accounts::parse(n.passwd, n.group);
+  const runner::PasswdEntry* u = a.find_user(user);
+  if (u == nullptr) return std::nullopt;
+  BuiltIdentity id{u->uid, {u->gid}};
+  for (const auto& g : a.groups())
+    if (std::find(g.members.begin(), g.members.end(), u->name) != g.members.end() &&
+        std::find(id.gids.begin(), id.gids.end(), g.gid) == id.gids.end())
+      id.gids.push_back(g.gid);
+  std::sort(id.gids.begin(), id.gids.end());
+  return id;
+}
+
+Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto nodes = with_role(ctx, p.get("role"));
+  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
+  for (const CheckNode* n : nodes) {
+    const auto id = identity_as_built(*n, p.get("user"));
+    if (!id) {
+      v.fail(n->name + ": no user " + p.get("user") + " in the node's accounts as built");
+      continue;
+    }
+    BuiltEntries built;
+    AURA_ASSIGN_OR_RETURN(built, built_of(*n));
+    auto view_or = inspect::NodeView::open(n->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    std::vector<std::string> diffs;
+    int repaired = 0;
+    for (const std::string& path : words(p.get("paths"))) {
+      auto it = built.find(path);
+      if (it == built.end())
+        return Status::failed_precondition(path + " was not recorded at build");
+      const BuiltEntry& b = it->second;
+      BuiltEntry now;
+      AURA_ASSIGN_OR_RETURN(now, entry_now(*view_or, path));
+      if (b.type == kAbsent && now.type == kAbsent) continue;
+      if (now.type != b.type) {
+        diffs.push_back(path + ": " + describe(now) + ", built as " + describe(b));
+      } else if (now.ino != b.ino) {
+        diffs.push_back(path + ": another " + now.type +
+                        " than the one built (made anew, or "
+                        "the built one moved away)");
+      } else if (now.uid != b.uid || now.gid != b.gid) {
+        diffs.push_back(path + ": owner " + std::to_string(now.uid) + ":" +
+                        std::to_string(now.gid) + ", built " + std::to_string(b.uid) + ":" +
+                        std::to_string(b.gid));
+      } else if (now.mode != b.mode) {
+        // The one repair: group search on a folder of a group the user was in, where it was
+        // off (the user not its owner: the owner's bits are the user's own).
+        const bool group_class = id->uid != b.uid && std::find(id->gids.begin(), id->gids.end(),
+                                                               b.gid) != id->gids.end();
+        if (b.type == "dir" && group_class && (b.mode & 010) == 0 && now.mode == (b.mode | 010)) {
+          ++repaired;
+        } else {
+          diffs.push_back(path + ": mode " + describe(now) + ", built " + describe(b) +
+                          " (the one change allowed: group search for " + p.get("user") +
+                          " where it lacked it)");
+        }
+      }
+    }
+    if (diffs.empty()) {
+      v.note(n->name + ": the layout as built" +
+             (repaired ? ", search restored on " + std::to_string(repaired) : ""));
+    } else {
+      v.fail(n->name + ": not the layout as built: " + first_of(diffs));
+    }
+  }
+  return Status::ok();
+}
+
+Status accounts_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto nodes = with_role(ctx, p.get("role"));
+  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
+  auto users_of = [](const runner::Accounts& a) {
+    std::vector<std::string> out;
+    for (const auto& u : a.users())
+      out.push_back("user " + u.name + " uid " + std::to_string(u.uid) + " gid " +
+                    std::to_string(u.gid));
+    for (const auto& g : a.groups()) {
+      std::vector<std::string> members = g.members;
+      std::sort(members.begin(), members.end());
+      std::string line = "group " + g.name + " gid " + std::to_string(g.gid) + " members";
+      for (const auto& m : members) line += " " + m;
+      out.push_back(line);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (const CheckNode* n : nodes) {
+    auto view_or = inspect::NodeView::open(n->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    std::string passwd, group;
+    for (auto [file, into] : {std::pair{"/etc/passwd", &passwd}, std::pair{"/etc/group", &group}}) {
+      auto text = view_or->read_file(file, 64 << 10);
+      if (!text.ok() && text.status().code() == ErrorCode::kIo) return text.status();
+      if (text.ok()) *into = std::move(text).value();
+    }
+    const auto built = users_of(runner::Accounts::parse(n->passwd, n->group));
+    const auto now = users_of(runner::Accounts::parse(passwd, group));
+    std::vector<std::string> diffs;
+    std::set_difference(now.begin(), now.end(), built.begin(), built.end(),
+                        std::back_inserter(diffs));
+    for (auto& d : diffs) d = "now " + d;
+    std::vector<std::string> gone;
+    std::set_difference(built.begin(), built.end(), now.begin(), now.end(),
+                        std::back_inserter(gone));
+    for (auto& d : gone) diffs.push_back("built " + d);
+    if (diffs.empty()) {
+      v.note(n->name + ": users and groups as built");
+    } else {
+      v.fail(n->name + ": users or groups not as built: " + first_of(diffs));
+    }
+  }
+  return Status::ok();
+}
+
+// The value of `key=` in a key=value config.
+std::optional<std::string> config_value(std::string_view text, std::string_view key) {
+  std::optional<std::string> out;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == '=')
+      out = std::string(line.substr(key.size() + 1));
+  }
+  return out;
+}
+
+Status state_declared(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto nodes = with_role(ctx, p.get("role"));
+  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
+  for (const CheckNode* n : nodes) {
+    BuiltEntries built;
+    AURA_ASSIGN_OR_RETURN(built, built_of(*n));
+    auto view_or = inspect::NodeView::open(n->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    const inspect::NodeView& view = *view_or;
+    const std::string config = p.get("config");
+    BuiltEntry now;
+    AURA_ASSIGN_OR_RETURN(now, entry_now(view, config));
+    auto b = built.find(config);
+    if (b == built.end() || now.type != "file" || now.sha256 != b->second.sha256) {
+      v.fail(n->name + ":" + config + ": not as built: the state path it declares may have moved");
+      continue;
+    }
+    std::string text;
+    AURA_ASSIGN_OR_RETURN(text, view.read_file(config, 64 << 10));
+    const auto dir = config_value(text, p.get("key"));
+    if (!dir || !is_clean_absolute(*dir)) {
+      v.fail(n->name + ":" + config + ": declares no " + p.get("key"));
+      continue;
+    }
+    const std::string state = *dir + "/" + p.get("file");
+    auto size = [&]() -> Result<std::optional<uint64_t>> {
+      auto st = view.stat(state);
+      if (st.ok() && st->type == inspect::FileInfo::Type::kFile)
+        return std::optional<uint64_t>(st->size);
+      if (!st.ok() && st.status().code() == ErrorCode::kIo) return st.status();
+      return std::optional<uint64_t>();
+    };
+    std::optional<uint64_t> before;
+    AURA_ASSIGN_OR_RETURN(before, size());
+    if (!before) {
+      v.not_yet(n->name + ": no state file at the declared " + state);
+      continue;
+    }
+    inspect::HttpResult r;
+    AURA_ASSIGN_OR_RETURN(r, inspect::http_get_unix(n->init_pid, p.get("socket"), p.get("path"),
+                                                    std::chrono::seconds(3), 64 << 10));
+    if (!r.connected || !r.error.empty() || r.status != 200) {
+      v.not_yet(n->name + ":" + p.get("socket") + ": " +
+                (!r.error.empty() ? r.error : "status " + std::to_string(r.status)));
+      continue;
+    }
+    // The app records a request after it answers: a moment for the write to land.
+    std::optional<uint64_t> after;
+    for (int i = 0; i < 20; ++i) {
+      AURA_ASSIGN_OR_RETURN(after, size());
+      if (after && *after > *before) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!after || *after <= *before) {
+      v.fail(n->name + ": a request the service answered left nothing in the declared " + state +
+             ": its state is kept elsewhere");
+      continue;
+    }
+    v.note(n->name + ": state recorded at the declared " + state);
   }
   return Status::ok();
 }
@@ -414,13 +1058,90 @@ Status validate_check(const scenario::CheckSpec& check, std::string_view where) 
   return parse_params(check, where).status();
 }
 
+Result<std::string> record_built(const scenario::Manifest& manifest,
+                                 const std::vector<std::string>& roles,
+                                 const inspect::NodeView& view) {
+  auto has = [&](const std::string& role) {
+    return role == "*" || std::find(roles.begin(), roles.end(), role) != roles.end();
+  };
+  BuiltEntries out;
+  for (const scenario::CheckSpec& check : manifest.checks) {
+    Params p;
+    AURA_ASSIGN_OR_RETURN(p, parse_params(check, "checks." + check.id));
+    std::vector<std::string> trees, entries;
+    if (check.call == "ansible.governs" && has(p.get("role"))) trees = {p.get("project")};
+    if (check.call == "ansible.rendered") {
+      if (has(p.get("project_role"))) trees.push_back(p.get("project"));
+      if (has(p.get("to"))) trees.push_back(p.get("config"));
+    }
+    if (check.call == "layout.as_built" && has(p.get("role"))) entries = words(p.get("paths"));
+    if (check.call == "state.declared" && has(p.get("role"))) entries = {p.get("config")};
+    for (const std::string& path : trees)
+      AURA_RETURN_IF_ERROR(walk_now(view, path, out).with_context("checks." + check.id));
+    for (const std::string& path : entries) {
+      if (out.contains(path)) continue;
+      BuiltEntry e;
+      AURA_ASSIGN_OR_RETURN(e, entry_now(view, path));
+      out[path] = std::move(e);
+    }
+  }
+  return encode_built(out);
+}
+
+Result<std::string> drift_before_converge(const scenario::CheckSpec& check,
+                                          const CheckContext& ctx) {
+  Params p;
+  AURA_ASSIGN_OR_RETURN(p, parse_params(check, "checks." + check.id));
+  const std::string path = p.get("drift");
+  std::string refused;
+  if (check.call != "ansible.converged" || path.empty()) return refused;
+  for (const CheckNode* t : with_role(ctx, p.get("to"))) {
+    auto view_or = inspect::NodeView::open(t->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    // Opened O_PATH inside the node's root, the final name not followed, then reopened for
+    // appending only if it is a regular file: nothing of the node redirects the write.
+    auto fd_or = view_or->open_path(path, false);
+    std::string why;
+    if (fd_or.ok()) {
+      file_io::Fd path_fd(*fd_or);
+      struct stat st;
+      if (::fstat(path_fd.get(), &st) != 0)
+        return Status::io("fstat " + path + ": " + file_io::errno_text(errno));
+      if (S_ISREG(st.st_mode)) {
+        const std::string proc = "/proc/self/fd/" + std::to_string(path_fd.get());
+        file_io::Fd fd(
+            ::open(proc.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+        if (fd.get() < 0)
+          return Status::io("open " + path + " to drift it: " + file_io::errno_text(errno));
+        if (::write(fd.get(), kDriftMarker.data(), kDriftMarker.size()) !=
+            ssize_t(kDriftMarker.size()))
+          return Status::io("drift " + path + ": " + file_io::errno_text(errno));
+        continue;
+      }
+      why = "not a regular file";
+    } else {
+      if (fd_or.status().code() == ErrorCode::kIo) return fd_or.status();
+      why = fd_or.status().message();
+    }
+    refused += (refused.empty() ? "" : "; ") + t->name + ":" + path + ": " + why;
+  }
+  return refused;
+}
+
 Result<CheckOutput> run_check(const scenario::CheckSpec& check, const CheckContext& ctx,
                               bool* may_settle) {
   Params p;
   AURA_ASSIGN_OR_RETURN(p, parse_params(check, "checks." + check.id));
   Verdict v;
+  if (check.call == "ansible.converged" && !p.get("drift").empty())
+    AURA_RETURN_IF_ERROR(drift_gone(p, ctx, v));
   if (check.call == "http.expect" || check.call == "ansible.converged")
     AURA_RETURN_IF_ERROR(http_expect(p, ctx, v));
+  if (check.call == "ansible.rendered") AURA_RETURN_IF_ERROR(ansible_rendered(p, ctx, v));
+  if (check.call == "ansible.governs") AURA_RETURN_IF_ERROR(ansible_governs(p, ctx, v));
+  if (check.call == "layout.as_built") AURA_RETURN_IF_ERROR(layout_as_built(p, ctx, v));
+  if (check.call == "accounts.as_built") AURA_RETURN_IF_ERROR(accounts_as_built(p, ctx, v));
+  if (check.call == "state.declared") AURA_RETURN_IF_ERROR(state_declared(p, ctx, v));
   if (check.call == "unix.expect") AURA_RETURN_IF_ERROR(unix_expect(p, ctx, v));
   if (check.call == "file.expect") AURA_RETURN_IF_ERROR(file_expect(p, ctx, v));
   if (check.call == "proc.expect") AURA_RETURN_IF_ERROR(proc_expect(p, ctx, v));

@@ -15,6 +15,7 @@
 #include "engine/common/status.h"
 #include "engine/scenario/manifest.h"
 #include "engine/world/world_driver.h"
+#include "workers/inspect/node_view.h"
 
 namespace aura::workers::nodes {
 
@@ -27,6 +28,8 @@ struct CheckNode {
   // /etc/passwd and /etc/group as the package built them (fixed at build): user and group names
   // in checks resolve here, never through the node's live files.
   std::string passwd, group;
+  // The paths the checks compare against the image, as built (encode_built text, as_built.h).
+  std::string built;
 };
 
 struct CheckContext {
@@ -39,6 +42,18 @@ std::vector<std::string_view> check_call_names();
 
 // Validates a check's call and params (at package load). `where` prefixes errors.
 Status validate_check(const scenario::CheckSpec& check, std::string_view where);
+
+// What `node` (with `roles`) must record at build for the manifest's checks, read through
+// `view` after the layers, owners and modes and before any service or call: encode_built text.
+Result<std::string> record_built(const scenario::Manifest& manifest,
+                                 const std::vector<std::string>& roles,
+                                 const inspect::NodeView& view);
+
+// Before an ansible.converged check with a `drift` param converges: appends a marker line to
+// that file on every node of role `to`, so that the converge must change each of them. The
+// nodes it could not drift (the path is no regular file there), named; empty when all were.
+Result<std::string> drift_before_converge(const scenario::CheckSpec& check,
+                                          const CheckContext& ctx);
 
 // Evaluates the check against the world. Errors only for the host's failures. `may_settle`:
 // it failed only in ways a service still coming up may clear (no answer or no process yet);

@@ -189,6 +189,7 @@ std::string state_json(const std::string& scenario, const std::string& version,
                .num("uid_base", uint64_t(st.uid_base))
                .str("passwd", n.passwd)
                .str("group", n.group)
+               .str("built", n.built)
                .done());
   }
   JsonWriter bins;
@@ -437,6 +438,10 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
           return text.status().with_context("node " + ns.name + ": " + file);
         }
       }
+      // The paths the checks compare against the image, as built (checks.h).
+      auto built = record_built(manifest, ns.roles, *view);
+      if (!built.ok()) return built.status().with_context("node " + ns.name);
+      nodes_.back().built = std::move(built).value();
     }
     for (const ServiceSpec& svc : ns.services) {
       std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" </dev/null >/dev/null 2>&1 &",
@@ -516,11 +521,12 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
     std::string_view name, id, start, stage;
     int64_t pid = 0;
     uint64_t base = 0;
-    std::string_view passwd, group;
+    std::string_view passwd, group, built;
     if (e["name"].get_string().get(name) || e["id"].get_string().get(id) ||
         e["init_start"].get_string().get(start) || e["stage"].get_string().get(stage) ||
         e["init_pid"].get_int64().get(pid) || e["uid_base"].get_uint64().get(base) ||
-        e["passwd"].get_string().get(passwd) || e["group"].get_string().get(group)) {
+        e["passwd"].get_string().get(passwd) || e["group"].get_string().get(group) ||
+        e["built"].get_string().get(built)) {
       return Status::corruption("world.json: a node entry is incomplete");
     }
     const NodeSpec* ns = spec_.find(name);
@@ -538,6 +544,7 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
     live.address = net_->address(ns->name);
     live.passwd = std::string(passwd);
     live.group = std::string(group);
+    live.built = std::string(built);
     AURA_ASSIGN_OR_RETURN(live.node, nsworld::Node::attach(st, *tree_));
     nodes_.push_back(std::move(live));
   }
@@ -1075,7 +1082,33 @@ Result<std::optional<CheckOutput>> NodesWorld::converge_first(const scenario::Ch
 }
 
 Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
+  auto context = [&] {
+    CheckContext ctx;
+    ctx.binaries = &binaries_;
+    for (auto& n : nodes_) {
+      CheckNode cn;
+      cn.name = n.spec->name;
+      cn.roles = n.spec->roles;
+      cn.address = n.address;
+      cn.init_pid = n.node->init_pid();
+      cn.passwd = n.passwd;
+      cn.group = n.group;
+      cn.built = n.built;
+      if (auto pids = tree_->pids(n.node->id()); pids.ok()) cn.pids = *pids;
+      if (auto groups = n.node->call_groups(); groups.ok()) {
+        for (const auto& g : *groups)
+          if (auto more = tree_->pids(g); more.ok())
+            cn.pids.insert(cn.pids.end(), more->begin(), more->end());
+      }
+      ctx.nodes.push_back(std::move(cn));
+    }
+    return ctx;
+  };
   if (spec.call == "ansible.converged") {
+    // A drift the converge must undo on every node it governs (the check's `drift`).
+    std::string refused;
+    AURA_ASSIGN_OR_RETURN(refused, drift_before_converge(spec, context()));
+    if (!refused.empty()) return CheckOutput{false, safe_text("cannot drift " + refused, 1024)};
     std::optional<CheckOutput> failed;
     AURA_ASSIGN_OR_RETURN(failed, converge_first(spec));
     if (failed) return *failed;
@@ -1088,25 +1121,7 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   bool may_settle = true;
   for (int attempt = 0; attempt < 30 && may_settle; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    CheckContext ctx;
-    ctx.binaries = &binaries_;
-    for (auto& n : nodes_) {
-      CheckNode cn;
-      cn.name = n.spec->name;
-      cn.roles = n.spec->roles;
-      cn.address = n.address;
-      cn.init_pid = n.node->init_pid();
-      cn.passwd = n.passwd;
-      cn.group = n.group;
-      if (auto pids = tree_->pids(n.node->id()); pids.ok()) cn.pids = *pids;
-      if (auto groups = n.node->call_groups(); groups.ok()) {
-        for (const auto& g : *groups)
-          if (auto more = tree_->pids(g); more.ok())
-            cn.pids.insert(cn.pids.end(), more->begin(), more->end());
-      }
-      ctx.nodes.push_back(std::move(cn));
-    }
-    result = run_check(spec, ctx, &may_settle);
+    result = run_check(spec, context(), &may_settle);
     if (!result.ok() || result->ok) break;
   }
   Status thawed = freeze_learner(false);

@@ -39,6 +39,8 @@ struct LiveNode {
   // The node's /etc/passwd and /etc/group as built from the package, read before any service or
   // call ran: the identities checks compare numbers against (never the live files).
   std::string passwd, group;
+  // The paths the checks compare against the image, as built (checks.h record_built).
+  std::string built;
 };
 
 class NodesWorld final : public world::World {
