@@ -246,14 +246,29 @@ TEST_CASE("node: it does not outlive its owner, nor its keeper") {
   auto pids = (*tree)->pids((*a)->id());
   REQUIRE(pids.ok());
   CHECK(pids->size() >= 2);  // the init and the sleep
+  // A call group's daemon too, in a group of its own beside the node's.
+  nsworld::ExecOptions call;
+  call.deadline = kHangGuard;
+  call.confine = nsworld::Confinement::kCall;
+  call.group = "left";
+  call.keep_group = true;
+  r = (*a)->exec({"/bin/sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo started"}, kEnv, call);
+  REQUIRE(r.ok());
+  const std::string left = (*a)->id() + "-left";
+  auto left_pids = (*tree)->pids(left);
+  REQUIRE(left_pids.ok());
+  CHECK(left_pids->size() == 1);
 
-  // The owner ends while the node's group is frozen (as a supervisor killed mid-check leaves
-  // it): its keeper ends the init and thaws the group, and every process of the node dies.
+  // The owner ends while the node's group and its call group are frozen (as a supervisor killed
+  // mid-check leaves them): its keeper ends the init and thaws both groups, and every process
+  // of the node dies.
   REQUIRE((*tree)->freeze((*a)->id()).is_ok());
+  REQUIRE((*tree)->freeze(left).is_ok());
   ::kill(owner, SIGKILL);
   ::waitpid(owner, nullptr, 0);
   CHECK(wait_until([&] { return gone(init_a); }));
   CHECK(wait_until([&] { return (*tree)->pids((*a)->id())->empty(); }));
+  CHECK(wait_until([&] { return (*tree)->pids(left)->empty(); }));
   CHECK_FALSE(gone(init_b));  // another owner's node lives on
 
   // The keeper is killed: the init dies with it (its parent-death signal). The orphaned init

@@ -725,6 +725,51 @@ TEST_CASE(
 
 }  // namespace aura
 
+// A persisted world is meant to be reopened from its data folder; once that folder is gone (a
+// test's temporary lab removed, an operator's rm -r) nothing can reopen it, and nothing of it may
+// stay on the machine: its holder notices and tears it down, and any supervisor's reap ends it at
+// once.
+TEST_CASE("nodes: a persisted world whose data folder is gone is torn down") {
+  Host h;
+  auto persisted_in = [&](const fs::path& state) {
+    fs::create_directories(state);
+    pid_t pid = testing::spawn_self_case(
+        "nodes child: build a world and exit",
+        {"AURA_N0_WORK=" + (state / "world").string(), "AURA_N0_STATE=" + state.string(),
+         "AURA_N0_PACKAGE=" + h.package.string(), "AURA_N0_PERSIST=1"});
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    std::vector<std::string> names = unreleased(state);
+    REQUIRE(names.size() > 4);
+    return names;
+  };
+  auto all_gone = [](const std::vector<std::string>& names) {
+    return std::none_of(names.begin(), names.end(),
+                        [](const std::string& p) { return fs::exists(p); });
+  };
+  // Its holder checks every 2 s; the teardown takes under a second here. Hang guard: 60 s.
+  const fs::path alone = h.dir / "alone";
+  const auto names = persisted_in(alone);
+  fs::remove_all(alone);
+  for (int i = 0; i < 3000 && !(unreleased(alone).empty() && all_gone(names)); ++i)
+    ::usleep(20'000);
+  CHECK(unreleased(alone).empty());
+  CHECK(all_gone(names));
+
+  // A reap does not wait for the holder: it ends it, then removes every name.
+  const fs::path reaped = h.dir / "reaped";
+  const auto more = persisted_in(reaped);
+  fs::remove_all(reaped);
+  auto r = sandbox::reap_orphans();
+  REQUIRE(r.ok());
+  CHECK(r->failures.empty());
+  CHECK(unreleased(reaped).empty());
+  CHECK(all_gone(more));
+  REQUIRE(workers::nodes::sweep_stage().is_ok());
+}
+
 TEST_CASE("nodes build: mounts and the override selectors parse; bad ones are refused by name") {
   using aura::workers::nodes::parse_build;
   const std::string node = R"({"name":"ctl","roles":["control"],"layers":["worlds/c"])";

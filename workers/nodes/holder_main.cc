@@ -5,7 +5,8 @@
 // live world, reopened by later commands) and the holder waits for destroy() to end it. The pipe
 // closing without 'P' means the creator is gone, however it ended (SIGKILL included): the holder
 // tears the world down -- every process, cgroup, network namespace, stage folder and uid range
-// recorded under its owner token -- and exits. The node keepers watch this process (a pidfd), so
+// recorded under its owner token -- and exits. So does a persisted world's holder once the world's
+// data folder is gone. The node keepers watch this process (a pidfd), so
 // a holder that is itself killed still takes the nodes' processes with it; the names it could not
 // remove are left to the next reap (sandbox::reap, reap_orphans). Design: docs/WORLDS.md.
 #include <signal.h>
@@ -16,6 +17,10 @@
 #include <string>
 
 #include "workers/sandbox/registry.h"
+
+namespace {
+constexpr unsigned kPersistCheckSeconds = 2;
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2 || argv[1][0] != '/') {
@@ -33,8 +38,11 @@ int main(int argc, char** argv) {
     if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
   }
   ::close(3);
+  // A persisted world lives until destroy() tears it down and SIGKILLs this process, or until its
+  // data folder is gone (a test's temporary lab removed, an operator's rm -r): nothing can reopen
+  // it then, so the holder tears it down as if its creator had ended.
   if (persist) {
-    for (;;) ::pause();  // destroy() tears the world down, then SIGKILLs this process
+    while (::access(argv[1], F_OK) == 0) ::sleep(kPersistCheckSeconds);
   }
   auto report = aura::sandbox::reap_owner(argv[1], aura::sandbox::Registry::self_owner());
   if (!report.ok()) {

@@ -1,5 +1,6 @@
 #include "workers/nsworld/node.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
@@ -180,16 +181,24 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
 
   // What the keeper writes to thaw the node's group after it kills the init: a supervisor killed
   // while the group was frozen (a check, a kill_all) leaves its processes unable to die.
-  std::string thaw_file, thaw_text;
+  // So are its call groups and its quarantine group (`<id>-*` beside it), which checks freeze:
+  // the keeper thaws each of them too, found with getdents64 on a descriptor (nothing that may
+  // allocate in a fork of a threaded process).
+  std::string thaw_file, thaw_text, thaw_dir, thaw_leaf;
   for (const fs::path& p : tree.paths(n->id_)) {
     if (tree.version() == sandbox::CgroupVersion::kV2) {
-      thaw_file = (p / "cgroup.freeze").string();
+      thaw_leaf = "cgroup.freeze";
       thaw_text = "0";
     } else if (p.string().find("/freezer/") != std::string::npos) {
-      thaw_file = (p / "freezer.state").string();
+      thaw_leaf = "freezer.state";
       thaw_text = "THAWED";
+    } else {
+      continue;
     }
+    thaw_file = (p / thaw_leaf).string();
+    thaw_dir = p.parent_path().string();
   }
+  const std::string thaw_prefix = n->id_ + "-";
 
   int netfd = -1;
   if (!o.netns.empty()) {
@@ -263,13 +272,30 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
       if (fds[1].revents != 0) break;  // the init ended
       if (fds[0].revents != 0) {       // the owner ended first
         ::kill(pid, SIGKILL);
-        if (!thaw_file.empty()) {
-          const int t = ::open(thaw_file.c_str(), O_WRONLY | O_CLOEXEC);
+        auto thaw_at = [&](int dir, const char* leaf) {
+          const int t = ::openat(dir, leaf, O_WRONLY | O_CLOEXEC);
           if (t >= 0) {
             [[maybe_unused]] ssize_t w2 = ::write(t, thaw_text.data(), thaw_text.size());
             ::close(t);
           }
+        };
+        if (!thaw_file.empty()) thaw_at(AT_FDCWD, thaw_file.c_str());
+        const int dir =
+            thaw_dir.empty() ? -1 : ::open(thaw_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        alignas(8) char ents[4096];
+        long got = 0;
+        while (dir >= 0 && (got = ::syscall(SYS_getdents64, dir, ents, sizeof ents)) > 0) {
+          for (long off = 0; off < got;) {
+            const auto* e = reinterpret_cast<const dirent64*>(ents + off);
+            off += e->d_reclen;
+            if (std::strncmp(e->d_name, thaw_prefix.c_str(), thaw_prefix.size()) != 0) continue;
+            const int group = ::openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (group < 0) continue;
+            thaw_at(group, thaw_leaf.c_str());
+            ::close(group);
+          }
         }
+        if (dir >= 0) ::close(dir);
         break;
       }
     }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -288,6 +289,16 @@ Result<ReapReport> reap_file(const fs::path& file,
 
 bool dead_owner(const RegistryEntry& e) { return !Registry::owner_alive(e.owner); }
 
+// SIGKILLs the process `owner` names ("pid.starttime") if it is still that process, and waits up
+// to a second for it to be gone (a zombie counts as gone).
+void end_owner(const std::string& owner) {
+  if (!Registry::owner_alive(owner)) return;
+  pid_t pid = 0;
+  std::from_chars(owner.data(), owner.data() + owner.find('.'), pid);
+  if (pid <= 1 || ::kill(pid, SIGKILL) != 0) return;
+  for (int i = 0; i < 100 && Registry::owner_alive(owner); ++i) ::usleep(10'000);
+}
+
 void add(ReapReport& into, const ReapReport& r) {
   into.runs_reaped += r.runs_reaped;
   into.paths_removed += r.paths_removed;
@@ -319,6 +330,12 @@ Result<ReapReport> reap_orphans() {
     if (!first.starts_with(kHeader)) continue;
     const fs::path state_dir = first.substr(kHeader.size());
     if (fs::exists(state_dir)) continue;
+    // Nothing can reopen a world whose data folder is gone: a live owner (a persisted world's
+    // holder, which ends itself within seconds of noticing) is ended now.
+    if (auto entries = Registry(state_dir).entries(); entries.ok()) {
+      for (const RegistryEntry& e : *entries)
+        if (!e.released) end_owner(e.owner);
+    }
     auto r = reap_file(entry.path(), dead_owner, true);
     if (!r.ok()) return r.status().with_context(entry.path().string());
     add(report, *r);
