@@ -12,6 +12,8 @@ import hashlib, json, os, shutil, subprocess, sys
 
 PKG = "scenarios/o1-fleet-drift"
 PROJECT = "/srv/ansible"
+SITE_CONF = "/etc/nginx/conf.d/site.conf"  # what the role's template renders on each web node
+
 # What each service keeps of the node root's capabilities (docs/SANDBOX.md). nginx binds port 80,
 # makes its temporary folders for its workers and switches to them; sshd separates privileges
 # (chroot, setuid) and its sessions run the converge's modules, which write and chown files.
@@ -319,9 +321,19 @@ def main():
                   "description": "which node: {\"role\":\"control\"}, {\"role\":\"web\"}, "
                                  "{\"selector\":\"stale-app-root-nodes\"} or {\"literal\":NAME}"}
 
-    def path_param(prefixes):
-        return {"type": "path", "prefixes": prefixes, "max_bytes": 256,
-                "description": "an absolute path in the world"}
+    def path_param(prefixes, excludes=None):
+        p = {"type": "path", "prefixes": prefixes, "max_bytes": 256,
+             "description": "an absolute path in the world"}
+        if excludes:
+            p["excludes"] = excludes
+            p["description"] += " (not under " + ", ".join(excludes) + ": the source of truth " \
+                                "changes only through vars.set and vars.unset)"
+        return p
+
+    # What governs the fleet is the Ansible project: a hand edit may change a node, never it.
+    by_hand = path_param(["/etc/nginx/", "/srv/", "/var/www/"], [PROJECT + "/"])
+    # The vars ops change the source of truth's own variables, nothing Ansible runs by.
+    vars_key = {"type": "string", "max_bytes": 64, "enum": ["app_root", "site_port"]}
 
     vars_path = {"type": "target", "target_kind": "path",
                  "description": "a vars file of the Ansible project in the control node: "
@@ -353,20 +365,18 @@ def main():
     ]
     actions = [
         {"call": "vars.set", "summary": "set a variable in an Ansible vars file",
-         "params": {"node": node_param, "path": vars_path,
-                    "key": {"type": "string", "max_bytes": 64},
+         "params": {"node": node_param, "path": vars_path, "key": vars_key,
                     "value": {"type": "string", "max_bytes": 256}}},
         {"call": "vars.unset", "summary": "remove a variable from an Ansible vars file",
-         "params": {"node": node_param, "path": vars_path,
-                    "key": {"type": "string", "max_bytes": 64}}},
+         "params": {"node": node_param, "path": vars_path, "key": vars_key}},
         {"call": "ansible.run", "summary": "converge: ansible-playbook site.yml in the control node",
          "params": {"node": node_param}},
         {"call": "file.write", "summary": "write a file on a node (by hand)",
-         "params": {"node": node_param, "path": path_param(["/etc/nginx/", "/srv/", "/var/www/"]),
+         "params": {"node": node_param, "path": by_hand,
                     "content": {"type": "string", "max_bytes": 4096},
                     "mode": {"type": "mode", "required": False}}},
         {"call": "file.replace", "summary": "replace one occurrence of a text in a file (by hand)",
-         "params": {"node": node_param, "path": path_param(["/etc/nginx/", "/srv/", "/var/www/"]),
+         "params": {"node": node_param, "path": by_hand,
                     "old": {"type": "string", "max_bytes": 1024},
                     "new": {"type": "string", "max_bytes": 1024}}},
         {"call": "nginx.reload", "summary": "nginx -s reload on a node", "params": {"node": node_param}},
@@ -385,9 +395,28 @@ def main():
          "params": {"from": "control", "to": "canary", "port": 80, "path": "/",
                     "expect_status": 200, "expect_text": CANARY_TEXT, "listener_exe": "/usr/sbin/nginx"}},
         {"id": "converge-holds", "kind": "invariant",
-         "description": "after the fleet's next scheduled converge (ansible-playbook site.yml), "
-                        "every web node still serves the site: the fix lives in the source of truth",
-         "call": "ansible.converged", "params": fleet},
+         "description": "the fleet's next scheduled converge (ansible-playbook site.yml), after the "
+                        "lab drifts every web node's server block, puts each back, and every web "
+                        "node still serves the site: the fix lives in the source of truth",
+         "call": "ansible.converged", "params": dict(fleet, drift=SITE_CONF)},
+        {"id": "served-as-rendered", "kind": "invariant",
+         "description": "every web node serves the release the source of truth names, through the "
+                        "configuration it renders: its nginx configuration is the image's plus the "
+                        "server block the image's template renders from the current vars, and what "
+                        "it serves is the index of the app_root those vars name",
+         "call": "ansible.rendered",
+         "params": {"from": "control", "to": "web", "port": 80, "path": "/", "expect_status": 200,
+                    "listener_exe": "/usr/sbin/nginx", "project_role": "control",
+                    "project": PROJECT, "template": "roles/site/templates/site.conf.j2",
+                    "dest": SITE_CONF, "config": "/etc/nginx", "group": "web",
+                    "root_var": "app_root", "index": "index.html"}},
+        {"id": "source-governs", "kind": "invariant",
+         "description": "the source of truth still governs every web node: the Ansible project is "
+                        "as the image built it but for its vars' values, its vars set only "
+                        "app_root and site_port, and every web node is in the inventory's web group",
+         "call": "ansible.governs",
+         "params": {"role": "control", "project": PROJECT, "inventory": "inventory.ini",
+                    "group": "web", "hosts_role": "web", "vars_keys": "app_root site_port"}},
     ]
     gold_ir = {
         "v": 1, "hypothesis": "stale-override",
