@@ -90,7 +90,7 @@ struct ExecOptions {
   // read before main. It gets the node's namespaces and root, and a join spec (the confinement's
   // capabilities and seccomp filter), at fixed descriptors (workers/nsworld/join.h) and joins the
   // node itself first thing (nsworld::join_node), with `env` plus AURA_NODE_JOIN=1. Requires a
-  // filtered confinement (kRunner or kCall).
+  // filtered confinement (not kNodeRoot).
   bool host_program = false;
 };
 
