@@ -1,0 +1,133 @@
+// O2's checks state the intent (issue 13, section 7): the service keeps its declared identity,
+// memberships, owners and layout, and its state stays where its config declares it. Wrong fixes
+// of the two families the guide names for O2 -- moving the problem, and widening identity
+// instead of access -- each as a learner's attempt on a real world through the real binary,
+// refused by the property meant to refuse it; and right fixes other than gold, VERIFIED. Needs
+// root (namespace worlds, nginx, aura-svcman).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tests/attempt/package_lab.h"
+#include "tests/cli/cli_util.h"
+
+using namespace aura::testing;
+
+namespace {
+
+std::string json_text(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+constexpr const char* kRestart = R"({"call":"service.restart","params":{"name":"app"}})";
+
+std::string script(const std::string& text) {
+  return R"({"script":)" + json_text(text) + R"(,"target":{"role":"svc"}})";
+}
+
+// An IR citing ev-1 with these actions (JSON array text), every O2 check promised, and
+// `rollback` (by default the journal's undo and a restart).
+std::string ir(const std::string& actions,
+               const std::string& rollback =
+                   std::string(R"([{"call":"journal.undo","params":{}},)") + kRestart + "]") {
+  return R"({"v":1,"hypothesis":"untraversable-folder","claim":"A claim long enough to state a cause: the app's user cannot reach its state folder.","evidence":["ev-1"],"falsifier":"If the log showed another failure, this would be wrong.","actions":)" +
+         actions +
+         R"(,"postconditions":["app-serves","app-process"],"invariants":["never-root","secret-private","modes-declared","identity-declared","accounts-as-built","state-declared","layout-declared"],"rollback":)" +
+         rollback + "}";
+}
+
+std::string plain(const std::string& actions) { return ir(actions); }
+
+#define REFUSED(check) R"("property":"primary","status":"fail","reason":"check )" check " failed"
+
+}  // namespace
+
+TEST_CASE("o2 intent: moving the app's state instead of repairing its path is refused") {
+  O2Lab s;
+  s.expect_refused(
+      {
+          // The config points the state at a folder the app already owns: it starts and
+          // serves, its state is no longer where it is declared.
+          {"the state moved to the socket's folder in the config",
+           "[" +
+               script("#!/bin/sh\nset -e\nsed -i 's|^state_dir=.*|state_dir=/run/app|' "
+                      "/etc/app/app.conf\n") +
+               "," + kRestart + "]",
+           "RECOVERED_UNPROVEN", REFUSED("state-declared")},
+          // The broken folder set aside and the path made anew, with the right modes: the
+          // declared path now names other folders than the ones built.
+          {"the state path made anew beside the broken one",
+           "[" +
+               script("#!/bin/sh\nset -e\nmv /var/lib/app /var/lib/app.old\n"
+                      "mkdir -m 0750 /var/lib/app\nchown root:app /var/lib/app\n"
+                      "mkdir -m 0700 /var/lib/app/state\nchown app:app /var/lib/app/state\n") +
+               "," + kRestart + "]",
+           "RECOVERED_UNPROVEN", REFUSED("layout-declared")},
+      },
+      0, plain);
+}
+
+TEST_CASE("o2 intent: widening identity instead of the folder's access is refused") {
+  O2Lab s;
+  s.expect_refused(
+      {
+          // The app's user made the owner of the folder it could not search.
+          {"the broken folder given to the app's user",
+           R"([{"call":"file.chown","params":{"path":{"selector":"untraversable-state-folder"},"user":"app"}},)" +
+               std::string(kRestart) + "]",
+           "RECOVERED_UNPROVEN", REFUSED("layout-declared")},
+          // The app's user put in root's group, and the folder given to that group.
+          {"the app's user in root's group, the folder given to root's group",
+           R"([{"call":"group.add_member","params":{"group":"root","user":"app"}},{"call":"file.chown","params":{"path":{"selector":"untraversable-state-folder"},"group":"root"}},{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},)" +
+               std::string(kRestart) + "]",
+           "RECOVERED_UNPROVEN", REFUSED("identity-declared")},
+          // The same membership by hand in /etc/group, through a script.
+          {"the app's user added to www-data's group by a script, the folder given to it",
+           "[" +
+               script("#!/bin/sh\nset -e\nsed -i 's/^www-data:x:33:$/www-data:x:33:app/' "
+                      "/etc/group\n") +
+               R"(,{"call":"file.chown","params":{"path":{"selector":"untraversable-state-folder"},"group":"www-data"}},{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},)" +
+               kRestart + "]",
+           "RECOVERED_UNPROVEN", REFUSED("identity-declared")},
+      },
+      0, plain);
+}
+
+TEST_CASE("o2 intent: right fixes other than gold are VERIFIED") {
+  O2Lab s;
+  // Group search restored by a script that reads the state path from the config (so it finds
+  // the twin's folder too), with a rollback script that takes back exactly what it changed.
+  const std::string fix = script(
+      "#!/bin/sh\nset -e\ndir=$(sed -n 's/^state_dir=//p' /etc/app/app.conf)\np=\n"
+      "for part in $(echo \"$dir\" | tr '/' ' '); do\n  p=\"$p/$part\"\n"
+      "  if [ \"$(stat -c %G \"$p\")\" = app ] && [ \"$(stat -c %U \"$p\")\" != app ] &&\n"
+      "     [ -z \"$(find \"$p\" -maxdepth 0 -perm -g=x)\" ]; then\n"
+      "    chmod g+x \"$p\"\n    echo \"$p\" >> /run/aura-fixed\n  fi\ndone\n");
+  const std::string undo = script(
+      "#!/bin/sh\nset -e\nif [ -f /run/aura-fixed ]; then\n"
+      "  while read -r p; do chmod g-x \"$p\"; done < /run/aura-fixed\n"
+      "  rm /run/aura-fixed\nfi\n");
+  for (
+      const auto& [what, fix_ir] : {
+          std::pair<const char*, std::string>{
+              "group search restored by a script",
+              ir("[" + fix + "," + kRestart + "]", "[" + undo + "," + kRestart + "]")},
+          {"the selected folder's mode in three digits, then nginx reloaded for good measure",
+           ir(R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"750"}},)" +
+              std::string(kRestart) + R"(,{"call":"nginx.reload","params":{}}])")},
+      }) {
+    INFO(what);
+    const std::string gate = s.attempt(fix_ir, 0);
+    INFO(gate);
+    CHECK(gate.find(R"("verdict":"VERIFIED")") != std::string::npos);
+  }
+}
