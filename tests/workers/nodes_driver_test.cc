@@ -7,6 +7,7 @@
 #include "workers/nodes/nodes_driver.h"
 
 #include <doctest/doctest.h>
+#include <sodium.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -721,6 +722,87 @@ TEST_CASE(
             "symlink \"" + std::string(swapped) + "\" is refused");
     workers::nodes::set_stage_open_hook(nullptr);
   }
+}
+
+TEST_CASE(
+    "nodes: what node root plants -- a preload, a runner, a loader -- never runs as the lab's "
+    "runner, and the tools it starts never hold the token or the writer") {
+  Host h;
+  auto m = manifest();
+  auto d = h.driver();
+  auto w = d->create(h.package, m, "primary", 11, h.dir / "w");
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  world::World& world = **w;
+  world.bind_attempt(kAttempt);
+  scenario::Target web{scenario::Target::Kind::kRole, "web"};
+  auto read = [&](const std::string& path) {
+    auto r = world.probe(
+        call(m, R"({"call":"file.read","params":{"node":{"role":"web"},"path":")" + path + R"("}})",
+             false),
+        65536);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    return *r;
+  };
+
+  // As the learner's script (the node's root): a library in /etc/ld.so.preload that marks every
+  // process it loads in, and a program of its own where the runner used to be.
+  const std::string so = slurp(AURA_PRELOAD_MARKER);
+  REQUIRE(so.size() > 1000);
+  std::string b64(sodium_base64_ENCODED_LEN(so.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
+  sodium_bin2base64(b64.data(), b64.size(), reinterpret_cast<const unsigned char*>(so.data()),
+                    so.size(), sodium_base64_VARIANT_ORIGINAL);
+  b64.resize(b64.find('\0'));
+  auto plant = world.run_script(
+      web, "set -e; echo '" + b64 +
+               "' | base64 -d > /tmp/aura-mark.so; echo /tmp/aura-mark.so > "
+               "/etc/ld.so.preload; mkdir -p /aura/bin; printf '#!/bin/sh\\ntouch "
+               "/tmp/runner-hijacked\\n' > /aura/bin/aura-runner; chmod 755 /aura/bin/aura-runner; "
+               "/bin/true; cat /tmp/aura-preload.log");
+  REQUIRE_MESSAGE(plant.ok(), plant.status().message());
+  INFO(plant->output);
+  REQUIRE(plant->exit_code == 0);
+  // The preload is live in the node: the script's own programs loaded it.
+  CHECK(plant->output.find("exe=/usr/bin/true token=- writer=no") != std::string::npos);
+
+  // The lab's runner still works: a probe, and an action that starts a tool of the node.
+  const world::CallOutput page = web_page(world, m);
+  CHECK(page.exit_code == 0);
+  CHECK(page.output == "n0 world: broken release\n");
+  auto reload =
+      world.act(call(m, R"({"call":"nginx.reload","params":{"node":{"role":"web"}}})", true));
+  REQUIRE_MESSAGE(reload.ok(), reload.status().message());
+  INFO(reload->output);
+  // The runner ran the tool and reported it (the fixture's nginx keeps no pid file, so the tool
+  // itself fails: exit 1, the world's answer).
+  CHECK(reload->output.find("signal process started") != std::string::npos);
+  CHECK(reload->output.ends_with("exit 1\n"));
+
+  // The marks: the tool loaded the planted library (it is a program of the node) but held neither
+  // the token nor the writer; the runner never loaded it, and the planted runner never ran.
+  const world::CallOutput marks = read("/tmp/aura-preload.log");
+  INFO(marks.output);
+  CHECK(marks.exit_code == 0);
+  CHECK(marks.output.find("exe=/usr/sbin/nginx token=- writer=no") != std::string::npos);
+  CHECK(marks.output.find("aura-runner") == std::string::npos);
+  CHECK(marks.output.find("writer=yes") == std::string::npos);
+  std::istringstream lines(marks.output);
+  for (std::string line; std::getline(lines, line);)
+    CHECK_MESSAGE(line.find(" token=- ") != std::string::npos, line);
+  CHECK(read("/tmp/runner-hijacked").exit_code == 1);
+
+  // The node's loader is the image's, owned by no one in the node: its root cannot replace it
+  // (were it replaced, only the node's programs would load it: the runner uses the host's).
+  auto loader = world.run_script(web,
+                                 "l=$(readlink -f /lib64/ld-linux-x86-64.so.2); "
+                                 "cp /bin/true $l.new && mv -f $l.new $l && echo replaced");
+  REQUIRE(loader.ok());
+  INFO(loader->output);
+  CHECK(loader->exit_code != 0);
+  CHECK(loader->output.find("replaced") == std::string::npos);
+  const world::CallOutput again = web_page(world, m);
+  CHECK(again.exit_code == 0);
+
+  REQUIRE(d->destroy(std::move(w).value()).is_ok());
 }
 
 }  // namespace aura
