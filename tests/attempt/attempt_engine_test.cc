@@ -450,3 +450,56 @@ TEST_CASE("attempt: reset rebuilds the live world and sends the attempt back to 
   CHECK_FALSE(e.reset(id, "alice", "").ok());  // a verdict is final
   REQUIRE(e.abandon(early.value(), "alice", "done").is_ok());
 }
+
+TEST_CASE("attempt: ack reads back each action's effect and is refused when it was undone") {
+  EngineLab lab;
+  auto& e = *lab.engine;
+  const std::string id = lab.start_and_probe("gold");
+  REQUIRE(e.submit(id, "alice", lab.judge("gold").ir_json).ok());
+  REQUIRE(e.apply(id, "alice").ok());
+
+  // From the host, between apply and ack, the override the fix removed comes back.
+  const fs::path vars =
+      lab.lab.data() / "worlds" / id / "live" / "root" / "fleet" / "host_vars" / "web2.conf";
+  REQUIRE(fs::exists(vars));
+  const std::string fixed = read_file(vars);
+  CHECK(fixed.find("app_root=") == std::string::npos);
+  write_file(vars, fixed + "app_root=/srv/www/release-1\n");
+
+  attempt::AckResult r;
+  Status s = e.ack(id, "alice", "looks right", &r);
+  REQUIRE_FALSE(s.is_ok());
+  CHECK(s.code() == ErrorCode::kFailedPrecondition);
+  CHECK(s.message().find("ACK failed") != std::string::npos);
+  // The difference is named: the key the action unset is set again, and the converged config
+  // no longer matches its source of truth.
+  CHECK(s.message().find("action 0 (vars.unset): web2: app_root is still set "
+                         "(/srv/www/release-1); requested unset") != std::string::npos);
+  CHECK(s.message().find("action 1 (fleet.converge): web2: /nodes/web2/app.conf does not hold") !=
+        std::string::npos);
+  CHECK_FALSE(r.as_requested);
+  REQUIRE(r.lines.size() == 2);
+  CHECK(r.lines[0].readback.observed.find("app_root=/srv/www/release-1") != std::string::npos);
+  // The readback is recorded, the acknowledgement is not, and the attempt stays in ack.
+  auto ev = lab.log->get(r.readback_seq);
+  REQUIRE(ev.ok());
+  CHECK(ev->type == "ack.readback");
+  CHECK(ev->actor == "supervisor");
+  CHECK(std::string(ev->payload).find(R"("as_requested":false)") != std::string::npos);
+  CHECK(lab.log->head().seq == r.readback_seq);
+  CHECK(e.state(id)->phase == Phase::kAck);
+
+  // Put back as the action left it: the readback holds, and the acknowledgement cites it.
+  write_file(vars, fixed);
+  attempt::AckResult ok;
+  s = e.ack(id, "alice", "", &ok);
+  REQUIRE_MESSAGE(s.is_ok(), s.message());
+  CHECK(ok.as_requested);
+  CHECK(ok.lines[0].readback.observed.find("app_root=(unset)") != std::string::npos);
+  auto acked = lab.log->get(ok.readback_seq + 1);
+  REQUIRE(acked.ok());
+  CHECK(acked->type == "attempt.acknowledged");
+  CHECK(std::string(acked->payload).find(R"("readback":)" + std::to_string(ok.readback_seq)) !=
+        std::string::npos);
+  CHECK(e.state(id)->phase == Phase::kVerify);
+}

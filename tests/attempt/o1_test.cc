@@ -102,6 +102,9 @@ TEST_CASE("o1: a learner's gold fix earns a receipt that replays; the hand edit 
   const fs::path receipt = s.lab / "receipt.json";
   s.ok({"attempt", "receipt", id, "--out", receipt.string()});
   s.ok({"receipt", "verify", receipt.string(), "--replay"});
+  // It binds the programs the worlds ran: the lab's, the web server, the Ansible tree.
+  s.check_bound(receipt, {"/aura/bin/aura-runner", "/aura/bin/aura-svcman", "/usr/sbin/nginx",
+                          "/usr/bin/ansible-playbook", "/usr/lib/python3/dist-packages/ansible/"});
   s.ok({"attempt", "reflect", id, "--text", "remove the stale override and converge"});
 
   // A fresh attempt on the same seed, the bad hand edit: recovered, unproven, no receipt.

@@ -110,6 +110,7 @@ TEST_CASE("o2: a learner's gold fix, command by command, earns a receipt that re
   const fs::path receipt = s.lab / "receipt.json";
   s.ok({"attempt", "receipt", id, "--out", receipt.string()});
   s.ok({"receipt", "verify", receipt.string(), "--replay"});
+  s.check_bound(receipt, {"/aura/bin/aura-runner", "/aura/bin/aura-svcman", "/aura/bin/aura-app"});
   s.ok({"attempt", "reflect", id, "--text", "restore group search on the one folder"});
 
   // A fresh attempt on the same seed with the bad fix (the unit run as root): the live world

@@ -1,9 +1,12 @@
 #include "tests/attempt/package_lab.h"
 
 #include <doctest/doctest.h>
+#include <simdjson.h>
 
 #include <cstdlib>
 #include <filesystem>
+
+#include "engine/crypto/ed25519.h"
 
 namespace aura::testing {
 
@@ -70,6 +73,27 @@ std::string PackageLab::recover_and_gate(const std::string& id, const fs::path& 
   CHECK(r.out.find("the live world recovered") != std::string::npos);
   r = ok({"attempt", "gate", id, "--json"});
   return Json(r.last_line()).str("verdict").value_or("");
+}
+
+std::string PackageLab::check_bound(const fs::path& path,
+                                    const std::vector<std::string>& programs) const {
+  const std::string envelope = read_file(path);
+  simdjson::dom::parser parser;
+  std::string_view payload;
+  REQUIRE(parser.parse(envelope)["payload"].get_string().get(payload) == simdjson::SUCCESS);
+  const auto doc = base64_decode(payload);
+  REQUIRE(doc.has_value());
+  CHECK(doc->starts_with(R"({"v":2,)"));
+  CHECK(doc->find(R"("evidence":[{"id":"ev-1","kind":"probe.output","sha256":")") !=
+        std::string::npos);
+  CHECK(doc->find(R"("lab_build_digest":")") != std::string::npos);
+  CHECK(doc->find(R"("lab_build_digest":")" + std::string(64, '0')) == std::string::npos);
+  CHECK(doc->find(R"("world_images":[{"world":")") != std::string::npos);
+  for (const std::string& program : programs) {
+    CAPTURE(program);
+    CHECK(doc->find("\"" + program + R"(":")") != std::string::npos);
+  }
+  return *doc;
 }
 
 void PackageLab::no_receipt(const std::string& id) const {

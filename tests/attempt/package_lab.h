@@ -47,6 +47,11 @@ class PackageLab {
   std::string recover_and_gate(const std::string& id, const std::filesystem::path& ir_file) const;
   // CHECKs that `attempt receipt` is refused and writes no file.
   void no_receipt(const std::string& id) const;
+  // CHECKs what the receipt in `path` binds of what ran (docs/formats/receipt.md, format 2): the
+  // evidence the IR cites (ev-1), a real lab build digest, the world images, and a digest of
+  // each of `programs` (paths inside the world). Returns its document.
+  std::string check_bound(const std::filesystem::path& path,
+                          const std::vector<std::string>& programs) const;
 
   Lab lab;
   const std::string scenario;

@@ -11,6 +11,7 @@
 #include "engine/crypto/ed25519.h"
 #include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_format.h"
+#include "engine/receipt/world_built.h"
 #include "engine/sign/dsse.h"
 #include "tests/cli/cli_util.h"
 #include "tests/cli/storage_edit.h"
@@ -758,6 +759,20 @@ TEST_CASE("receipt: the test vector of docs/formats/receipt.md") {
       std::string::npos);
   CHECK(r.document.find(
             R"("actions":"c15301f322032abf405f6d818df1ca21ff220696e0b187e418b24e4f0f3fb0be")") !=
+        std::string::npos);
+  // The evidence section, and the image of the layer "fleet" (its lines of the fixture's sums).
+  CHECK(
+      std::string(*raw_member(*members, "evidence", "doc")) ==
+      R"([{"id":"ev-1","kind":"probe.output","sha256":")"
+      R"(d89a4d840f22949fa66ab321208df074b28ccdd4bc1a9eb21cf68adf0bc0f6df","bytes":26,"seq":11}])");
+  CHECK(r.document.find(
+            R"("evidence":"a43d4efacdb6c3a5dd3086d2433c82fc0e19c5931619743f5f4f65dadde8412f")") !=
+        std::string::npos);
+  auto image = image_digest(aura::testing::fixture_sums(), {"fleet"});
+  REQUIRE(image.ok());
+  CHECK(to_hex(*image) == "a1f8a5ab77ad412d625c923b57b601e00e97987d0ac9f8aa0faed892a582e1f6");
+  CHECK(r.document.find(R"({"world":"primary","layers":["fleet"],"sha256":")"
+                        R"(a1f8a5ab77ad412d625c923b57b601e00e97987d0ac9f8aa0faed892a582e1f6"})") !=
         std::string::npos);
 }
 

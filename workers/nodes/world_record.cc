@@ -6,11 +6,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
@@ -149,7 +152,10 @@ Result<world::BuildRecord> NodesWorld::build_record() {
     for (const ServiceSpec& svc : ns.services) {
       r.profile += at + "service." + svc.name + "=";
       for (const std::string& a : svc.argv) r.profile += " " + a;
-      r.profile += "\n";
+      char caps[32];
+      std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)svc.capabilities);
+      r.profile += std::string("\n") + at + "service." + svc.name + ".capabilities=" + caps +
+                   " no_new_privs=1 seccomp=runner\n";
     }
   }
   r.layers.assign(layers.begin(), layers.end());
@@ -337,7 +343,16 @@ Result<world::Readback> NodesWorld::read_back(const scenario::Call& action,
       const std::string* name = string_param(action, "name");
       const std::string status_path =
           std::string(kSvcmanState) + "/" + (name ? *name : "") + ".status";
+      // A manager's restart returns before the service is up: a service still starting is
+      // read again every 100 ms, for up to 3 s, before its state is taken.
       auto text = view.read_file(status_path, 64 << 10);
+      for (int i = 0; i < 30 && text.ok() &&
+                      (text->find(R"("state":"starting")") != std::string::npos ||
+                       text->find(R"("state":"restarting")") != std::string::npos);
+           ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        text = view.read_file(status_path, 64 << 10);
+      }
       if (!text.ok()) {
         if (text.status().code() == ErrorCode::kIo) return text.status();
         rb.observed += where + " " + status_path + " absent\n";
