@@ -805,8 +805,6 @@ TEST_CASE(
   REQUIRE(d->destroy(std::move(w).value()).is_ok());
 }
 
-}  // namespace aura
-
 // A persisted world is meant to be reopened from its data folder; once that folder is gone (a
 // test's temporary lab removed, an operator's rm -r) nothing can reopen it, and nothing of it may
 // stay on the machine: its holder notices and tears it down, and any supervisor's reap ends it at
@@ -851,6 +849,8 @@ TEST_CASE("nodes: a persisted world whose data folder is gone is torn down") {
   CHECK(all_gone(more));
   REQUIRE(workers::nodes::sweep_stage().is_ok());
 }
+
+}  // namespace aura
 
 TEST_CASE("nodes build: mounts and the override selectors parse; bad ones are refused by name") {
   using aura::workers::nodes::parse_build;
