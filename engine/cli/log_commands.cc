@@ -99,6 +99,16 @@ Status check_operator_event(const EventDraft& d) {
                            "\": log append writes only as the actor \"" +
                            std::string(kOperatorActor) + "\"");
   }
+  // The lab's own streams: an attempt's (its receipt binds every event of it) and the lab's
+  // registries (scenarios, capabilities, supervisor).
+  for (std::string_view reserved : {"attempt/", "lab/"}) {
+    if (d.stream.starts_with(reserved)) {
+      return Status::invalid("refused stream \"" + d.stream + "\": streams under " +
+                             std::string(reserved) +
+                             " are written only by the lab itself; use an operator stream such "
+                             "as ops/notes");
+    }
+  }
   return Status::ok();
 }
 
@@ -620,7 +630,8 @@ void register_log_commands(Registry& r) {
          "Only the operator's own events: the type must be operator.NAME and the actor operator.\n"
          "Every other type (engine, supervisor, gate, receipt, runner, attempt, scenario,\n"
          "capabilities) is written only by the lab itself; it, or another actor, is refused with\n"
-         "exit status 2 and nothing is appended.",
+         "exit status 2 and nothing is appended. So is a stream of the lab's own (attempt/...,\n"
+         "lab/...): an attempt's stream is what its receipt binds.",
          {{"stream", "S", "stream name, e.g. ops/notes"},
           {"type", "T", "event type operator.NAME, e.g. operator.note"},
           {"actor", "A", "who: operator (the default, and the only one accepted)"},

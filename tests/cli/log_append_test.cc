@@ -65,7 +65,7 @@ class HeldLock {
 
 TEST_CASE("log append acknowledges with the seq and hash that log head then reports") {
   Lab lab;
-  CliResult r = lab.aura({"log", "append", "--stream", "attempt/1", "--type", "operator.note",
+  CliResult r = lab.aura({"log", "append", "--stream", "ops/1", "--type", "operator.note",
                           "--payload", R"({"a":1})", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   Json a(r.last_line());
@@ -75,7 +75,7 @@ TEST_CASE("log append acknowledges with the seq and hash that log head then repo
   CHECK(head.u64("head_seq") == 1u);
   CHECK(head.str("head_hash") == a.str("hash"));
   CHECK(head.u64("checkpoint_size") == 0u);
-  CHECK(lab.append("attempt/1", "operator.note", "{}") == 2);
+  CHECK(lab.append("ops/1", "operator.note", "{}") == 2);
 }
 
 TEST_CASE("log append rejects a payload that is not JSON, leaving the head unchanged") {
@@ -135,6 +135,21 @@ TEST_CASE("log append refuses any actor but operator with exit status 2, and app
   CliResult r = fresh.aura({"log", "append", "--stream", "s", "--type", "gate.verdict"});
   CHECK(r.exit_code == 2);
   CHECK_FALSE(fs::exists(fresh.data()));
+}
+
+TEST_CASE("log append refuses the lab's own streams with exit status 2, and appends nothing") {
+  Lab lab;
+  lab.append("s", "operator.t", "{}");
+  // An attempt's stream is what its receipt binds; lab/ holds the lab's registries.
+  for (const char* stream : {"attempt/0123456789abcdef", "attempt/", "lab/scenarios",
+                             "lab/capabilities", "lab/supervisor", "lab/x"}) {
+    CAPTURE(stream);
+    check_rejected(lab, {"--stream", stream, "--type", "operator.note"},
+                   "refused stream \"" + std::string(stream) + "\"", 2);
+  }
+  // Names that only look like them are the operator's.
+  CHECK(lab.append("attempts/x", "operator.note", "{}") == 2);
+  CHECK(lab.append("ops/attempt/x", "operator.note", "{}") == 3);
 }
 
 TEST_CASE("log append accepts an operator type under the operator actor, as dump shows") {
@@ -229,7 +244,7 @@ TEST_CASE("log dump prints one JSON object per line, chained, with the payload v
   const std::vector<std::string> payloads = {R"({"a":1})", R"({ "b" : [1, 2] ,"c":"x y"})",
                                              R"({"unicode":"\u00e9é","n":-1.5e3})", "{}"};
   for (size_t i = 0; i < payloads.size(); ++i) {
-    lab.append("attempt/" + std::to_string(i % 2), "operator.t.x", payloads[i]);
+    lab.append("ops/" + std::to_string(i % 2), "operator.t.x", payloads[i]);
   }
   CliResult r = lab.aura({"log", "dump"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
@@ -242,7 +257,7 @@ TEST_CASE("log dump prints one JSON object per line, chained, with the payload v
     REQUIRE(ev.ok());
     CHECK(ev.u64("seq") == i + 1);
     CHECK(ev.str("prev_hash") == prev);
-    CHECK(ev.str("stream") == "attempt/" + std::to_string(i % 2));
+    CHECK(ev.str("stream") == "ops/" + std::to_string(i % 2));
     CHECK(ev.str("type") == "operator.t.x");
     CHECK(ev.str("actor") == "operator");
     CHECK(ev.u64("ts_us").value_or(0) > 0);
@@ -256,18 +271,17 @@ TEST_CASE("log dump prints one JSON object per line, chained, with the payload v
 TEST_CASE("log dump --stream prints only that stream; --from/--to bound the range") {
   Lab lab;
   for (int i = 1; i <= 6; ++i) {
-    lab.append(i % 3 == 0 ? "attempt/b" : "attempt/a", "operator.t",
-               "{\"i\":" + std::to_string(i) + "}");
+    lab.append(i % 3 == 0 ? "ops/b" : "ops/a", "operator.t", "{\"i\":" + std::to_string(i) + "}");
   }
-  CliResult r = lab.aura({"log", "dump", "--stream", "attempt/b"});
+  CliResult r = lab.aura({"log", "dump", "--stream", "ops/b"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   auto lines = r.lines();
   REQUIRE(lines.size() == 2);
   CHECK(Json(lines[0]).u64("seq") == 3u);
   CHECK(Json(lines[1]).u64("seq") == 6u);
-  for (const auto& l : lines) CHECK(Json(l).str("stream") == "attempt/b");
+  for (const auto& l : lines) CHECK(Json(l).str("stream") == "ops/b");
 
-  r = lab.aura({"log", "dump", "--stream", "attempt/a", "--from", "2", "--to", "4"});
+  r = lab.aura({"log", "dump", "--stream", "ops/a", "--from", "2", "--to", "4"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   lines = r.lines();
   REQUIRE(lines.size() == 2);
@@ -276,7 +290,7 @@ TEST_CASE("log dump --stream prints only that stream; --from/--to bound the rang
 
   r = lab.aura({"log", "dump", "--from", "5"});
   CHECK(r.lines().size() == 2);
-  r = lab.aura({"log", "dump", "--stream", "attempt/none"});
+  r = lab.aura({"log", "dump", "--stream", "ops/none"});
   CHECK(r.exit_code == 0);
   CHECK(r.lines().empty());
   r = lab.aura({"log", "dump", "--from", "x"});

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 void append_n(const Lab& lab, int n) {
-  for (int i = 0; i < n; ++i) lab.append("attempt/" + std::to_string(i % 3), "operator.t", "{}");
+  for (int i = 0; i < n; ++i) lab.append("ops/" + std::to_string(i % 3), "operator.t", "{}");
 }
 
 // Writes the stdout of `log prove|consistency ...` to ROOT/name, as `> name` would.

@@ -29,10 +29,10 @@ struct Snapshotted {
     CliResult put = lab.aura({"blob", "put", (lab / "out.txt").string(), "--id", "ev-1"});
     REQUIRE_MESSAGE(put.exit_code == 0, put.describe());
     for (int i = 0; i < 4; ++i)
-      lab.append("attempt/a", "operator.t", "{\"i\":" + std::to_string(i) + "}");
-    lab.append("attempt/b", "operator.probe", R"({"refs":[)" + put.last_line() + "]}");
+      lab.append("ops/a", "operator.t", "{\"i\":" + std::to_string(i) + "}");
+    lab.append("ops/b", "operator.probe", R"({"refs":[)" + put.last_line() + "]}");
     REQUIRE(lab.aura({"log", "checkpoint"}).exit_code == 0);
-    lab.append("attempt/a", "operator.t", "{}");
+    lab.append("ops/a", "operator.t", "{}");
     CliResult s = lab.aura({"log", "snapshot", "--out", snap().string(), "--json"});
     REQUIRE_MESSAGE(s.exit_code == 0, s.describe());
     Json j(s.last_line());
@@ -103,7 +103,7 @@ TEST_CASE("log snapshot then log restore into a new folder: verify passes with t
   CHECK(a.exit_code == 0);
   CHECK(a.out == b.out);
   // The original is untouched and still extends.
-  CHECK(s.lab.append("attempt/a", "operator.t", "{}") == s.head_seq + 1);
+  CHECK(s.lab.append("ops/a", "operator.t", "{}") == s.head_seq + 1);
 }
 
 TEST_CASE("a restored log takes appends with the lab key and keeps verifying") {

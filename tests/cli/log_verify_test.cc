@@ -55,7 +55,7 @@ std::string marker(int i) { return "MARKER" + std::to_string(i) + "-q8z3k1v9w7x2
 // Appends events 1..n, each in its own writer session, with a unique marker in its payload.
 void append_marked(const Lab& lab, int n) {
   for (int i = 1; i <= n; ++i) {
-    REQUIRE(lab.append("attempt/" + std::to_string(i % 2), "operator.probe",
+    REQUIRE(lab.append("ops/" + std::to_string(i % 2), "operator.probe",
                        R"({"i":)" + std::to_string(i) + R"(,"m":")" + marker(i) + "\"}") ==
             uint64_t(i));
   }
