@@ -139,25 +139,26 @@ Result<FileNow> file_now(const inspect::NodeView& view, const std::string& path)
 Result<world::BuildRecord> NodesWorld::build_record() {
   world::BuildRecord r;
   r.profile = nodes_policy_text();
-  std::set<std::string> layers;
+  // The policy is the same for every world of a scenario (the gate's receipt binds one): by
+  // role, not by node name, and without the layers (each world's own, bound by world_images).
+  std::set<std::string> layers, policy;
   for (const LiveNode& n : nodes_) {
     const NodeSpec& ns = *n.spec;
-    const std::string at = "node." + ns.name + ".";
-    for (const std::string& role : ns.roles) r.profile += at + "role=" + role + "\n";
-    for (const std::string& l : ns.layers) {
-      r.profile += at + "layer=" + l + "\n";
-      layers.insert(l);
-    }
-    for (const std::string& m : ns.mounts) r.profile += at + "mount=" + m + "\n";
-    for (const ServiceSpec& svc : ns.services) {
-      r.profile += at + "service." + svc.name + "=";
-      for (const std::string& a : svc.argv) r.profile += " " + a;
-      char caps[32];
-      std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)svc.capabilities);
-      r.profile += std::string("\n") + at + "service." + svc.name + ".capabilities=" + caps +
-                   " no_new_privs=1 seccomp=runner\n";
+    for (const std::string& l : ns.layers) layers.insert(l);
+    for (const std::string& role : ns.roles) {
+      const std::string at = "role." + role + ".";
+      for (const std::string& m : ns.mounts) policy.insert(at + "mount=" + m + "\n");
+      for (const ServiceSpec& svc : ns.services) {
+        std::string line = at + "service." + svc.name + "=";
+        for (const std::string& a : svc.argv) line += " " + a;
+        char caps[32];
+        std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)svc.capabilities);
+        policy.insert(line + "\n" + at + "service." + svc.name + ".capabilities=" + caps +
+                      " no_new_privs=1 seccomp=runner\n");
+      }
     }
   }
+  for (const std::string& line : policy) r.profile += line;
   r.layers.assign(layers.begin(), layers.end());
   // The programs: what the checks and services identify (hashed at build), the lab's own, and
   // the Ansible tree when the world runs it.
@@ -230,6 +231,11 @@ Result<world::Readback> NodesWorld::read_back(const scenario::Call& action,
 
   for (const std::string& r : applied.resolved) {
     auto [node_name, path] = split_resolved(r);
+    // A literal path is not part of what the call resolved (only selectors are): it is the
+    // call's own parameter.
+    if (path.empty()) {
+      if (const std::string* literal = string_param(action, "path")) path = *literal;
+    }
     LiveNode* n = find_node(node_name);
     if (n == nullptr) {
       rb.differences.push_back("node " + node_name + " is not in this world");
