@@ -139,23 +139,22 @@ Result<FileNow> file_now(const inspect::NodeView& view, const std::string& path)
 Result<world::BuildRecord> NodesWorld::build_record() {
   world::BuildRecord r;
   r.profile = nodes_policy_text();
-  // The policy is the same for every world of a scenario (the gate's receipt binds one): by
-  // role, not by node name, and without the layers (each world's own, bound by world_images).
+  // The policy is the same for every world of a scenario (the gate's receipt binds one): what
+  // services run with what confinement and which kernel filesystems nodes mount, as a set --
+  // not by node name or role (a control world adds a canary role) and without the layers (each
+  // world's own, bound by world_images).
   std::set<std::string> layers, policy;
   for (const LiveNode& n : nodes_) {
     const NodeSpec& ns = *n.spec;
     for (const std::string& l : ns.layers) layers.insert(l);
-    for (const std::string& role : ns.roles) {
-      const std::string at = "role." + role + ".";
-      for (const std::string& m : ns.mounts) policy.insert(at + "mount=" + m + "\n");
-      for (const ServiceSpec& svc : ns.services) {
-        std::string line = at + "service." + svc.name + "=";
-        for (const std::string& a : svc.argv) line += " " + a;
-        char caps[32];
-        std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)svc.capabilities);
-        policy.insert(line + "\n" + at + "service." + svc.name + ".capabilities=" + caps +
-                      " no_new_privs=1 seccomp=runner\n");
-      }
+    for (const std::string& m : ns.mounts) policy.insert("mount=" + m + "\n");
+    for (const ServiceSpec& svc : ns.services) {
+      std::string line = "service." + svc.name + "=";
+      for (const std::string& a : svc.argv) line += " " + a;
+      char caps[32];
+      std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)svc.capabilities);
+      policy.insert(line + "\nservice." + svc.name + ".capabilities=" + caps +
+                    " no_new_privs=1 seccomp=runner\n");
     }
   }
   for (const std::string& line : policy) r.profile += line;
