@@ -66,8 +66,7 @@ int worker(Invocation& inv) {
   std::cout << "reaped " << reaped->runs_reaped << " runs or worlds left by an earlier process ("
             << reaped->paths_removed << " names removed)";
   if (reaped->orphan_runs_reaped != 0)
-    std::cout << ", and " << reaped->orphan_runs_reaped
-              << " left by dead processes of labs whose data folder is gone";
+    std::cout << ", and " << reaped->orphan_runs_reaped << " left by dead processes of other labs";
   if (reaped->seq != 0) std::cout << ", recorded as seq " << reaped->seq;
   std::cout << "\n";
   for (const auto& f : reaped->failures) std::cout << "  could not remove: " << f << "\n";

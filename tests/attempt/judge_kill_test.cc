@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -45,50 +46,70 @@ std::string slurp(const fs::path& p) {
   return n < 0 ? std::string() : out;
 }
 
-// The folders a lab's cgroups are made in: `aura/` under this process's cgroup, per hierarchy.
-std::vector<fs::path> cgroup_roots() {
-  std::vector<fs::path> out;
-  std::istringstream in(slurp("/proc/self/cgroup"));
-  for (std::string line; std::getline(in, line);) {
-    const size_t a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const std::string controllers = line.substr(a + 1, b - a - 1);
-    const std::string path = line.substr(b + 1);
-    std::vector<fs::path> mounts;
-    if (controllers.empty()) {
-      mounts = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
-    } else {
-      std::istringstream cs(controllers);
-      for (std::string c; std::getline(cs, c, ',');)
-        mounts.push_back("/sys/fs/cgroup/" + (c.starts_with("name=") ? c.substr(5) : c));
-    }
-    for (const fs::path& m : mounts) out.push_back(m / path.substr(1) / "aura");
-  }
-  return out;
+// The machine's run folder (registries): $AURA_RUN_DIR, else /run/aura, as the lab's.
+fs::path run_dir() {
+  const char* env = std::getenv("AURA_RUN_DIR");
+  return env != nullptr && *env != '\0' ? fs::path(env) : fs::path("/run/aura");
 }
 
-// What of the lab is on the machine: network namespaces, cgroup folders, processes in a lab
-// cgroup, mounts under the lab's folder, and holders of its state folder.
+// Every name this lab's registries ever recorded (the run folder's registries whose state folder
+// is inside the lab's folder), remembered across reads: a holder compacts its registry once its
+// names are gone, and a reap removes an emptied registry. Only this lab's names are looked at, so
+// another lab running on the machine at the same time cannot fail the test.
+struct Names {
+  std::set<std::string> cgroups, netns, dirs;
+
+  void read(const fs::path& lab_root) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(run_dir() / "registry", ec)) {
+      std::istringstream in(slurp(e.path()));
+      std::string line;
+      if (!std::getline(in, line) || !line.starts_with("# state_dir ") ||
+          !fs::path(line.substr(12)).string().starts_with(lab_root.string()))
+        continue;
+      while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string op, owner, run_id, kind, path;
+        if (!(f >> op >> owner >> run_id >> kind) || op != "+") continue;
+        std::getline(f >> std::ws, path);
+        (kind == "cgroup" ? cgroups : kind == "netns" ? netns : dirs).insert(path);
+      }
+    }
+  }
+};
+
+// What of the lab is on the machine: its recorded names that still exist, processes in one of its
+// cgroups, mounts of its namespaces or inside its folder, and holders of its state folder.
 struct Traces {
   std::set<std::string> netns, cgroups, processes, mounts, holders;
 
-  static Traces now(const fs::path& lab_root) {
+  static Traces now(const fs::path& lab_root, Names& names) {
+    names.read(lab_root);
     Traces t;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/run/netns", ec))
-      if (e.path().filename().string().starts_with("aura-")) t.netns.insert(e.path().string());
-    for (const fs::path& root : cgroup_roots()) {
-      for (const auto& e : fs::directory_iterator(root, ec))
-        if (e.is_directory()) t.cgroups.insert(e.path().string());
+    std::set<std::string> groups;  // "/<leaf>" of each cgroup, as /proc/<pid>/cgroup names it
+    for (const std::string& c : names.cgroups) {
+      if (fs::exists(c)) t.cgroups.insert(c);
+      groups.insert("/aura/" + fs::path(c).filename().string());
     }
+    for (const std::string& n : names.netns)
+      if (fs::exists(n)) t.netns.insert(n);
+    for (const std::string& d : names.dirs)
+      if (fs::exists(d)) t.cgroups.insert("folder " + d);
+    std::error_code ec;
     for (const auto& e : fs::directory_iterator("/proc", ec)) {
       const std::string pid = e.path().filename().string();
       if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
       const std::string stat = slurp(e.path() / "stat");
       const size_t close = stat.rfind(')');
       if (close == std::string::npos || stat.substr(close + 2, 1) == "Z") continue;
-      if (slurp(e.path() / "cgroup").find("/aura/") != std::string::npos)
-        t.processes.insert(pid + " " + slurp(e.path() / "comm"));
+      std::istringstream cg(slurp(e.path() / "cgroup"));
+      for (std::string line; std::getline(cg, line);) {
+        const size_t at = line.find("/aura/");
+        if (at != std::string::npos && groups.contains(line.substr(at))) {
+          t.processes.insert(pid + " " + slurp(e.path() / "comm"));
+          break;
+        }
+      }
       std::string cmd = slurp(e.path() / "cmdline");
       for (char& c : cmd)
         if (c == '\0') c = ' ';
@@ -96,26 +117,15 @@ struct Traces {
         t.holders.insert(pid);
     }
     std::istringstream mi(slurp("/proc/self/mountinfo"));
-    for (std::string line; std::getline(mi, line);)
-      if (line.find(lab_root.string()) != std::string::npos) t.mounts.insert(line);
+    for (std::string line; std::getline(mi, line);) {
+      bool ours = line.find(lab_root.string()) != std::string::npos;
+      for (const std::string& n : names.netns)
+        ours = ours || line.find(n + " ") != std::string::npos;
+      if (ours) t.mounts.insert(line);
+    }
     return t;
   }
 
-  // What is here now and was not in `before`.
-  Traces added_since(const Traces& before) const {
-    Traces d;
-    auto diff = [](const std::set<std::string>& a, const std::set<std::string>& b,
-                   std::set<std::string>& out) {
-      for (const auto& x : a)
-        if (!b.contains(x)) out.insert(x);
-    };
-    diff(netns, before.netns, d.netns);
-    diff(cgroups, before.cgroups, d.cgroups);
-    diff(processes, before.processes, d.processes);
-    diff(mounts, before.mounts, d.mounts);
-    diff(holders, before.holders, d.holders);
-    return d;
-  }
   bool empty() const {
     return netns.empty() && cgroups.empty() && processes.empty() && mounts.empty() &&
            holders.empty();
@@ -147,13 +157,13 @@ bool reap_children() {
 
 // Starts `aura judge O2` in `s`'s lab and returns once its gate runs on fresh worlds: the log
 // holds gate.started and at least two of its holders live (the live world's and a gate world's).
-std::unique_ptr<CliProcess> judge_in_its_gate(const PackageLab& s) {
+std::unique_ptr<CliProcess> judge_in_its_gate(const PackageLab& s, Names& names) {
   auto judge = std::make_unique<CliProcess>(
       std::vector<std::string>{"judge", kO2, "--seed", "0", "--data", s.lab.data().string(),
                                "--keys", s.lab.keys().string()});
   const auto deadline = std::chrono::steady_clock::now() + kReachGate;
   while (std::chrono::steady_clock::now() < deadline) {
-    const Traces t = Traces::now(s.lab.root());
+    const Traces t = Traces::now(s.lab.root(), names);
     if (t.holders.size() >= 2 &&
         s.lab.aura({"log", "tail", "--from", "1"}).out.find("\"gate.started\"") !=
             std::string::npos)
@@ -164,14 +174,14 @@ std::unique_ptr<CliProcess> judge_in_its_gate(const PackageLab& s) {
   return judge;
 }
 
-// Waits (bounded by kTeardown) until nothing added since `before` is left and every child is
-// reaped; the traces still there.
-Traces wait_for_nothing_left(const PackageLab& s, const Traces& before) {
+// Waits (bounded by kTeardown) until nothing of the lab is left and every child is reaped; the
+// traces still there.
+Traces wait_for_nothing_left(const PackageLab& s, Names& names) {
   const auto deadline = std::chrono::steady_clock::now() + kTeardown;
   Traces left;
   for (;;) {
     const bool no_children = reap_children();
-    left = Traces::now(s.lab.root()).added_since(before);
+    left = Traces::now(s.lab.root(), names);
     if ((left.empty() && no_children) || std::chrono::steady_clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -193,16 +203,16 @@ struct Subreaper {
 TEST_CASE("judge killed mid-gate: its holders tear every world down; nothing of it is left") {
   Subreaper subreaper;
   PackageLab s("AURA_O2_PACKAGE", kO2, "untraversable-folder", "{}");
-  const Traces before = Traces::now(s.lab.root());
-  auto judge = judge_in_its_gate(s);
-  const Traces during = Traces::now(s.lab.root()).added_since(before);
+  Names names;
+  auto judge = judge_in_its_gate(s, names);
+  const Traces during = Traces::now(s.lab.root(), names);
   // The gate's worlds are really there: nodes' processes, network namespaces and cgroups.
   CHECK(!during.processes.empty());
   CHECK(!during.netns.empty());
   CHECK(!during.cgroups.empty());
   judge->kill_now();
 
-  const Traces left = wait_for_nothing_left(s, before);
+  const Traces left = wait_for_nothing_left(s, names);
   CHECK_MESSAGE(left.empty(), left.describe());
   CHECK(reap_children());
 }
@@ -212,9 +222,9 @@ TEST_CASE(
     "without the data folder") {
   Subreaper subreaper;
   PackageLab s("AURA_O2_PACKAGE", kO2, "untraversable-folder", "{}");
-  const Traces before = Traces::now(s.lab.root());
-  auto judge = judge_in_its_gate(s);
-  const Traces during = Traces::now(s.lab.root()).added_since(before);
+  Names names;
+  auto judge = judge_in_its_gate(s, names);
+  const Traces during = Traces::now(s.lab.root(), names);
   REQUIRE(!during.holders.empty());
   judge->kill_now();
   for (const std::string& pid : during.holders) ::kill(std::stoi(pid), SIGKILL);
@@ -224,7 +234,7 @@ TEST_CASE(
   Traces left;
   do {
     reap_children();
-    left = Traces::now(s.lab.root()).added_since(before);
+    left = Traces::now(s.lab.root(), names);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   } while ((!left.processes.empty() || !left.holders.empty()) &&
            std::chrono::steady_clock::now() < deadline);
@@ -241,6 +251,6 @@ TEST_CASE(
   Lab other;
   CliResult r = other.ok({"worker", "--json"});
   CHECK(r.last_line().find("\"orphan_runs\":") != std::string::npos);
-  left = wait_for_nothing_left(s, before);
+  left = wait_for_nothing_left(s, names);
   CHECK_MESSAGE(left.empty(), left.describe());
 }

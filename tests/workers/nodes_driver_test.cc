@@ -7,12 +7,14 @@
 #include "workers/nodes/nodes_driver.h"
 
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <sodium.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -847,6 +849,29 @@ TEST_CASE("nodes: a persisted world whose data folder is gone is torn down") {
   CHECK(r->failures.empty());
   CHECK(unreleased(reaped).empty());
   CHECK(all_gone(more));
+
+  // Its holder SIGKILLed and the data folder left (a run killed with everything it started):
+  // the keepers end the nodes, and any supervisor's reap removes the names though the folder
+  // is still there.
+  const fs::path killed = h.dir / "killed";
+  const auto left = persisted_in(killed);
+  auto entries = sandbox::Registry(killed).entries();
+  REQUIRE(entries.ok());
+  REQUIRE_FALSE(entries->empty());
+  const std::string holder = entries->front().owner;
+  pid_t holder_pid = 0;
+  std::from_chars(holder.data(), holder.data() + holder.find('.'), holder_pid);
+  REQUIRE(holder_pid > 1);
+  REQUIRE(::kill(holder_pid, SIGKILL) == 0);
+  for (int i = 0; i < 3000 && sandbox::Registry::owner_alive(holder); ++i) ::usleep(20'000);
+  REQUIRE_FALSE(sandbox::Registry::owner_alive(holder));
+  CHECK_FALSE(all_gone(left));  // nothing tore it down
+  r = sandbox::reap_orphans();
+  REQUIRE(r.ok());
+  CHECK(r->failures.empty());
+  CHECK(unreleased(killed).empty());
+  CHECK(all_gone(left));
+  CHECK(fs::exists(killed));
   REQUIRE(workers::nodes::sweep_stage().is_ok());
 }
 

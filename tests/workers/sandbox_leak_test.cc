@@ -146,4 +146,50 @@ TEST_CASE("sandbox leaks: reap() leaves a live owner's runs alone") {
   CHECK_FALSE(Registry::owner_alive("999999999.1"));
   CHECK_FALSE(Registry::owner_alive(std::to_string(::getpid()) + ".1"));  // pid reused
   CHECK_FALSE(Registry::owner_alive("garbage"));
+  REQUIRE(registry.release("live", ResourceKind::kDir, live_dir).is_ok());
+}
+
+// A run SIGKILLed together with everything it started (a test harness's limit, a session's end)
+// leaves its temporary data folder behind, and no one will reopen that lab: any supervisor's
+// reap_orphans() removes its dead owner's names anyway, and leaves a live owner's alone.
+TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its folder remains") {
+  aura::testing::TempDir dir;
+  const fs::path state = dir.path() / "state";
+  const fs::path dead_dir = state / "runs" / "dead";
+  const fs::path live_dir = state / "runs" / "live";
+  fs::create_directories(dead_dir);
+  fs::create_directories(live_dir);
+  Registry dead(state, "999999999.1");
+  REQUIRE(dead.record("dead", ResourceKind::kDir, dead_dir).is_ok());
+  Registry live(state);
+  REQUIRE(live.record("live", ResourceKind::kDir, live_dir).is_ok());
+
+  auto report = aura::sandbox::reap_orphans();
+  REQUIRE(report.ok());
+  CHECK(report->failures.empty());
+  CHECK(report->runs_reaped >= 1);
+  CHECK_FALSE(fs::exists(dead_dir));
+  CHECK(fs::exists(live_dir));
+  CHECK(fs::exists(state));  // the lab's folder is not the reaper's to remove
+  auto entries = live.entries();
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 1);  // the dead owner's entry compacted away
+  CHECK((*entries)[0].run_id == "live");
+  CHECK(fs::exists(live.file()));  // the registry of a folder that exists stays
+  REQUIRE(live.release("live", ResourceKind::kDir, live_dir).is_ok());
+
+  // Names this very process owns in a lab whose folder is gone: the reaper does not end itself
+  // (nor any live owner but a world holder of that folder).
+  const fs::path gone = dir.path() / "gone";
+  const fs::path mine = dir.path() / "mine";
+  fs::create_directories(mine);
+  Registry own(gone);
+  REQUIRE(own.record("mine", ResourceKind::kDir, mine).is_ok());
+  report = aura::sandbox::reap_orphans();
+  REQUIRE(report.ok());
+  CHECK(fs::exists(mine));
+  REQUIRE(own.release("mine", ResourceKind::kDir, mine).is_ok());
+  report = aura::sandbox::reap_orphans();  // now empty: the registry of the gone folder goes
+  REQUIRE(report.ok());
+  CHECK_FALSE(fs::exists(own.file()));
 }

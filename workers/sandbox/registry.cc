@@ -6,12 +6,14 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -289,14 +291,25 @@ Result<ReapReport> reap_file(const fs::path& file,
 
 bool dead_owner(const RegistryEntry& e) { return !Registry::owner_alive(e.owner); }
 
-// SIGKILLs the process `owner` names ("pid.starttime") if it is still that process, and waits up
-// to a second for it to be gone (a zombie counts as gone).
-void end_owner(const std::string& owner) {
-  if (!Registry::owner_alive(owner)) return;
+// SIGKILLs the process `owner` names ("pid.starttime") if it is still that process and it is a
+// world holder of `state_dir` (its command line is "aura-holder <state_dir>"), and waits up to a
+// second for it to be gone (a zombie counts as gone). Any other live owner (a command still
+// running, this very process) is left alone: its names are reaped once it is dead. The signal
+// goes through a pidfd taken before the checks, so a reused pid is never signalled.
+void end_holder(const std::string& owner, const fs::path& state_dir) {
   pid_t pid = 0;
   std::from_chars(owner.data(), owner.data() + owner.find('.'), pid);
-  if (pid <= 1 || ::kill(pid, SIGKILL) != 0) return;
-  for (int i = 0; i < 100 && Registry::owner_alive(owner); ++i) ::usleep(10'000);
+  if (pid <= 1 || pid == ::getpid()) return;
+  const int pidfd = int(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string holder_of = std::string("aura-holder") + '\0' + state_dir.string() + '\0';
+  if (cmdline == holder_of && Registry::owner_alive(owner) &&
+      ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) == 0) {
+    for (int i = 0; i < 100 && Registry::owner_alive(owner); ++i) ::usleep(10'000);
+  }
+  ::close(pidfd);
 }
 
 void add(ReapReport& into, const ReapReport& r) {
@@ -329,14 +342,17 @@ Result<ReapReport> reap_orphans() {
     std::getline(in, first);
     if (!first.starts_with(kHeader)) continue;
     const fs::path state_dir = first.substr(kHeader.size());
-    if (fs::exists(state_dir)) continue;
-    // Nothing can reopen a world whose data folder is gone: a live owner (a persisted world's
-    // holder, which ends itself within seconds of noticing) is ended now.
-    if (auto entries = Registry(state_dir).entries(); entries.ok()) {
+    const bool folder_gone = !fs::exists(state_dir);
+    // Nothing can reopen a world whose data folder is gone: a live holder of it (a persisted
+    // world's, which ends itself within seconds of noticing) is ended now.
+    if (auto entries = Registry(state_dir).entries(); entries.ok() && folder_gone) {
       for (const RegistryEntry& e : *entries)
-        if (!e.released) end_owner(e.owner);
+        if (!e.released) end_holder(e.owner, state_dir);
     }
-    auto r = reap_file(entry.path(), dead_owner, true);
+    // A dead owner's names are debris whether or not its data folder is still there (a run
+    // killed with everything it started, its temporary folder left behind): the lab's own reap
+    // would remove the same names, but that lab may never be opened again.
+    auto r = reap_file(entry.path(), dead_owner, folder_gone);
     if (!r.ok()) return r.status().with_context(entry.path().string());
     add(report, *r);
   }

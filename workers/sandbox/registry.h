@@ -100,9 +100,11 @@ Result<ReapReport> reap(const std::filesystem::path& state_dir);
 // world it holds when the process that made it is gone.
 Result<ReapReport> reap_owner(const std::filesystem::path& state_dir, const std::string& owner);
 
-// reap() for every registry in run_dir() whose state folder no longer exists (a lab whose data
-// folder was removed while names of a dead process were left); such a registry is removed once
-// nothing is left in it.
+// reap() for every registry in run_dir(), of any lab on the machine: names whose owner is dead
+// are removed even when their data folder is still there (a test or judge SIGKILLed together with
+// its worlds' holders leaves its temporary folder and names that no one would reopen). Where the
+// data folder is gone, live world holders of it are ended first (nothing can reopen their worlds;
+// any other live owner is left alone), and the registry is removed once nothing is left in it.
 Result<ReapReport> reap_orphans();
 
 }  // namespace aura::sandbox

@@ -59,7 +59,7 @@ Result<RunRecord> supervise_run(writer::RunBinding binding, const Launcher& laun
                                 std::chrono::milliseconds deadline);
 
 // What a starting supervisor found and removed of an earlier, dead one (sandbox::reap over
-// `state_dir`), and of dead processes of labs whose data folder is gone (sandbox::reap_orphans),
+// `state_dir`), and of dead processes of other labs on the machine (sandbox::reap_orphans),
 // recorded as one `supervisor.reaped` event (actor supervisor, stream lab/supervisor) when
 // anything was found: runs reaped, paths removed, orphaned runs reaped, failures.
 struct ReapRecord {
