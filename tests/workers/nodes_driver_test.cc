@@ -875,6 +875,87 @@ TEST_CASE("nodes: a persisted world whose data folder is gone is torn down") {
   REQUIRE(workers::nodes::sweep_stage().is_ok());
 }
 
+// What sshd starts for a session runs confined like sshd, whatever a node's root made it start: a
+// script plants /etc/ssh/sshrc (sh runs it for every session) on the web nodes, the converge's
+// sessions from the control node leave a stray program behind on each, and the host's /proc shows
+// it under sshd's filter, no_new_privs and sshd's declared capabilities (never sys_admin or
+// sys_ptrace); a check moves it into the node's quarantine group, frozen while checks run. O1's
+// catalog lets no learner write there; the confinement holds without the catalog. Needs ansible,
+// openssh and nginx.
+TEST_CASE("nodes: what sshd starts for a session is confined like sshd; its strays quarantined") {
+  Host h;
+  const fs::path package = h.dir / ("o1-" + h.dir.path().filename().string().substr(10));
+  fs::copy(AURA_O1_PACKAGE, package, fs::copy_options::recursive);
+  REQUIRE(
+      sign_package(package, NoteSigner("aura.publisher/test", Ed25519KeyPair::generate())).ok());
+  auto m = scenario::parse_manifest(slurp(package / "manifest.json"));
+  REQUIRE_MESSAGE(m.ok(), m.status().message());
+  auto d = h.driver();
+  auto w = d->create(package, *m, "primary", 0, h.dir / "w");
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  world::World& world = **w;
+  world.bind_attempt(kAttempt);
+
+  const scenario::Target webs{scenario::Target::Kind::kRole, "web"};
+  auto plant = world.run_script(
+      webs,
+      "cp /bin/sleep /tmp/ssh-stray && "
+      "printf '(/tmp/ssh-stray 100000 </dev/null >/dev/null 2>&1 &)\\n' > /etc/ssh/sshrc && "
+      "echo planted");
+  REQUIRE_MESSAGE(plant.ok(), plant.status().message());
+  INFO(plant->output);
+  REQUIRE(plant->output.find("planted") != std::string::npos);
+  auto converge =
+      world.act(call(*m, R"({"call":"ansible.run","params":{"node":{"role":"control"}}})", true));
+  REQUIRE_MESSAGE(converge.ok(), converge.status().message());
+
+  // sshd's declared set: chown, dac_override, dac_read_search, fowner, fsetid, kill, setgid,
+  // setuid (0xff), net_bind_service (bit 10), sys_chroot (bit 18).
+  constexpr uint64_t kSshd = 0xffULL | (1ULL << 10) | (1ULL << 18);
+  auto strays = [] {
+    std::vector<std::pair<pid_t, std::string>> out;  // pid, /proc/PID/status + cgroup
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string pid = e.path().filename().string();
+      if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (slurp(e.path() / "comm") != "ssh-stray\n") continue;
+      out.emplace_back(std::stoi(pid), slurp(e.path() / "status") + slurp(e.path() / "cgroup"));
+    }
+    return out;
+  };
+  auto field = [](const std::string& status, const std::string& key) {
+    const size_t at = status.find("\n" + key + ":\t");
+    if (at == std::string::npos) return std::string();
+    const size_t from = at + key.size() + 3;
+    return status.substr(from, status.find('\n', from) - from);
+  };
+  const auto before = strays();
+  REQUIRE_MESSAGE(!before.empty(), "no session ran the planted sshrc: " << converge->output);
+  for (const auto& [pid, status] : before) {
+    INFO(pid << "\n" << status);
+    CHECK(field(status, "Seccomp") == "2");
+    CHECK(field(status, "NoNewPrivs") == "1");
+    const uint64_t eff = std::stoull(field(status, "CapEff"), nullptr, 16);
+    const uint64_t bnd = std::stoull(field(status, "CapBnd"), nullptr, 16);
+    CHECK((eff & ~kSshd) == 0);
+    CHECK(bnd == kSshd);
+  }
+
+  // A check: the strays go to the node's quarantine group first.
+  auto served = world.check(check_of(*m, "fleet-serves"));
+  REQUIRE_MESSAGE(served.ok(), served.status().message());
+  const auto after = strays();
+  CHECK(after.size() == before.size());
+  for (const auto& [pid, status] : after) {
+    INFO(pid << "\n" << status);
+    CHECK(status.find("-q\n") != std::string::npos);
+  }
+
+  REQUIRE(d->destroy(std::move(w).value()).is_ok());
+  CHECK(unreleased(h.host.state_dir).empty());
+  CHECK(strays().empty());
+}
+
 }  // namespace aura
 
 TEST_CASE("nodes build: mounts and the override selectors parse; bad ones are refused by name") {

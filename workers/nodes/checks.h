@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +19,20 @@
 #include "workers/inspect/node_view.h"
 
 namespace aura::workers::nodes {
+
+// How long a node may take to settle (a restarted service to answer and run, a reload's old
+// workers to leave) before a check, an ACK readback or a fingerprint takes it as it is, polled
+// every kSettlePoll. A runaway guard, never a speed bar: a grade must not depend on how fast or
+// busy the machine is. A restarted service answers in well under a second on an idle 2-core
+// machine; a state that settles sooner ends the wait sooner.
+inline constexpr std::chrono::seconds kSettleGuard{30};
+inline constexpr std::chrono::milliseconds kSettlePoll{100};
+// How long a failing check is retried even with the world at rest (no process, pid or listener
+// changing, no managed service starting): enough for a service that shows no motion while it
+// starts on an idle machine; beyond it only motion keeps the check waiting.
+inline constexpr std::chrono::seconds kSettleFloor{3};
+// Where aura-svcman keeps each service's status ("<name>.status", its "state" field).
+inline constexpr std::string_view kSvcmanStateDir = "/run/svcman";
 
 struct CheckNode {
   std::string name;

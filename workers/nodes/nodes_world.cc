@@ -1118,13 +1118,25 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
     if (failed) return *failed;
   }
   AURA_RETURN_IF_ERROR(freeze_learner(true));
-  // A restarted service gets a moment to come up (a manager's restart returns before the
-  // service listens): a check that failed only for want of an answer or a process is retried
-  // every 100 ms for up to 3 s, each time with the node's processes as they are then.
+  // A restarted service gets time to come up (a manager's restart returns before the service
+  // listens, a reload before its new workers answer): a check that failed only for want of an
+  // answer or a process is retried every kSettlePoll, each time with the node's processes as they
+  // are then. Past kSettleFloor it is retried only while the world is in motion, up to
+  // kSettleGuard: a wrong answer from a world at rest is final at once on any machine, and a
+  // service still coming up is waited for however slow the machine.
   Result<CheckOutput> result = Status::io("not evaluated");
   bool may_settle = true;
-  for (int attempt = 0; attempt < 30 && may_settle; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto start = std::chrono::steady_clock::now();
+  std::string last_motion = motion();
+  for (bool first = true; may_settle; first = false) {
+    if (!first) {
+      const auto waited = std::chrono::steady_clock::now() - start;
+      if (waited >= kSettleGuard) break;
+      const std::string now = motion();
+      if (waited >= kSettleFloor && now == last_motion && !now.starts_with("starting")) break;
+      last_motion = now;
+      std::this_thread::sleep_for(kSettlePoll);
+    }
     result = run_check(spec, context(), &may_settle);
     if (!result.ok() || result->ok) break;
   }
@@ -1132,6 +1144,33 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   if (!result.ok()) return result.status();
   AURA_RETURN_IF_ERROR(thawed);
   return result;
+}
+
+std::string NodesWorld::motion() {
+  std::string text;
+  bool starting = false;
+  for (auto& n : nodes_) {
+    auto view = inspect::NodeView::open(n.node->init_pid());
+    if (!view.ok()) return "unreadable";
+    auto live = live_state(*n.node, *view);
+    if (!live.ok()) return "unreadable";
+    text += n.spec->name + "\n" + *live;
+    if (auto pids = tree_->pids(n.node->id()); pids.ok()) {
+      for (pid_t pid : *pids) text += std::to_string(pid) + " ";
+    }
+    text += "\n";
+    // A service manager's services still starting (its status files in the node).
+    auto statuses = view->list_dir(kSvcmanStateDir, 64);
+    if (!statuses.ok()) continue;
+    for (const auto& [name, info] : *statuses) {
+      if (!name.ends_with(".status")) continue;
+      auto status = view->read_file(std::string(kSvcmanStateDir) + "/" + name, 4096);
+      if (status.ok() && (status->find(R"("state":"starting")") != std::string::npos ||
+                          status->find(R"("state":"restarting")") != std::string::npos))
+        starting = true;
+    }
+  }
+  return (starting ? "starting\n" : "at rest\n") + text;
 }
 
 Result<std::string> NodesWorld::live_state(nsworld::Node& node, const inspect::NodeView& view) {
@@ -1202,13 +1241,14 @@ Result<std::string> NodesWorld::fingerprint() {
         AURA_RETURN_IF_ERROR(fp.add(p + ":entry:" + path, value));
       }
       // Processes and listeners, once they settle: a service restarting or a reload's old
-      // workers leaving are not state (two equal samples 100 ms apart, at most 3 s).
+      // workers leaving are not state (two equal samples kSettlePoll apart, until kSettleGuard).
       std::string live, last;
-      for (int i = 0; i < 30; ++i) {
+      const auto settle_by = std::chrono::steady_clock::now() + kSettleGuard;
+      for (bool first = true;; first = false) {
         AURA_ASSIGN_OR_RETURN(live, live_state(*n.node, view));
-        if (i > 0 && live == last) break;
+        if ((!first && live == last) || std::chrono::steady_clock::now() >= settle_by) break;
         last = live;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::this_thread::sleep_for(kSettlePoll);
       }
       AURA_RETURN_IF_ERROR(fp.add(p + ":live", live));
     }

@@ -101,6 +101,9 @@ class NodesWorld final : public world::World {
   Result<std::optional<world::CheckOutput>> converge_first(const scenario::CheckSpec& spec);
   // The node's processes (comm uid gid, counted) and listeners (with their owners' names).
   Result<std::string> live_state(nsworld::Node& node, const inspect::NodeView& view);
+  // What tells a world in motion from one at rest, as text compared between two moments: every
+  // node's live_state and pids, first line "starting" while a managed service is starting.
+  std::string motion();
   Status write_state() const;
   // binaries_ for the manifest's checks, from `tools` (inside path -> host path of the lab's
   // own programs) and the read-only image (the same path on the host).

@@ -19,6 +19,7 @@
 #include "engine/crypto/sha256.h"
 #include "workers/inspect/exe_identity.h"
 #include "workers/inspect/node_view.h"
+#include "workers/nodes/checks.h"
 #include "workers/nodes/nodes_driver.h"
 #include "workers/nodes/nodes_world.h"
 #include "workers/runner/accounts.h"
@@ -34,7 +35,6 @@ constexpr size_t kReadbackLineBytes = 512;
 // The Ansible program and the Python package it runs, hashed when the world runs Ansible.
 constexpr std::string_view kPlaybookProgram = "/usr/bin/ansible-playbook";
 constexpr std::string_view kAnsiblePackage = "/usr/lib/python3/dist-packages/ansible";
-constexpr std::string_view kSvcmanState = "/run/svcman";  // the runner's default (op.h)
 constexpr size_t kMaxTreeFiles = 20'000;
 
 // SHA-256 of a host file, cached by its identity (device, inode, size, modification time): a
@@ -347,15 +347,16 @@ Result<world::Readback> NodesWorld::read_back(const scenario::Call& action,
     } else if (op == "service.restart" || op == "service.reload") {
       const std::string* name = string_param(action, "name");
       const std::string status_path =
-          std::string(kSvcmanState) + "/" + (name ? *name : "") + ".status";
+          std::string(kSvcmanStateDir) + "/" + (name ? *name : "") + ".status";
       // A manager's restart returns before the service is up: a service still starting is
-      // read again every 100 ms, for up to 3 s, before its state is taken.
+      // read again every kSettlePoll, until kSettleGuard, before its state is taken.
       auto text = view.read_file(status_path, 64 << 10);
-      for (int i = 0; i < 30 && text.ok() &&
-                      (text->find(R"("state":"starting")") != std::string::npos ||
-                       text->find(R"("state":"restarting")") != std::string::npos);
-           ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const auto settle_by = std::chrono::steady_clock::now() + kSettleGuard;
+      while (text.ok() &&
+             (text->find(R"("state":"starting")") != std::string::npos ||
+              text->find(R"("state":"restarting")") != std::string::npos) &&
+             std::chrono::steady_clock::now() < settle_by) {
+        std::this_thread::sleep_for(kSettlePoll);
         text = view.read_file(status_path, 64 << 10);
       }
       if (!text.ok()) {
@@ -376,7 +377,7 @@ Result<world::Readback> NodesWorld::read_back(const scenario::Call& action,
         differ("the service's status does not parse");
         continue;
       }
-      (void)o["restarts"].get_uint64().get(restarts);
+      if (o["restarts"].get_uint64().get(restarts) != simdjson::SUCCESS) restarts = 0;
       rb.observed += where + " service " + *name + " state=" + std::string(state) +
                      " main_pid=" + std::to_string(pid) +
                      " generation=" + std::to_string(restarts) + "\n";

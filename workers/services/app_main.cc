@@ -117,14 +117,18 @@ int main(int argc, char** argv) {
            << "\r\nConnection: close\r\n\r\n"
            << body.str();
       const std::string r = resp.str();
-      (void)::send(c, r.data(), r.size(), MSG_NOSIGNAL);
-      std::ofstream st(state_file, std::ios::app);
-      if (!st) {
-        std::cerr << "aura-app: cannot write state " << state_file << ": " << std::strerror(errno)
-                  << std::endl;
-      } else {
-        st << "served " << served << "\n";
+      // The request is recorded before it is answered: once the answer arrives its record has
+      // landed (the state.declared check reads the state file right after, without waiting).
+      {
+        std::ofstream st(state_file, std::ios::app);
+        if (!st) {
+          std::cerr << "aura-app: cannot write state " << state_file << ": " << std::strerror(errno)
+                    << std::endl;
+        } else {
+          st << "served " << served << "\n";
+        }
       }
+      (void)::send(c, r.data(), r.size(), MSG_NOSIGNAL);
     }
     ::close(c);
   }
