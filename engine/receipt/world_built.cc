@@ -45,6 +45,12 @@ Status add_world_built_members(JsonWriter& j, std::string_view world_id,
                                BlobStore& blobs) {
   const std::string what = "world " + std::string(world_id) + ": build record: ";
   if (record.profile.empty()) return Status::invalid(what + "no sandbox profile");
+  if (!record.package_sums_sha256.empty() && record.package_sums_sha256 != to_hex(sha256(sums))) {
+    return Status::failed_precondition(
+        what + "its files were checked against a SHA256SUMS with SHA-256 " +
+        record.package_sums_sha256 + ", not the verified package's " + to_hex(sha256(sums)) +
+        ": the package changed while the world was built");
+  }
   JsonWriter binaries;
   for (const auto& [path, digest] : record.binaries) {
     if (!is_lower_hex64(digest)) {

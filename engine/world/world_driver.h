@@ -64,6 +64,10 @@ struct BuildRecord {
   // The package folders the world's files come from (relative to the package root, sorted,
   // unique): the world image digest covers the package's SHA256SUMS lines under them.
   std::vector<std::string> layers;
+  // SHA-256 (64 lowercase hex) of the SHA256SUMS bytes the driver checked the world's files
+  // against while it built it; empty for a driver that reads none. It must be the package
+  // digest the engine verified: otherwise the package changed between the two reads.
+  std::string package_sums_sha256;
 };
 
 // What the apply recorded of one action that ran: what its targets resolved to

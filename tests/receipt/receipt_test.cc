@@ -804,3 +804,27 @@ TEST_CASE("receipt: replay fails when the manifest blob no longer parses") {
   CHECK(fails_at(rep, "log"));
   CHECK_MESSAGE(fails_at(rep, "regraded"), describe(rep));
 }
+
+// A world whose driver checked its files against another SHA256SUMS than the package the engine
+// verified (the package changed between the two reads) gets no world.built record.
+TEST_CASE("receipt: a world built from another SHA256SUMS than the verified package is refused") {
+  TestLab lab;
+  world::BuildRecord record;
+  record.profile = testing::fixture_profile();
+  record.layers = {"fleet"};
+  record.package_sums_sha256 = to_hex(sha256(testing::fixture_sums()));
+  JsonWriter ok;
+  const Status same =
+      receipt::add_world_built_members(ok, "primary", record, testing::fixture_sums(), *lab.blobs);
+  CHECK_MESSAGE(same.is_ok(), same.message());
+
+  record.package_sums_sha256 = to_hex(sha256(testing::fixture_sums() + "\n"));
+  JsonWriter bad;
+  const Status other =
+      receipt::add_world_built_members(bad, "primary", record, testing::fixture_sums(), *lab.blobs);
+  CHECK(other.code() == ErrorCode::kFailedPrecondition);
+  CHECK(other.message().find("world primary: build record: its files were checked against a "
+                             "SHA256SUMS with SHA-256 " +
+                             record.package_sums_sha256) != std::string::npos);
+  CHECK(other.message().find("the package changed while the world was built") != std::string::npos);
+}

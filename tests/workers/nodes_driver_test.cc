@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "engine/crypto/ed25519.h"
+#include "engine/crypto/sha256.h"
 #include "engine/package/package.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
@@ -895,6 +896,11 @@ TEST_CASE("nodes: what sshd starts for a session is confined like sshd; its stra
   REQUIRE_MESSAGE(w.ok(), w.status().message());
   world::World& world = **w;
   world.bind_attempt(kAttempt);
+  // The build record names the SHA256SUMS the layers were checked against: the engine refuses a
+  // world whose digest is not the package's it verified.
+  auto record = world.build_record();
+  REQUIRE_MESSAGE(record.ok(), record.status().message());
+  CHECK(record->package_sums_sha256 == to_hex(sha256(slurp(package / "SHA256SUMS"))));
 
   const scenario::Target webs{scenario::Target::Kind::kRole, "web"};
   auto plant = world.run_script(

@@ -340,7 +340,8 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
   for (const NodeSpec& ns : spec_.nodes)
     layers.insert(layers.end(), ns.layers.begin(), ns.layers.end());
   std::map<std::string, std::string> staged;  // layer -> its staged copy
-  AURA_ASSIGN_OR_RETURN(staged, stage_layers(fs::absolute(package_dir), layers, stage_use));
+  AURA_ASSIGN_OR_RETURN(
+      staged, stage_layers(fs::absolute(package_dir), layers, stage_use, &package_sums_sha256_));
 
   std::vector<std::string> names;
   for (const auto& n : spec_.nodes) names.push_back(n.name);

@@ -130,6 +130,8 @@ class NodesWorld final : public world::World {
   // `listener_exe`) and of each service's programs (paths inside a node), hashed from the
   // image on the host at build.
   std::map<std::string, std::string> binaries_;
+  // SHA-256 (hex) of the SHA256SUMS the staged layers were checked against (build_record).
+  std::string package_sums_sha256_;
   bool runs_ansible_ = false;  // the catalog or a check runs the Ansible project
 };
 

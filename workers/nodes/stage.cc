@@ -247,8 +247,13 @@ Status copy_tree(int src_dir, int dst_dir, const std::string& rel, size_t depth,
   return Status::ok();
 }
 
-// SHA256SUMS of the package behind `pkg_fd`, parsed strictly: package path -> digest.
-Result<std::map<std::string, Digest>> read_sums(int pkg_fd) {
+// SHA256SUMS of the package behind `pkg_fd`, parsed strictly (package path -> digest), and the
+// SHA-256 of its bytes.
+struct Sums {
+  std::map<std::string, Digest> files;
+  Digest digest{};
+};
+Result<Sums> read_sums(int pkg_fd) {
   const std::string name(package_format::kSumsFile);
   struct stat st {};
   auto opened = open_path(pkg_fd, name, name, &st);
@@ -278,8 +283,9 @@ Result<std::map<std::string, Digest>> read_sums(int pkg_fd) {
   }
   std::vector<PackageFile> files;
   AURA_ASSIGN_OR_RETURN(files, parse_sha256sums(text));
-  std::map<std::string, Digest> sums;
-  for (const PackageFile& f : files) sums.emplace(f.path, f.sha256);
+  Sums sums;
+  for (const PackageFile& f : files) sums.files.emplace(f.path, f.sha256);
+  sums.digest = sha256(text);
   return sums;
 }
 
@@ -460,7 +466,8 @@ bool others_can_reach(const fs::path& path, const struct stat& st) {
 
 Result<std::map<std::string, std::string>> stage_layers(const fs::path& package_dir,
                                                         const std::vector<std::string>& layers,
-                                                        const StageUse& use) {
+                                                        const StageUse& use,
+                                                        std::string* sums_sha256) {
   const std::string where = "package " + package_dir.string();
   const int raw = ::open(package_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (raw < 0) return Status::not_found(where + ": open: " + errno_text(errno));
@@ -468,8 +475,10 @@ Result<std::map<std::string, std::string>> stage_layers(const fs::path& package_
   std::error_code ec;
   const fs::path real = fs::read_symlink("/proc/self/fd/" + std::to_string(pkg.get()), ec);
   if (ec) return Status::io(where + ": its real path: " + ec.message());
-  auto sums = read_sums(pkg.get());
-  if (!sums.ok()) return sums.status().with_context(where);
+  auto read = read_sums(pkg.get());
+  if (!read.ok()) return read.status().with_context(where);
+  if (sums_sha256 != nullptr) *sums_sha256 = to_hex(read->digest);
+  const std::map<std::string, Digest>* sums = &read->files;
 
   std::map<std::string, std::string> out;
   for (const std::string& layer : layers) {

@@ -49,10 +49,12 @@ struct StageUse {
 // folders 0755, files 0755 when the package's file has its owner's execute bit, else 0644 (the
 // build's `owners` then set the declared owners and modes inside the node). An entry is keyed
 // by the package folder's real path and the layer's SHA256SUMS lines: an unchanged layer is
-// reused while a world uses it.
+// reused while a world uses it. `sums_sha256`, when given, gets the SHA-256 (hex) of the
+// SHA256SUMS bytes the copies were checked against.
 Result<std::map<std::string, std::string>> stage_layers(const std::filesystem::path& package_dir,
                                                         const std::vector<std::string>& layers,
-                                                        const StageUse& use);
+                                                        const StageUse& use,
+                                                        std::string* sums_sha256 = nullptr);
 
 // A lab program (a regular file, not a symlink): `program` itself when the node's uids can reach
 // it (every folder above searchable by others, the file readable by them); else its staged copy

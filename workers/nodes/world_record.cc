@@ -159,6 +159,7 @@ Result<world::BuildRecord> NodesWorld::build_record() {
   }
   for (const std::string& line : policy) r.profile += line;
   r.layers.assign(layers.begin(), layers.end());
+  r.package_sums_sha256 = package_sums_sha256_;
   // The programs: what the checks and services identify (hashed at build), the lab's own, and
   // the Ansible tree when the world runs it.
   r.binaries = binaries_;
