@@ -452,9 +452,10 @@ int setup(Invocation& inv) {
   // 3. Each bundled package: one that already verifies against the trust store is left as it
   //    is. Otherwise it is signed only if its files match the SHA256SUMS it came with
   //    (committed with it), and refused, untouched, naming the first differing file if not:
-  //    signing a change is the operator's explicit 'aura scenario sign'. A package that came
-  //    without a SHA256SUMS is signed as found, and said so. Every signing is recorded
-  //    (scenario.signed) before the package is loaded as `aura scenario load` does.
+  //    signing a change is the operator's explicit 'aura scenario sign'. So is signing a
+  //    package that came without a SHA256SUMS: nothing says it is as published, and it is
+  //    refused, untouched. Every signing is recorded (scenario.signed) before the package is
+  //    loaded as `aura scenario load` does.
   auto w = open_writer(inv);
   if (!w.ok()) return inv.fail(w.status());
   std::vector<Outcome> outcomes;
@@ -474,10 +475,16 @@ int setup(Invocation& inv) {
       continue;
     }
     std::error_code ec;
-    const bool has_sums =
-        fs::symlink_status(dir / std::string(package_format::kSumsFile), ec).type() !=
-        fs::file_type::not_found;
-    auto s = sign_package(dir, publisher->signer, {.only_if_sums_match = has_sums});
+    if (fs::symlink_status(dir / std::string(package_format::kSumsFile), ec).type() ==
+        fs::file_type::not_found) {
+      outcomes.push_back(rejected(
+          dir,
+          "it has no SHA256SUMS, so nothing says its files are as published; not signed (to "
+          "sign it as it is, on purpose: aura scenario sign " +
+              dir.string() + ")"));
+      continue;
+    }
+    auto s = sign_package(dir, publisher->signer, {.only_if_sums_match = true});
     if (!s.ok()) {
       std::string reason = s.status().message();
       if (s.status().code() == ErrorCode::kCorruption) {
@@ -490,12 +497,10 @@ int setup(Invocation& inv) {
       continue;
     }
     ++signed_count;
-    std::cout << "signed   " << s->id << " " << s->version << " (" << dir.string() << "): "
-              << (has_sums ? "its files match its SHA256SUMS"
-                           : "it came without a SHA256SUMS, so it was signed as found")
-              << "\n";
+    std::cout << "signed   " << s->id << " " << s->version << " (" << dir.string()
+              << "): its files match its SHA256SUMS\n";
     Outcome o = load_one(dir, *trust);
-    o.signing = signed_event(dir, *s, publisher->signer, "setup", has_sums);
+    o.signing = signed_event(dir, *s, publisher->signer, "setup", true);
     outcomes.push_back(std::move(o));
   }
   if (Status s = record(*w, outcomes); !s.is_ok()) return inv.fail(s);
@@ -600,8 +605,9 @@ void register_scenario_commands(Registry& r) {
          "already verifies is kept as it is; otherwise it is signed with the publisher key only\n"
          "if its files match the SHA256SUMS committed with it, and refused otherwise, naming the\n"
          "first changed, missing or unlisted file and left untouched (sign a change on purpose\n"
-         "with 'aura scenario sign DIR'). A package without a SHA256SUMS is signed as found. Each\n"
-         "signing is recorded (scenario.signed), then the packages are loaded as 'aura scenario\n"
+         "with 'aura scenario sign DIR'). A package without a SHA256SUMS is refused the same way.\n"
+         "Each signing is recorded (scenario.signed), then the packages are loaded as 'aura "
+         "scenario\n"
          "load' does. Safe to run again. Exit status 0 only if every package loaded.",
          {{"scenarios", "DIR", "folder of bundled package folders (default ./scenarios)"}},
          0,

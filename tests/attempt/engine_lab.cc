@@ -17,8 +17,8 @@ void copy_t0_package(const fs::path& scenarios_dir) {
   const fs::path dest = scenarios_dir / std::string(kT0);
   fs::create_directories(dest);
   fs::copy(src, dest, fs::copy_options::recursive);
-  // The source tree may hold a signature made on this machine: the lab signs its own copy.
-  fs::remove(dest / "SHA256SUMS");
+  // The source tree may hold a signature made on this machine: the lab signs its own copy, as
+  // committed (set-up signs only files that match the committed SHA256SUMS).
   fs::remove(dest / "package.sig.json");
 }
 

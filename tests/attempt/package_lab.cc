@@ -22,8 +22,7 @@ PackageLab::PackageLab(const char* env, std::string id, std::string hypothesis, 
   const fs::path dest = lab / "scenarios" / scenario;
   fs::create_directories(dest);
   fs::copy(src, dest, fs::copy_options::recursive);
-  fs::remove(dest / "SHA256SUMS");  // the lab signs its own copy
-  fs::remove(dest / "package.sig.json");
+  fs::remove(dest / "package.sig.json");  // the lab signs its own copy, as committed
   CliResult r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string()});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
 }

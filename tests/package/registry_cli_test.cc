@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/crypto/sha256.h"
+#include "engine/package/package.h"
 #include "tests/cli/cli_util.h"
 #include "tests/package/registry_events.h"
 #include "tests/scenario/sample_manifest.h"
@@ -26,12 +27,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A package folder NAME under ROOT/scenarios with the sample manifest (id = NAME) and a file.
-fs::path write_package(const Lab& lab, const std::string& name, const std::string& manifest = "") {
+// A package folder NAME under ROOT/scenarios with the sample manifest (id = NAME), a file, and
+// the SHA256SUMS a publisher commits with them (unless `committed_sums` is false).
+fs::path write_package(const Lab& lab, const std::string& name, const std::string& manifest = "",
+                       bool committed_sums = true) {
   const fs::path dir = lab / "scenarios" / name;
   fs::create_directories(dir / "worlds" / "common" / "fleet");
-  write_file(dir / "manifest.json", manifest.empty() ? sample_manifest(name) : manifest);
-  write_file(dir / "worlds" / "common" / "fleet" / "inventory.conf", "web1 web\n");
+  const std::string m = manifest.empty() ? sample_manifest(name) : manifest;
+  const std::string inventory = "web1 web\n";
+  write_file(dir / "manifest.json", m);
+  write_file(dir / "worlds" / "common" / "fleet" / "inventory.conf", inventory);
+  if (committed_sums) {
+    write_file(dir / "SHA256SUMS",
+               aura::format_sha256sums({{"manifest.json", aura::sha256(m), m.size()},
+                                        {"worlds/common/fleet/inventory.conf",
+                                         aura::sha256(inventory), inventory.size()}}));
+  }
   return dir;
 }
 
@@ -44,8 +55,8 @@ std::string abs_dir(const fs::path& p) { return fs::absolute(p).lexically_normal
 }  // namespace
 
 TEST_CASE(
-    "setup: creates the keys; a package without SHA256SUMS is signed as found, recorded and "
-    "loaded; run again, it is kept") {
+    "setup: creates the keys; a package as committed is signed, recorded and loaded; run again, "
+    "it is kept") {
   Lab lab(Lab::Keys::kNone);
   const fs::path pkg = write_package(lab, "t1-sample");
   const std::string scenarios = (lab / "scenarios").string();
@@ -61,8 +72,7 @@ TEST_CASE(
   CHECK(first.u64("loaded") == 1);
   CHECK(fs::exists(lab.keys() / "lab.key"));
   CHECK(fs::exists(lab.keys() / "publisher.key"));
-  CHECK_MESSAGE(contains(r.out, "it came without a SHA256SUMS, so it was signed as found"),
-                r.describe());
+  CHECK_MESSAGE(contains(r.out, "its files match its SHA256SUMS"), r.describe());
   CHECK_MESSAGE(contains(r.out, "loaded   t1-sample 1.0.0"), r.describe());
   const std::string sums = read_file(pkg / "SHA256SUMS");
   const std::string sig = read_file(pkg / "package.sig.json");
@@ -80,7 +90,7 @@ TEST_CASE(
   CHECK(signing.dir == abs_dir(pkg));
   CHECK(signing.id == "t1-sample");
   CHECK(signing.command == "setup");
-  CHECK(signing.sums == "written");
+  CHECK(signing.sums == "matched");
   CHECK(signing.publisher == first.str("publisher"));
   CHECK(signing.package_digest == aura::to_hex(aura::sha256(sums)));
   const RegistryEvent& e = events[1];
@@ -114,6 +124,34 @@ TEST_CASE(
   REQUIRE(events.size() == 3);
   CHECK(events[2].type == "scenario.loaded");
   CHECK(events[2].ref_sha256 == events[1].ref_sha256);
+}
+
+// Signing a package nothing says is as published is the operator's explicit act: set-up refuses
+// one that came without a SHA256SUMS, leaves it untouched, and says how to sign it on purpose.
+TEST_CASE("setup: a package without SHA256SUMS is refused, untouched, and not signed") {
+  Lab lab(Lab::Keys::kNone);
+  const fs::path pkg = write_package(lab, "t1-sample", "", false);
+  CliResult r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string(), "--json"});
+  CHECK(r.exit_code == 1);
+  Json j(r.last_line());
+  CHECK(j.u64("signed") == 0);
+  CHECK(j.u64("loaded") == 0);
+  CHECK(j.u64("rejected") == 1);
+  CHECK_FALSE(fs::exists(pkg / "SHA256SUMS"));
+  CHECK_FALSE(fs::exists(pkg / "package.sig.json"));
+  CHECK(registry_of_type(lab, "scenario.signed").empty());
+  const auto rejected = registry_of_type(lab, "scenario.rejected");
+  REQUIRE(rejected.size() == 1);
+  CHECK_MESSAGE(contains(rejected[0].reason, "it has no SHA256SUMS"), rejected[0].reason);
+  CHECK_MESSAGE(contains(rejected[0].reason, "aura scenario sign " + pkg.string()),
+                rejected[0].reason);
+
+  // Signed on purpose, it is kept by the next set-up and loads.
+  REQUIRE(lab.aura({"scenario", "sign", pkg.string()}).exit_code == 0);
+  r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string(), "--json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(Json(r.last_line()).u64("kept") == 1);
+  CHECK(registry_of_type(lab, "scenario.signed").size() == 1);
 }
 
 TEST_CASE("setup: the default scenarios folder is ./scenarios; --help describes the command") {
