@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "engine/writer/frame.h"
 #include "workers/nsworld/join.h"
 #include "workers/runner/op.h"
+#include "workers/runner/tool.h"
 
 using namespace aura;
 using namespace aura::runner;
@@ -211,6 +213,14 @@ int main(int argc, char** argv) {
     for (OpSpec& s : part()) table.push_back(std::move(s));
   auto call = parse_call(argv[1], table, writer->kind);
   if (!call.ok()) return fail(kExitUsage, call.status());
+  if (auto v = env("AURA_TOOL_DEADLINE_S"); !v.empty()) {
+    int s = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), s);
+    Status set = ec == std::errc() && end == v.data() + v.size()
+                     ? set_tool_deadline(std::chrono::seconds(s))
+                     : Status::invalid("not a number of seconds");
+    if (!set.is_ok()) return fail(kExitUsage, set.with_context("AURA_TOOL_DEADLINE_S " + v));
+  }
 
   if (Status s = writer::send_frame(writer->fd, writer::hello_frame(writer->token)); !s.is_ok())
     return fail(kExitNoWriter, s.with_context("hello"));

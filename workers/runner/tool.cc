@@ -130,12 +130,27 @@ Result<ToolRun> run_tool(const std::vector<std::string>& argv, size_t cap,
   return run;
 }
 
+namespace {
+std::chrono::seconds g_tool_deadline = kToolDeadline;
+}  // namespace
+
+std::chrono::seconds tool_deadline() { return g_tool_deadline; }
+
+Status set_tool_deadline(std::chrono::seconds s) {
+  if (s < std::chrono::seconds(1) || s > kToolDeadline)
+    return Status::invalid("a tool deadline of " + std::to_string(s.count()) +
+                           " s is not within 1.." + std::to_string(kToolDeadline.count()) + " s");
+  g_tool_deadline = s;
+  return Status::ok();
+}
+
 Status report_tool(const std::vector<std::string>& argv, Output& out, const ToolPlace& place) {
   ToolRun run;
-  AURA_ASSIGN_OR_RETURN(run, run_tool(argv, out.cap(), kToolDeadline, place));
+  const std::chrono::seconds deadline = tool_deadline();
+  AURA_ASSIGN_OR_RETURN(run, run_tool(argv, out.cap(), deadline, place));
   std::string tail;
   if (run.timed_out) {
-    tail += "killed: still running after " + std::to_string(kToolDeadline.count()) + " s\n";
+    tail += "killed: still running after " + std::to_string(deadline.count()) + " s\n";
   }
   const int st = run.wait_status;
   const bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;

@@ -16,6 +16,13 @@ namespace aura::runner {
 // and must still finish on one many times slower and busy (a verdict must not depend on speed).
 inline constexpr std::chrono::seconds kToolDeadline{180};
 
+// The deadline report_tool() gives a tool: kToolDeadline unless set_tool_deadline() shortened it
+// (the runner's AURA_TOOL_DEADLINE_S, which only its starter sets: a test that must see a tool
+// killed need not wait three minutes).
+std::chrono::seconds tool_deadline();
+// Sets tool_deadline() to `s`, 1 s to kToolDeadline; anything else is refused.
+Status set_tool_deadline(std::chrono::seconds s);
+
 struct ToolRun {
   std::string output;      // stdout and stderr together, at most the cap
   bool truncated = false;  // the tool wrote more than the cap
