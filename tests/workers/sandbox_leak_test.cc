@@ -176,7 +176,15 @@ TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its
   REQUIRE(entries->size() == 1);  // the dead owner's entry compacted away
   CHECK((*entries)[0].run_id == "live");
   CHECK(fs::exists(live.file()));  // the registry of a folder that exists stays
+
+  // With no dead owner's name in it, another lab's registry is left byte for byte (its own
+  // history, released entries included, is its lab's to compact).
   REQUIRE(live.release("live", ResourceKind::kDir, live_dir).is_ok());
+  const std::string history = aura::testing::read_text_file(live.file());
+  report = aura::sandbox::reap_orphans();
+  REQUIRE(report.ok());
+  CHECK(aura::testing::read_text_file(live.file()) == history);
+  CHECK(history.find("- live dir ") != std::string::npos);
 
   // Names this very process owns in a lab whose folder is gone: the reaper does not end itself
   // (nor any live owner but a world holder of that folder).

@@ -208,11 +208,13 @@ Result<std::vector<RegistryEntry>> Registry::entries() const {
 
 namespace {
 
-// Reaps the entries of registry `file` that `doomed` picks, then compacts it; with `drop_empty`,
-// removes the file when nothing is left in it.
+// Reaps the entries `doomed` picks in registry `file`, then compacts it (released entries go;
+// with `drop_empty`, an emptied file goes). With `leave_if_none`, a file with nothing to reap is
+// left exactly as it is: another lab's registry is compacted only by that lab, or when a dead
+// owner's names had to go.
 Result<ReapReport> reap_file(const fs::path& file,
                              const std::function<bool(const RegistryEntry&)>& doomed,
-                             bool drop_empty) {
+                             bool drop_empty, bool leave_if_none = false) {
   ReapReport report;
   if (::access(file.c_str(), F_OK) != 0) return report;
   Locked lock(file);
@@ -229,6 +231,7 @@ Result<ReapReport> reap_file(const fs::path& file,
   for (RegistryEntry& e : *parsed) {
     if (!e.released && doomed(e)) runs[e.run_id].push_back(&e);
   }
+  if (runs.empty() && leave_if_none) return report;
   auto tree = CgroupTree::detect();
   for (auto& [run_id, entries] : runs) {
     ++report.runs_reaped;
@@ -352,7 +355,7 @@ Result<ReapReport> reap_orphans() {
     // A dead owner's names are debris whether or not its data folder is still there (a run
     // killed with everything it started, its temporary folder left behind): the lab's own reap
     // would remove the same names, but that lab may never be opened again.
-    auto r = reap_file(entry.path(), dead_owner, folder_gone);
+    auto r = reap_file(entry.path(), dead_owner, folder_gone, !folder_gone);
     if (!r.ok()) return r.status().with_context(entry.path().string());
     add(report, *r);
   }
