@@ -162,7 +162,11 @@ def attack(pid, kind):
     return ' '.join(out) + '\n'
 decoy = subprocess.Popen(['/bin/sleep', '60'], env={'AURA_WRITER_TOKEN': 'x', 'PATH': '/bin'},
                          stdin=subprocess.DEVNULL)
-while not os.readlink('/proc/%d/exe' % decoy.pid).endswith('/sleep'):  # exec'd: its own environ
+# Exec'd and its new environment in place: the exe link changes before the kernel sets up the
+# new stack, and until then /proc/PID/environ reads empty.
+while not os.readlink('/proc/%d/exe' % decoy.pid).endswith('/sleep'):
+    pass
+while not open('/proc/%d/environ' % decoy.pid, 'rb').read():
     pass
 lines = [attack(decoy.pid, 'decoy')]
 srv = socket.socket()
