@@ -65,7 +65,7 @@ struct Names {
       std::istringstream in(slurp(e.path()));
       std::string line;
       if (!std::getline(in, line) || !line.starts_with("# state_dir ") ||
-          !fs::path(line.substr(12)).string().starts_with(lab_root.string()))
+          !(fs::path(line.substr(12)).string() + "/").starts_with(lab_root.string() + "/"))
         continue;
       while (std::getline(in, line)) {
         std::istringstream f(line);
