@@ -1128,7 +1128,7 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   Result<CheckOutput> result = Status::io("not evaluated");
   bool may_settle = true;
   const auto start = std::chrono::steady_clock::now();
-  std::string last_motion = motion();
+  std::string last_motion;  // read only when a retry is needed: a passing check costs nothing
   for (bool first = true; may_settle; first = false) {
     if (!first) {
       const auto waited = std::chrono::steady_clock::now() - start;
