@@ -7,7 +7,7 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 command -v clang-format >/dev/null || { echo "check-format: clang-format is not installed" >&2; exit 1; }
-mapfile -d '' files < <(find engine projections workers bpf scenarios ui tests \
+mapfile -d '' files < <(find engine projections workers app bpf scenarios ui tests \
   -type f \( -name '*.cc' -o -name '*.h' \) -print0 2>/dev/null | sort -z)
 
 # Checks the files given; prints one line per file that is not formatted. clang-format names

@@ -12,10 +12,10 @@
 #include <iostream>
 #include <span>
 
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/blob/blob_store.h"
 #include "engine/blob/evidence_ref.h"
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "engine/gate/grader.h"
 #include "engine/intervention/intervention_ir.h"

@@ -1,4 +1,4 @@
-#include "engine/cli/cli.h"
+#include "app/cli/cli.h"
 #include "engine/crypto/ed25519.h"
 
 int main(int argc, char** argv) {

@@ -11,9 +11,9 @@
 #include <iostream>
 #include <optional>
 
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/attempt/attempt_engine.h"
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"

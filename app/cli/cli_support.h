@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "app/cli/cli.h"
 #include "engine/blob/blob_store.h"
-#include "engine/cli/cli.h"
 #include "engine/common/status.h"
 #include "engine/keys/key_store.h"
 #include "engine/log/data_dir.h"

@@ -9,9 +9,9 @@
 #include <iostream>
 #include <optional>
 
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/blob/evidence_ref.h"
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "engine/log/data_dir.h"
 #include "engine/package/package.h"

@@ -11,8 +11,8 @@
 #include <map>
 #include <thread>
 
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "engine/keys/key_store.h"
 #include "engine/log/event_codec.h"

@@ -1,4 +1,4 @@
-#include "engine/cli/cli_support.h"
+#include "app/cli/cli_support.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -6,8 +6,8 @@
 
 #include <iostream>
 
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "workers/sandbox/registry.h"
 #include "workers/sandbox/sandbox.h"

@@ -12,8 +12,8 @@
 #include <map>
 #include <set>
 
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "workers/caps/capability.h"
 #include "workers/sandbox/registry.h"

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/scenario/call.h"

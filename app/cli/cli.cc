@@ -1,4 +1,4 @@
-#include "engine/cli/cli.h"
+#include "app/cli/cli.h"
 
 #include <iostream>
 #include <sstream>

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "workers/netns/world_network.h"
 #include "workers/sandbox/registry.h"

@@ -4,8 +4,8 @@
 #include <iomanip>
 #include <iostream>
 
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "projections/lab/capability_projection.h"
 #include "projections/lab/lab_projections.h"

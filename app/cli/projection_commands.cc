@@ -4,8 +4,8 @@
 #include <chrono>
 #include <iostream>
 
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "engine/log/data_dir.h"
 #include "engine/log/event_log.h"

@@ -6,11 +6,11 @@
 #include <sstream>
 #include <thread>
 
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/blob/blob_store.h"
 #include "engine/blob/evidence_ref.h"
 #include "engine/checkpoint/checkpoint.h"
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "engine/keys/key_store.h"
 #include "engine/log/data_dir.h"

@@ -4,9 +4,9 @@
 #include <iostream>
 #include <optional>
 
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
 #include "engine/blob/blob_store.h"
-#include "engine/cli/cli.h"
-#include "engine/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "engine/receipt/receipt.h"
 #include "engine/receipt/receipt_format.h"
