@@ -1,8 +1,6 @@
 // `aura attempt start|predict|probe|submit|authorize|apply|ack|verify|gate|receipt|reflect|
 // abandon` and `aura judge`: the attempt engine's commands (docs/ATTEMPTS.md). `attempt list`
 // and `attempt show` read the projections (projection_commands.cc).
-#include <simdjson.h>
-#include <sodium.h>
 
 #include <chrono>
 #include <cstdio>
@@ -13,6 +11,8 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/lab/judge.h"
+#include "app/lab/session.h"
 #include "engine/attempt/attempt_engine.h"
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
@@ -20,9 +20,6 @@
 #include "engine/intervention/intervention_ir.h"
 #include "engine/package/package.h"
 #include "engine/scenario/manifest.h"
-#include "engine/writer/evidence_writer.h"
-#include "workers/drivers.h"
-#include "workers/supervisor/supervisor.h"
 
 namespace aura::cli {
 namespace fs = std::filesystem;
@@ -32,51 +29,10 @@ using attempt::AttemptEngine;
 
 constexpr std::string_view kDefaultLearner = "local";
 
-// SHA-256 of the running binary: the receipts' lab_build_digest; empty when it cannot be read
-// (a receipt is then refused: it never binds a placeholder).
-std::string lab_build_digest() {
-  auto bytes = read_small_file("/proc/self/exe", size_t(1) << 30);
-  return bytes.ok() ? to_hex(sha256(*bytes)) : std::string();
-}
-
-// The writer, the trust store and an engine over them, for one command.
-struct Session {
-  Session(Writer w, TrustStore t) : writer(std::move(w)), trust(std::move(t)) {}
-  Writer writer;
-  TrustStore trust;
-  writer::TokenRegistry tokens;
-  std::unique_ptr<AttemptEngine> engine;
-};
-
-// `persist_live_worlds`: false when this one process owns every attempt it starts (judge).
-Result<std::unique_ptr<Session>> open_session(const Invocation& inv, bool want_build_digest,
-                                              bool persist_live_worlds = true) {
-  auto trust = publisher_trust(inv);
-  if (!trust.ok()) return trust.status();
-  auto writer = open_writer(inv);
-  if (!writer.ok()) return writer.status();
-  auto session = std::make_unique<Session>(std::move(writer).value(), std::move(trust).value());
-  attempt::EngineContext ctx;
-  ctx.log = session->writer.log.get();
-  ctx.blobs = session->writer.blobs.get();
-  ctx.trust = &session->trust;
-  ctx.lab_signer = &session->writer.keys->lab_signer();
-  ctx.worlds_dir = inv.data_dir / "worlds";
-  // Worlds that run processes keep their leak registry and stage folders beside the sandbox's;
-  // what a dead earlier process left there is reaped (and recorded) before anything starts.
-  world::WorldHost host;
-  host.log = ctx.log;
-  host.blobs = ctx.blobs;
-  host.tokens = &session->tokens;
-  host.state_dir = fs::absolute(inv.data_dir / "sandbox");
-  host.forbidden = {fs::absolute(inv.data_dir), fs::absolute(inv.keys_dir)};
-  if (auto reaped = supervisor::reap_and_record(host.state_dir, *ctx.log); !reaped.ok())
-    return reaped.status().with_context("reaping what an earlier supervisor left");
-  ctx.drivers = [host](std::string_view name) { return workers::make_driver(name, host); };
-  ctx.lab_build_digest = want_build_digest ? lab_build_digest() : std::string();
-  ctx.persist_live_worlds = persist_live_worlds;
-  session->engine = std::make_unique<AttemptEngine>(std::move(ctx));
-  return session;
+// Opens this command's session on the lab in --data and --keys.
+Result<std::unique_ptr<app::Session>> open_session(const Invocation& inv, bool build_digest) {
+  return app::open_session(folders_of(inv),
+                           {.build_digest = build_digest ? app::lab_build_digest() : ""});
 }
 
 std::string learner_of(const Invocation& inv) {
@@ -370,135 +326,59 @@ int attempt_reset(Invocation& inv) {
 
 // ---- judge ----
 
-struct JudgeRun {
-  std::string attempt;
-  std::string verdict;
-  std::string receipt_sha256;
-  std::string envelope;
-  std::string result_json;  // gate::result_json: recovered, verdict, the five properties
-  double gate_seconds = 0;  // wall time of the TransferGate (every property's fresh worlds)
-};
-
-// Runs one judge case as a learner would, command by command.
-Result<JudgeRun> judge_case(AttemptEngine& e, const scenario::JudgeCase& judged,
-                            const std::string& scenario_id, uint64_t seed) {
-  const scenario::JudgeCase& c = judged.for_seed(seed);
-  const std::string learner = "judge";
-  JudgeRun run;
-  attempt::StartRequest req{learner, scenario_id, "judge", seed};
-  AURA_ASSIGN_OR_RETURN(run.attempt, e.start(req));
-  const std::string& id = run.attempt;
-  // The IR's own hypothesis is the prediction: judge mode tests the fix, not the guess.
-  simdjson::dom::parser parser;
-  std::string_view hypothesis;
-  if (parser.parse(c.ir_json).get_object()["hypothesis"].get_string().get(hypothesis)) {
-    return Status::corruption("judge case " + c.name + ": the IR has no hypothesis");
-  }
-  AURA_RETURN_IF_ERROR(
-      e.predict(id, learner, hypothesis, "judge mode: the " + c.name + " intervention", 100));
-  for (const auto& call : c.probe_calls_json) {
-    auto p = e.probe(id, learner, call);
-    if (!p.ok()) return p.status().with_context("judge case " + c.name + " probe");
-  }
-  AURA_RETURN_IF_ERROR(e.submit(id, learner, c.ir_json).status());
-  auto st = e.state(id);
-  if (!st.ok()) return st.status();
-  for (const auto& [sha, status] : st->scripts) AURA_RETURN_IF_ERROR(e.authorize(id, learner, sha));
-  AURA_RETURN_IF_ERROR(e.apply(id, learner).status());
-  AURA_RETURN_IF_ERROR(e.ack(id, learner, "judge mode: the readback is confirmed"));
-  AURA_RETURN_IF_ERROR(e.verify(id, learner).status());
-  const auto gate_start = std::chrono::steady_clock::now();
-  auto g = e.gate(id, learner, gate_progress);
-  if (!g.ok()) return g.status();
-  run.gate_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - gate_start).count();
-  std::cout << "case " << c.name << " (attempt " << id << "):\n";
-  print_gate(g->result);
-  char took[64];
-  std::snprintf(took, sizeof took, "  gate: %.1f s on fresh worlds\n", run.gate_seconds);
-  std::cout << took;
-  run.verdict = std::string(gate::verdict_name(g->result.verdict));
-  run.result_json = gate::result_json(g->result);
-  if (g->result.verdict == gate::Verdict::kVerified) {
-    auto r = e.receipt(id, learner);
-    if (!r.ok()) return r.status();
-    run.receipt_sha256 = to_hex(r->receipt.envelope_sha256);
-    run.envelope = r->receipt.envelope;
-  }
-  AURA_RETURN_IF_ERROR(e.reflect(id, learner, "judge mode run of the " + c.name + " case"));
-  return run;
-}
-
 int judge(Invocation& inv) {
-  std::optional<uint64_t> seed;
+  app::JudgeRequest req;
+  req.scenario = inv.positional[0];
   if (inv.has("seed")) {
     auto s = inv.get_u64("seed", 0);
     if (!s.ok()) return inv.fail(s.status(), 2);
-    seed = *s;
+    req.seed = *s;
   }
-  const std::string which = inv.get("case", "all");
-  if (which != "all" && which != "gold" && which != "bad") {
+  req.cases = inv.get("case", "all");
+  if (req.cases != "all" && req.cases != "gold" && req.cases != "bad") {
     return inv.fail(Status::invalid("--case must be gold, bad or all"), 2);
   }
+  // Saved where --out says, else in DATA/receipts.
+  req.receipts_dir = inv.has("out") ? fs::path(inv.get("out")) : inv.data_dir / "receipts";
   // First use: the data and keys folders are made and the bundled scenarios loaded.
   if (int code = setup_if_new(inv); code != 0) return code;
   // The judge owns its attempts from start to end: their live worlds end with this process.
-  auto session = open_session(inv, true, false);
+  auto session = app::open_session(
+      folders_of(inv), {.build_digest = app::lab_build_digest(), .persist_live_worlds = false});
   if (!session.ok()) return inv.fail(session.status());
-  AttemptEngine& e = *(*session)->engine;
-  auto named = e.scenario_named(inv.positional[0]);
-  if (!named.ok()) return inv.fail(named.status());
-  const std::string scenario_id = *named;
-  auto m = e.scenario_manifest(scenario_id);
-  if (!m.ok()) return inv.fail(m.status());
-  // One seed for every case, so gold and bad face the same worlds.
-  if (!seed) {
-    uint64_t v = 0;
-    randombytes_buf(&v, sizeof v);
-    seed = v >> 1;
-  }
-  bool all_expected = true;
+  app::JudgeProgress progress;
+  progress.gate = gate_progress;
+  progress.case_done = [](const app::JudgeCaseRun& run) {
+    std::cout << "case " << run.name << " (attempt " << run.attempt << "):\n";
+    print_gate(run.gate);
+    char took[64];
+    std::snprintf(took, sizeof took, "  gate: %.1f s on fresh worlds\n", run.gate_seconds);
+    std::cout << took;
+    std::cout << "case " << run.name << ": " << run.verdict << ", expected " << run.expected
+              << (run.as_expected() ? " -- as expected" : " -- NOT as expected") << "\n";
+    if (!run.receipt_path.empty())
+      std::cout << "  receipt written to " << run.receipt_path.string() << "\n";
+  };
+  auto report = app::judge(**session, req, progress);
+  if (!report.ok()) return inv.fail(report.status());
   JsonArray cases;
   JsonWriter out;
-  out.str("scenario", scenario_id).num("seed", *seed);
-  // Bad first, then gold on worlds built afresh from the package (every case starts its own
-  // attempt: a new live world, new gate worlds).
-  std::vector<const scenario::JudgeCase*> order;
-  for (const char* name : {"bad", "gold"})
-    if (const auto* c = m->find_judge(name); c != nullptr && (which == "all" || which == name))
-      order.push_back(c);
-  for (const scenario::JudgeCase* cp : order) {
-    const scenario::JudgeCase& c = *cp;
-    auto run = judge_case(e, c, scenario_id, *seed);
-    if (!run.ok()) return inv.fail(run.status().with_context("judge case " + c.name));
-    const bool expected = run->verdict == c.expect_verdict;
-    all_expected = all_expected && expected;
-    std::cout << "case " << c.name << ": " << run->verdict << ", expected " << c.expect_verdict
-              << (expected ? " -- as expected" : " -- NOT as expected") << "\n";
-    std::string receipt_path;
-    if (!run->envelope.empty()) {
-      // Saved where --out says, else in DATA/receipts.
-      const fs::path dir = inv.has("out") ? fs::path(inv.get("out")) : inv.data_dir / "receipts";
-      const fs::path path = dir / (run->attempt + ".receipt.json");
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (Status s = write_receipt(path, run->envelope); !s.is_ok()) return inv.fail(s);
-      receipt_path = fs::absolute(path).string();
-      std::cout << "  receipt written to " << receipt_path << "\n";
-    }
+  out.str("scenario", report->scenario_id).num("seed", report->seed);
+  for (const app::JudgeCaseRun& run : report->cases) {
     const std::string entry = JsonWriter()
-                                  .str("case", c.name)
-                                  .str("attempt", run->attempt)
-                                  .str("verdict", run->verdict)
-                                  .str("expected", c.expect_verdict)
-                                  .str("receipt", receipt_path)
-                                  .str("receipt_sha256", run->receipt_sha256)
-                                  .raw("gate", run->result_json)
-                                  .real("gate_seconds", run->gate_seconds)
+                                  .str("case", run.name)
+                                  .str("attempt", run.attempt)
+                                  .str("verdict", run.verdict)
+                                  .str("expected", run.expected)
+                                  .str("receipt", run.receipt_path.string())
+                                  .str("receipt_sha256", run.receipt_sha256)
+                                  .raw("gate", run.gate_json)
+                                  .real("gate_seconds", run.gate_seconds)
                                   .done();
     cases.raw(entry);
-    out.raw(c.name, entry);
+    out.raw(run.name, entry);
   }
+  const bool all_expected = report->all_expected();
   inv.emit_json(out.boolean("ok", all_expected).raw("cases", cases.done()).done());
   return all_expected ? 0 : 1;
 }

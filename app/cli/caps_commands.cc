@@ -3,9 +3,11 @@
 // panel as the capabilities projection holds it (docs/CAPABILITIES.md).
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/lab/capabilities.h"
 #include "engine/common/json_writer.h"
 #include "projections/lab/capability_projection.h"
 #include "projections/lab/lab_projections.h"
@@ -35,7 +37,23 @@ void print_labs(const std::vector<lab::LabAvailability>& labs) {
 }
 
 int caps_measure(Invocation& inv) {
-  const caps::Measurement m = caps::measure_capabilities();
+  // Recorded unless --no-record: the writer is opened first, so nothing is measured for a
+  // record that could not be made.
+  std::optional<Writer> w;
+  if (!inv.has("no-record")) {
+    auto opened = open_writer(inv);
+    if (!opened.ok()) return inv.fail(opened.status().with_context("record the measurement"));
+    w.emplace(std::move(opened).value());
+  }
+  app::RecordedMeasurement recorded;
+  if (w) {
+    auto r = app::measure_and_record(*w->log);
+    if (!r.ok()) return inv.fail(r.status());
+    recorded = std::move(r).value();
+  } else {
+    recorded.measurement = caps::measure_capabilities();
+  }
+  const caps::Measurement& m = recorded.measurement;
   std::vector<lab::CapabilityRow> rows;
   for (const auto& c : m.capabilities) rows.push_back({c.name, c.available, c.reason});
 
@@ -43,16 +61,8 @@ int caps_measure(Invocation& inv) {
             << "), measured now\n";
   print_table(rows);
   print_labs(lab::derive_labs(rows));
-
-  if (!inv.has("no-record")) {
-    auto w = open_writer(inv);
-    if (!w.ok()) return inv.fail(w.status().with_context("record the measurement"));
-    const EventDraft draft{caps::kCapabilityStream, caps::kCapabilityEventType,
-                           caps::kCapabilityActor, caps::measurement_payload(m)};
-    auto appended = w->log->append(draft);
-    if (!appended.ok())
-      return inv.fail(appended.status().with_context("append capabilities.measured"));
-    std::cout << "recorded as seq " << appended->seq << " (" << caps::kCapabilityEventType
+  if (w) {
+    std::cout << "recorded as seq " << recorded.seq << " (" << caps::kCapabilityEventType
               << ", stream " << caps::kCapabilityStream << ")\n";
   }
   inv.emit_json(JsonWriter()

@@ -24,15 +24,6 @@ Result<std::string> read_small_file(const fs::path& p, size_t limit) {
   return s.str();
 }
 
-Status check_folders(const Invocation& inv) {
-  if (path_is_within(inv.keys_dir, inv.data_dir) || path_is_within(inv.data_dir, inv.keys_dir)) {
-    return Status::invalid("--keys " + inv.keys_dir.string() + " and --data " +
-                           inv.data_dir.string() +
-                           " overlap; keep the keys folder outside the data folder");
-  }
-  return Status::ok();
-}
-
 Result<std::vector<NoteVerifierKey>> pinned_keys(const Invocation& inv,
                                                  const fs::path& also_refuse) {
   fs::path file = inv.has("pubkey") ? fs::path(inv.get("pubkey"))
@@ -50,36 +41,6 @@ Result<std::vector<NoteVerifierKey>> pinned_keys(const Invocation& inv,
   return std::vector<NoteVerifierKey>{*k};
 }
 
-Result<std::unique_ptr<EventLog>> open_reader(const Invocation& inv) {
-  auto dd = DataDir::open_reader(inv.data_dir);
-  if (!dd.ok()) return dd.status();
-  EventLog::Options o;
-  o.read_only = true;
-  return EventLog::open(dd->log_dir(), o);
-}
-
-Result<Writer> open_writer(const Invocation& inv) {
-  AURA_RETURN_IF_ERROR(check_folders(inv));
-  auto keys = KeyStore::open(inv.keys_dir);
-  if (!keys.ok()) {
-    return keys.status().with_context("keys folder " + inv.keys_dir.string() +
-                                      " (create it with 'aura keys init')");
-  }
-  auto dd = DataDir::open_writer(inv.data_dir);
-  if (!dd.ok()) return dd.status();
-  auto blobs = BlobStore::open(dd->blob_dir());
-  if (!blobs.ok()) return blobs.status();
-  Writer w{std::move(dd).value(), std::make_unique<KeyStore>(std::move(keys).value()),
-           std::make_unique<BlobStore>(std::move(blobs).value()), nullptr};
-  EventLog::Options o;
-  o.signer = &w.keys->lab_signer();
-  o.blobs = w.blobs.get();
-  auto log = EventLog::open(w.dir.log_dir(), o);
-  if (!log.ok()) return log.status();
-  w.log = std::move(log).value();
-  return w;
-}
-
 Result<fs::path> make_bench_root(const Invocation& inv, std::string mkdtemp_template) {
   if (!inv.has("keep")) {
     if (!mkdtemp(mkdtemp_template.data())) return Status::io("mkdtemp " + mkdtemp_template);
@@ -94,17 +55,6 @@ Result<fs::path> make_bench_root(const Invocation& inv, std::string mkdtemp_temp
   fs::create_directories(root, ec);
   if (ec) return Status::io("--keep " + root.string() + ": " + ec.message());
   return root;
-}
-
-Result<TrustStore> publisher_trust(const Invocation& inv) {
-  const fs::path dir = inv.keys_dir / std::string(kPublishersDir);
-  auto trust = TrustStore::load(dir);
-  if (!trust.ok()) {
-    return trust.status().with_context("publisher trust store " + dir.string() +
-                                       " (create it with 'aura setup' or 'aura keys "
-                                       "init-publisher')");
-  }
-  return trust;
 }
 
 double percentile(std::vector<double> v, double q) {

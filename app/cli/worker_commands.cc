@@ -14,8 +14,8 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/lab/capabilities.h"
 #include "engine/common/json_writer.h"
-#include "workers/caps/capability.h"
 #include "workers/sandbox/registry.h"
 #include "workers/supervisor/supervisor.h"
 
@@ -71,14 +71,11 @@ int worker(Invocation& inv) {
   std::cout << "\n";
   for (const auto& f : reaped->failures) std::cout << "  could not remove: " << f << "\n";
 
-  const caps::Measurement m = caps::measure_capabilities();
-  auto caps_seq = log.append({caps::kCapabilityStream, caps::kCapabilityEventType,
-                              caps::kCapabilityActor, caps::measurement_payload(m)});
-  if (!caps_seq.ok()) return inv.fail(caps_seq.status().with_context("record capabilities"));
-  size_t available = 0;
-  for (const auto& c : m.capabilities) available += c.available ? 1 : 0;
-  std::cout << "capabilities: " << available << " of " << m.capabilities.size()
-            << " available, recorded as seq " << caps_seq->seq << " (aura caps show)\n";
+  auto caps = app::measure_and_record(log);
+  if (!caps.ok()) return inv.fail(caps.status());
+  std::cout << "capabilities: " << caps->available() << " of "
+            << caps->measurement.capabilities.size() << " available, recorded as seq " << caps->seq
+            << " (aura caps show)\n";
 
   auto live = live_of(state_dir);
   if (!live.ok()) return inv.fail(live.status());
@@ -113,7 +110,7 @@ int worker(Invocation& inv) {
                                        .num("orphan_runs", uint64_t(reaped->orphan_runs_reaped))
                                        .raw("failures", failures.done())
                                        .done())
-                    .num("capabilities_seq", caps_seq->seq)
+                    .num("capabilities_seq", caps->seq)
                     .num("live_owners", uint64_t(live->owners))
                     .num("live_names", uint64_t(live->names))
                     .num("watch_rounds", uint64_t(rounds))

@@ -32,7 +32,7 @@ struct Commands {
 
   std::map<std::string, std::function<Status()>> all() {
     const scenario::JudgeCase gold = lab.judge("gold");
-    auto* e = lab.engine.get();
+    auto* e = lab.engine;
     const std::string i = id, l = learner;
     return {
         {"predict", [=] { return e->predict(i, l, "stale-override", "x", 50); }},
@@ -313,7 +313,7 @@ TEST_CASE("attempt: gold is VERIFIED with a receipt that verifies offline and by
   CHECK(offline.attempt == id);
   CHECK(offline.verdict == "VERIFIED");
   receipt::ReceiptReport replay = receipt::verify_receipt(
-      r->receipt.envelope, pinned, receipt::ReplayContext{lab.log.get(), &*lab.blobs});
+      r->receipt.envelope, pinned, receipt::ReplayContext{lab.log, lab.blobs});
   CHECK(replay.ok());
   CHECK(replay.replayed);
   // The stored blob is the envelope, and the state names it.

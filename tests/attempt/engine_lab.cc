@@ -5,9 +5,6 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "engine/package/publisher_key.h"
-#include "workers/drivers.h"
-
 namespace aura::testing {
 namespace fs = std::filesystem;
 
@@ -37,40 +34,21 @@ EngineLab::EngineLab() {
 EngineLab::~EngineLab() { close(); }
 
 void EngineLab::close() {
-  engine.reset();
-  log.reset();
-  blobs.reset();
-  dir.reset();
+  log = nullptr;
+  blobs = nullptr;
+  keys = nullptr;
+  engine = nullptr;
+  session.reset();
 }
 
 void EngineLab::reopen() {
-  auto k = KeyStore::open(lab.keys());
-  REQUIRE(k.ok());
-  keys.emplace(std::move(k).value());
-  auto t = TrustStore::load(lab.keys() / std::string(kPublishersDir));
-  REQUIRE(t.ok());
-  trust = std::move(t).value();
-  auto d = DataDir::open_writer(lab.data());
-  REQUIRE_MESSAGE(d.ok(), d.status().message());
-  dir.emplace(std::move(d).value());
-  auto b = BlobStore::open(dir->blob_dir());
-  REQUIRE(b.ok());
-  blobs.emplace(std::move(b).value());
-  EventLog::Options o;
-  o.signer = &keys->lab_signer();
-  o.blobs = &*blobs;
-  auto l = EventLog::open(dir->log_dir(), o);
-  REQUIRE(l.ok());
-  log = std::move(l).value();
-  attempt::EngineContext ctx;
-  ctx.log = log.get();
-  ctx.blobs = &*blobs;
-  ctx.trust = &trust;
-  ctx.lab_signer = &keys->lab_signer();
-  ctx.worlds_dir = lab.data() / "worlds";
-  ctx.drivers = [](std::string_view name) { return workers::make_driver(name); };
-  ctx.lab_build_digest = std::string(64, 'b');
-  engine = std::make_unique<attempt::AttemptEngine>(std::move(ctx));
+  auto s = app::open_session({lab.data(), lab.keys()}, {.build_digest = std::string(64, 'b')});
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  session = std::move(s).value();
+  log = session->writer.log.get();
+  blobs = session->writer.blobs.get();
+  keys = session->writer.keys.get();
+  engine = session->engine.get();
 }
 
 const scenario::JudgeCase& EngineLab::judge(std::string_view name) const {

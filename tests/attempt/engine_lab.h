@@ -1,19 +1,14 @@
 // A real lab for the attempt engine tests: a copy of the t0-config-drift package signed and
-// loaded by the real `aura setup`, then the data folder opened in-process (RocksDB log, blob
-// store, lab key, publisher trust store) with an AttemptEngine over the filetree driver.
+// loaded by the real `aura setup`, then the data folder opened in-process by the session every
+// front end opens (app/lab/session.h: RocksDB log, blob store, lab key, publisher trust store,
+// drivers wired to the lab's supervisor state) with receipts bound to a fixed build digest.
 #pragma once
 
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
 
-#include "engine/attempt/attempt_engine.h"
-#include "engine/blob/blob_store.h"
-#include "engine/keys/key_store.h"
-#include "engine/log/data_dir.h"
-#include "engine/log/event_log.h"
-#include "engine/package/trust_store.h"
+#include "app/lab/session.h"
 #include "engine/scenario/manifest.h"
 #include "tests/cli/cli_util.h"
 
@@ -31,13 +26,13 @@ class EngineLab {
 
   Lab lab;
   std::filesystem::path package_dir;  // the signed copy
-  std::optional<DataDir> dir;
-  std::optional<BlobStore> blobs;
-  std::unique_ptr<EventLog> log;
-  std::optional<KeyStore> keys;
-  TrustStore trust;
   scenario::Manifest manifest;
-  std::unique_ptr<attempt::AttemptEngine> engine;
+  std::unique_ptr<app::Session> session;
+  // The open session's parts (null while closed).
+  EventLog* log = nullptr;
+  BlobStore* blobs = nullptr;
+  KeyStore* keys = nullptr;
+  attempt::AttemptEngine* engine = nullptr;
 
   // Closes the data folder (so the `aura` binary can open it) and reopens it.
   void close();

@@ -1,0 +1,91 @@
+// The scenario registry's write side (stream lab/scenarios, docs/SCENARIOS.md): which package
+// folders a run loads, each folder's outcome (loaded once its signature, files and manifest
+// verify and its world driver accepts the manifest; rejected with the reason otherwise), and
+// the events that record them. Set-up (first use of a lab) lives here too: the lab key, the
+// publisher key, the bundled packages signed only as committed, every signing recorded, and
+// the capability panel measured. The read side is the attempt engine's (scenario_named).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/lab/capabilities.h"
+#include "app/lab/folders.h"
+#include "engine/log/event.h"
+#include "engine/package/package.h"
+#include "engine/package/trust_store.h"
+#include "engine/sign/signed_note.h"
+
+namespace aura::app {
+
+inline constexpr std::string_view kRegistryStream = "lab/scenarios";
+inline constexpr size_t kMaxPackagesPerRun = 256;  // folders one load or setup may record
+inline constexpr size_t kMaxReasonBytes = 2048;    // a rejection reason, cut beyond this
+// The actor of what the operator does at the command line (`log append`, `scenario sign`).
+inline constexpr std::string_view kOperatorActor = "operator";
+
+// Text safe to put in an event: valid UTF-8 (other bytes become '?'), at most `max_bytes`,
+// never cut inside a character.
+std::string event_text(std::string_view s, size_t max_bytes);
+
+// How a folder is named in events: absolute and normalised, so loading the same folder again
+// (from anywhere) names it the same way.
+std::string registry_dir(const std::filesystem::path& dir);
+
+// The scenario.signed event of a signature the lab made (`command` names who made it). `sums`:
+// true when the files matched the SHA256SUMS the package came with (kept), false when it was
+// written from the files as found.
+EventDraft signed_event(const std::filesystem::path& dir, const SignedPackage& p,
+                        const NoteSigner& signer, std::string_view command, bool sums_matched);
+
+// What happened to one package folder.
+struct Outcome {
+  std::filesystem::path dir;
+  bool loaded = false;
+  std::string reason;                 // when rejected
+  LoadedPackage pkg;                  // when loaded
+  std::optional<EventDraft> signing;  // its scenario.signed, when this run signed it
+  uint64_t first_seq = 0;             // of its first registry event (its signing, if any)
+  uint64_t seq = 0;                   // of its scenario.loaded or scenario.rejected
+};
+
+// Every subfolder of `root` that holds a manifest.json (real folders, not links), sorted;
+// at most kMaxPackagesPerRun.
+Result<std::vector<std::filesystem::path>> package_dirs_under(const std::filesystem::path& root);
+// Refuses more than kMaxPackagesPerRun folders.
+Status check_package_count(size_t n);
+
+// Loads one folder against `trust` (never a trust store inside the package) and has its world
+// driver check the manifest.
+Outcome load_one(const std::filesystem::path& dir, const TrustStore& trust);
+
+// Stores each loaded manifest as a blob, then appends every outcome's registry events (its
+// signing first, if any) in one atomic append; fills in each outcome's seqs.
+Status record(Writer& w, std::vector<Outcome>& outcomes);
+
+// One progress line (what set-up did, as it does it).
+using ProgressLine = std::function<void(const std::string& line)>;
+
+struct SetupReport {
+  std::vector<Outcome> outcomes;
+  bool lab_key_created = false;
+  std::string lab_key;  // its name
+  bool publisher_key_created = false;
+  std::string publisher;  // its name
+  size_t signed_count = 0, kept_count = 0;
+  RecordedMeasurement capabilities;
+  size_t loaded() const;
+};
+
+// Sets the lab up (or again: keys and already signed packages are kept) with the package
+// folders `dirs`. Fails only when the lab itself cannot be set up; a package that does not
+// load is an outcome.
+Result<SetupReport> setup(const LabFolders& f, const std::vector<std::filesystem::path>& dirs,
+                          const ProgressLine& progress = {});
+
+}  // namespace aura::app
