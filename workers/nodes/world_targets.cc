@@ -1,0 +1,210 @@
+// What a target names in a nodes world: nodes by role, literal or selector, and path selectors
+// on a node.
+#include <signal.h>
+
+#include <algorithm>
+#include <map>
+
+#include "workers/inspect/node_view.h"
+#include "workers/nodes/nodes_world.h"
+#include "workers/nodes/world_parts.h"
+#include "workers/runner/accounts.h"
+#include "workers/runner/vars_file.h"
+
+namespace aura::workers::nodes {
+
+std::vector<LiveNode*> NodesWorld::with_role(std::string_view role) {
+  std::vector<LiveNode*> out;
+  for (auto& n : nodes_) {
+    if (role == "*" ||
+        std::find(n.spec->roles.begin(), n.spec->roles.end(), role) != n.spec->roles.end())
+      out.push_back(&n);
+  }
+  return out;
+}
+
+Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* target) {
+  if (target == nullptr) {
+    std::vector<LiveNode*> all;
+    for (auto& n : nodes_) all.push_back(&n);
+    return all;
+  }
+  switch (target->kind) {
+    case scenario::Target::Kind::kLiteral:
+      if (LiveNode* n = find_node(target->name)) return std::vector<LiveNode*>{n};
+      return Status::not_found("no node named \"" + target->name + "\" in this world");
+    case scenario::Target::Kind::kRole: {
+      auto out = with_role(target->name);
+      if (out.empty()) return Status::not_found("no node has the role \"" + target->name + "\"");
+      AURA_RETURN_IF_ERROR(within_max_matches("role", target->name, out.size()));
+      return out;
+    }
+    case scenario::Target::Kind::kSelector: {
+      const SelectorSpec* sel = spec_.find_selector(target->name);
+      if (sel == nullptr || sel->kind == "first_untraversable") break;
+      std::vector<LiveNode*> out;
+      for (LiveNode* project : with_role(sel->role)) {
+        std::vector<Override> found;
+        AURA_ASSIGN_OR_RETURN(found, overrides(*sel, *project));
+        for (const Override& o : found)
+          if (LiveNode* n = find_node(o.host);
+              n != nullptr && std::find(out.begin(), out.end(), n) == out.end())
+            out.push_back(n);
+      }
+      if (out.empty())
+        return Status::not_found("selector \"" + target->name + "\" matches no node in this world");
+      AURA_RETURN_IF_ERROR(within_max_matches("selector", target->name, out.size()));
+      return out;
+    }
+  }
+  return Status::unavailable("selector \"" + target->name +
+                             "\" is not one the nodes driver implements for nodes");
+}
+
+// A term resolving to `n` nodes, refused when that is more than the manifest's max_matches.
+Status NodesWorld::within_max_matches(std::string_view what, const std::string& term,
+                                      size_t n) const {
+  for (const auto& t : terms_) {
+    if (t.name == term && n > t.max_matches) {
+      return Status::failed_precondition(std::string(what) + " \"" + term + "\" matches " +
+                                         std::to_string(n) + " nodes, more than its " +
+                                         std::to_string(t.max_matches));
+    }
+  }
+  return Status::ok();
+}
+
+LiveNode* NodesWorld::find_node(std::string_view name) {
+  for (auto& n : nodes_)
+    if (n.spec->name == name) return &n;
+  return nullptr;
+}
+
+// The host_vars files of the project on `project` that override sel.var (stale_override: with a
+// value naming a path missing on its host), sorted by file name.
+Result<std::vector<NodesWorld::Override>> NodesWorld::overrides(const SelectorSpec& sel,
+                                                                LiveNode& project) {
+  std::vector<Override> out;
+  auto view_or = inspect::NodeView::open(project.node->init_pid());
+  if (!view_or.ok()) return view_or.status();
+  const inspect::NodeView& view = *view_or;
+  constexpr size_t kCap = 64 << 10;
+  auto group_text = view.read_file(sel.path + "/group_vars/" + sel.group + ".yml", kCap);
+  if (!group_text.ok() && group_text.status().code() == ErrorCode::kIo) return group_text.status();
+  const std::optional<std::string> fallback =
+      group_text.ok() ? runner::vars_get(*group_text, sel.var) : std::nullopt;
+  auto entries = view.list_dir(sel.path + "/host_vars", 256);
+  if (!entries.ok()) {
+    if (entries.status().code() == ErrorCode::kIo) return entries.status();
+    return out;  // no host_vars folder: nothing overrides anything
+  }
+  for (const auto& [name, info] : *entries) {
+    if (info.type != inspect::FileInfo::Type::kFile || !name.ends_with(".yml")) continue;
+    const std::string host = name.substr(0, name.size() - 4);
+    const std::string file = sel.path + "/host_vars/" + name;
+    auto text = view.read_file(file, kCap);
+    if (!text.ok()) continue;  // unreadable or too large: Ansible would fail on it, not us
+    const auto value = runner::vars_get(*text, sel.var);
+    if (!value || value == fallback) continue;
+    if (sel.kind == "stale_override") {
+      LiveNode* target = find_node(host);
+      if (target == nullptr || value->empty() || (*value)[0] != '/') continue;
+      auto tv = inspect::NodeView::open(target->node->init_pid());
+      if (!tv.ok()) return tv.status();
+      auto st = tv->stat(*value);
+      if (st.ok()) continue;
+      if (st.status().code() == ErrorCode::kIo) return st.status();
+    }
+    out.push_back({host, file});
+  }
+  return out;
+}
+
+namespace {
+
+// The groups `user` is in by the node's own files: its primary gid and every group listing it.
+struct Identity {
+  uint32_t uid = 0;
+  std::vector<uint32_t> gids;
+};
+
+Result<Identity> identity_in(const inspect::NodeView& view, std::string_view user) {
+  std::string passwd, group;
+  AURA_ASSIGN_OR_RETURN(passwd, view.read_file("/etc/passwd", 1 << 20));
+  AURA_ASSIGN_OR_RETURN(group, view.read_file("/etc/group", 1 << 20));
+  const runner::Accounts accounts = runner::Accounts::parse(passwd, group);
+  const runner::PasswdEntry* u = accounts.find_user(user);
+  if (u == nullptr)
+    return Status::not_found("no user \"" + std::string(user) + "\" in /etc/passwd");
+  Identity id{u->uid, {u->gid}};
+  for (const auto& g : accounts.groups())
+    if (std::find(g.members.begin(), g.members.end(), u->name) != g.members.end())
+      id.gids.push_back(g.gid);
+  return id;
+}
+
+// first_untraversable: the first folder on sel.path that the user cannot search, if any.
+Result<std::optional<std::string>> first_untraversable(const inspect::NodeView& view,
+                                                       const SelectorSpec& sel) {
+  Identity id;
+  AURA_ASSIGN_OR_RETURN(id, identity_in(view, sel.user));
+  std::string at = "/";
+  size_t pos = 1;
+  while (true) {
+    auto st = view.stat(at);
+    if (!st.ok()) {
+      if (st.status().code() == ErrorCode::kIo) return st.status();
+      return std::optional<std::string>();  // the path ends before its end: nothing to name
+    }
+    if (st->type != inspect::FileInfo::Type::kDir) return std::optional<std::string>();
+    uint32_t bit = 01;  // others
+    if (id.uid == st->uid) {
+      bit = 0100;
+    } else if (std::find(id.gids.begin(), id.gids.end(), st->gid) != id.gids.end()) {
+      bit = 010;
+    }
+    if (id.uid != 0 && (st->mode & bit) == 0) return std::optional<std::string>(at);
+    if (pos >= sel.path.size()) return std::optional<std::string>();
+    const size_t next = sel.path.find('/', pos);
+    at = sel.path.substr(0, next);
+    pos = next == std::string::npos ? sel.path.size() : next + 1;
+  }
+}
+
+}  // namespace
+
+Result<std::optional<std::map<std::string, std::string>>> NodesWorld::resolve_paths(
+    const scenario::Call& call, LiveNode& n) {
+  std::map<std::string, std::string> paths;
+  for (const auto& [name, value] : call.params) {
+    const auto* t = std::get_if<scenario::Target>(&value);
+    if (name == "node" || t == nullptr) continue;
+    if (t->kind == scenario::Target::Kind::kLiteral) {
+      if (!is_clean_absolute(t->name))
+        return Status::invalid(name + ": \"" + t->name + "\" is not a normalised absolute path");
+      paths[name] = t->name;
+      continue;
+    }
+    const SelectorSpec* sel = spec_.find_selector(t->name);
+    if (t->kind != scenario::Target::Kind::kSelector || sel == nullptr)
+      return Status::unavailable("target \"" + t->name + "\" of " + name +
+                                 " is not a selector of this world");
+    if (std::find(n.spec->roles.begin(), n.spec->roles.end(), sel->role) == n.spec->roles.end())
+      return std::optional<std::map<std::string, std::string>>();
+    std::optional<std::string> found;
+    if (sel->kind == "first_untraversable") {
+      auto view = inspect::NodeView::open(n.node->init_pid());
+      if (!view.ok()) return view.status();
+      AURA_ASSIGN_OR_RETURN(found, first_untraversable(*view, *sel));
+    } else {
+      std::vector<Override> all;
+      AURA_ASSIGN_OR_RETURN(all, overrides(*sel, n));
+      if (!all.empty()) found = all.front().file;
+    }
+    if (!found) return std::optional<std::map<std::string, std::string>>();
+    paths[name] = *found;
+  }
+  return std::optional<std::map<std::string, std::string>>(std::move(paths));
+}
+
+}  // namespace aura::workers::nodes
