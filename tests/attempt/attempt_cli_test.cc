@@ -134,6 +134,19 @@ TEST_CASE("aura judge: on first use it sets the lab up; a short name names the s
   CHECK(r.err.find("no scenario \"O7\" is loaded; loaded: t0-config-drift") != std::string::npos);
 }
 
+TEST_CASE("aura judge: first use is decided by the data folder, not by an existing keys folder") {
+  Lab lab;  // keys made by 'aura keys init'; no data folder yet
+  copy_t0_package(lab / "scenarios");
+  REQUIRE(std::filesystem::exists(lab.keys()));
+  REQUIRE_FALSE(std::filesystem::exists(lab.data() / "log"));
+  CliResult r = lab.ok({"judge", "T0", "--seed", "2", "--case", "gold", "--scenarios",
+                        (lab / "scenarios").string()});
+  CHECK(r.out.find("first use: setting up the lab in " + lab.data().string()) != std::string::npos);
+  CHECK(r.out.find("kept the existing lab signing key") != std::string::npos);
+  CHECK(r.out.find("loaded   t0-config-drift") != std::string::npos);
+  CHECK(r.out.find("case gold: VERIFIED, expected VERIFIED") != std::string::npos);
+}
+
 TEST_CASE("aura projections: rebuilt twice from real attempts, the answers are identical") {
   CliLab s;
   s.ok({"judge", "t0-config-drift", "--seed", "2"});
