@@ -13,6 +13,8 @@
 #include "engine/common/json_writer.h"
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
+#include "engine/events/attempt_events.h"
+#include "engine/events/registry_events.h"
 #include "engine/gate/gate_runner.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/package/package.h"
@@ -22,9 +24,8 @@
 
 namespace aura::attempt {
 namespace fs = std::filesystem;
+namespace ev = aura::events;
 namespace {
-
-constexpr std::string_view kRegistryStream = "lab/scenarios";
 
 std::string learner_actor(std::string_view learner) { return "learner:" + std::string(learner); }
 
@@ -34,13 +35,14 @@ JsonWriter header(const AttemptState& s) {
   return j;
 }
 
-EventDraft draft(const AttemptState& s, std::string type, std::string actor, std::string payload) {
-  return {stream_of(s.id), std::move(type), std::move(actor), std::move(payload)};
+EventDraft draft(const AttemptState& s, std::string_view type, std::string actor,
+                 std::string payload) {
+  return {stream_of(s.id), std::string(type), std::move(actor), std::move(payload)};
 }
 
 EventDraft phase_event(const AttemptState& s, Phase from, Phase to) {
-  return draft(s, "attempt.phase", "engine",
-               header(s).str("from", phase_name(from)).str("to", phase_name(to)).done());
+  return ev::attempt_draft(
+      ev::AttemptPhase{s.id, std::string(phase_name(from)), std::string(phase_name(to))}, "engine");
 }
 
 Status wrong_phase(const AttemptState& s, std::string_view command, std::string_view expected) {
@@ -65,10 +67,8 @@ Result<BlobInfo> put_blob(BlobStore& blobs, std::string_view bytes) {
   return blobs.put(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
 }
 
-std::string ref_json(std::string id, const BlobInfo& blob, std::string kind) {
-  JsonArray refs;
-  refs.raw(evidence_ref_json({std::move(id), blob.sha256, std::move(kind), blob.bytes}));
-  return refs.done();
+std::vector<EvidenceRef> one_ref(std::string id, const BlobInfo& blob, std::string kind) {
+  return {EvidenceRef{std::move(id), blob.sha256, std::move(kind), blob.bytes}};
 }
 
 // The supervisor's record of the live world it just built (docs/ATTEMPTS.md, world.built).
@@ -78,48 +78,38 @@ Result<EventDraft> live_world_built(const AttemptState& s, world::World& w, std:
   AURA_ASSIGN_OR_RETURN(record, w.build_record());
   JsonWriter j = header(s);
   AURA_RETURN_IF_ERROR(receipt::add_world_built_members(j, w.id(), record, sums, blobs));
-  return draft(s, std::string(receipt::kWorldBuiltType), "supervisor", j.done());
+  return draft(s, ev::kWorldBuilt, "supervisor", j.done());
 }
 
-// The latest scenario.loaded for `id` in the registry stream.
-struct RegistryEntry {
-  std::string dir, version, package_digest, manifest_sha256, publisher;
-};
-Result<RegistryEntry> find_loaded(const EventLog& log, std::string_view id) {
-  std::optional<RegistryEntry> found;
-  simdjson::dom::parser parser;
+// Every scenario.loaded of the registry stream, in log order (a malformed one is corruption).
+Result<std::vector<ev::ScenarioLoaded>> loaded_scenarios(const EventLog& log) {
+  std::vector<ev::ScenarioLoaded> out;
+  ev::PayloadReader reader;
   Status bad = Status::ok();
-  AURA_RETURN_IF_ERROR(log.read_stream(kRegistryStream, 1, [&](const EventView& e) {
-    if (e.type != "scenario.loaded") return true;
-    simdjson::dom::object o;
-    if (parser.parse(e.payload.data(), e.payload.size()).get_object().get(o)) {
-      bad = Status::corruption("lab/scenarios seq " + std::to_string(e.seq) + " does not parse");
+  AURA_RETURN_IF_ERROR(log.read_stream(ev::kScenarioStream, 1, [&](const EventView& e) {
+    if (e.type != ev::kScenarioLoaded) return true;
+    auto loaded = ev::ScenarioLoaded::decode(reader, e);
+    if (!loaded.ok()) {
+      bad = Status::corruption(std::string(ev::kScenarioStream) + " seq " + std::to_string(e.seq) +
+                               ": " + loaded.status().message());
       return false;
     }
-    std::string_view v;
-    if (o["id"].get_string().get(v) || v != id) return true;
-    RegistryEntry r;
-    for (auto [key, out] : {std::pair<const char*, std::string*>{"dir", &r.dir},
-                            {"version", &r.version},
-                            {"package_digest", &r.package_digest},
-                            {"manifest_sha256", &r.manifest_sha256},
-                            {"publisher", &r.publisher}}) {
-      if (o[key].get_string().get(v)) {
-        bad = Status::corruption("lab/scenarios seq " + std::to_string(e.seq) + ": no " + key);
-        return false;
-      }
-      *out = std::string(v);
-    }
-    found = std::move(r);
+    out.push_back(std::move(loaded).value());
     return true;
   }));
   AURA_RETURN_IF_ERROR(bad);
-  if (!found) {
-    return Status::not_found("no scenario \"" + std::string(id) +
-                             "\" is loaded (see 'aura scenario list'; load it with 'aura scenario "
-                             "load' or 'aura setup')");
-  }
-  return *found;
+  return out;
+}
+
+// The latest scenario.loaded for `id` in the registry stream.
+Result<ev::ScenarioLoaded> find_loaded(const EventLog& log, std::string_view id) {
+  std::vector<ev::ScenarioLoaded> all;
+  AURA_ASSIGN_OR_RETURN(all, loaded_scenarios(log));
+  for (auto it = all.rbegin(); it != all.rend(); ++it)
+    if (it->id == id) return std::move(*it);
+  return Status::not_found("no scenario \"" + std::string(id) +
+                           "\" is loaded (see 'aura scenario list'; load it with 'aura scenario "
+                           "load' or 'aura setup')");
 }
 
 Result<scenario::Manifest> manifest_of(const BlobStore& blobs, const AttemptState& s) {
@@ -355,7 +345,7 @@ Result<std::string> AttemptEngine::reset(std::string_view id, std::string_view l
   auto world = b.driver->create(b.package_dir, b.manifest, b.manifest.primary()->id, s.seed, live);
   if (!world.ok()) return world.status().with_context("building the live world afresh");
   std::vector<EventDraft> drafts = {
-      draft(s, "world.reset", learner_actor(learner),
+      draft(s, ev::kWorldReset, learner_actor(learner),
             header(s).str("reason", reason).str("world", "live").str("previous", old).done())};
   auto built = live_world_built(s, **world, b.sums, *ctx_.blobs);
   if (!built.ok()) {
@@ -377,14 +367,9 @@ Result<std::string> AttemptEngine::reset(std::string_view id, std::string_view l
 
 Result<std::string> AttemptEngine::scenario_named(std::string_view name) const {
   std::set<std::string> ids;
-  simdjson::dom::parser parser;
-  AURA_RETURN_IF_ERROR(ctx_.log->read_stream(kRegistryStream, 1, [&](const EventView& e) {
-    std::string_view v;
-    if (e.type == "scenario.loaded" &&
-        !parser.parse(e.payload.data(), e.payload.size())["id"].get_string().get(v))
-      ids.insert(std::string(v));
-    return true;
-  }));
+  std::vector<ev::ScenarioLoaded> loaded;
+  AURA_ASSIGN_OR_RETURN(loaded, loaded_scenarios(*ctx_.log));
+  for (const auto& l : loaded) ids.insert(l.id);
   if (ids.count(std::string(name)) > 0) return std::string(name);
   std::string prefix;
   for (char c : name) prefix += char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -403,7 +388,7 @@ Result<std::string> AttemptEngine::scenario_named(std::string_view name) const {
 }
 
 Result<scenario::Manifest> AttemptEngine::scenario_manifest(std::string_view scenario_id) const {
-  RegistryEntry entry;
+  ev::ScenarioLoaded entry;
   AURA_ASSIGN_OR_RETURN(entry, find_loaded(*ctx_.log, scenario_id));
   AttemptState s;
   s.id = "(none)";
@@ -423,7 +408,7 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
   if (req.mode != "learn" && req.mode != "judge") {
     return Status::invalid("mode \"" + req.mode + "\" is neither learn nor judge");
   }
-  RegistryEntry entry;
+  ev::ScenarioLoaded entry;
   AURA_ASSIGN_OR_RETURN(entry, find_loaded(*ctx_.log, req.scenario_id));
 
   AttemptState s;
@@ -454,29 +439,20 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
     return world.status().with_context("building the live world");
   }
 
-  const std::string payload =
-      header(s)
-          .str("learner", req.learner)
-          .str("mode", req.mode)
-          .num("seed", seed)
-          .raw("scenario", JsonWriter()
-                               .str("id", b.manifest.id)
-                               .str("version", b.manifest.version)
-                               .str("package_digest", entry.package_digest)
-                               .str("manifest_sha256", entry.manifest_sha256)
-                               .str("publisher", b.publisher)
-                               .str("dir", entry.dir)
-                               .done())
-          .num("probe_budget", uint64_t(b.manifest.probe_budget))
-          .raw("refs", ref_json("manifest", manifest_blob, "scenario.manifest"))
-          .done();
+  ev::AttemptStarted started{s.id,
+                             req.learner,
+                             req.mode,
+                             seed,
+                             {b.manifest.id, b.manifest.version, entry.package_digest,
+                              entry.manifest_sha256, b.publisher, entry.dir},
+                             uint64_t(b.manifest.probe_budget),
+                             one_ref("manifest", manifest_blob, "scenario.manifest")};
   // The live world outlives this command: later commands reopen it, or this engine holds it.
   auto built = live_world_built(s, **world, b.sums, *ctx_.blobs);
   Status st = built.ok() ? Status::ok() : built.status();
   if (st.is_ok() && ctx_.persist_live_worlds) st = (*world)->persist();
   if (st.is_ok()) {
-    st = append({draft(s, "attempt.started", learner_actor(req.learner), payload),
-                 std::move(built).value()});
+    st = append({ev::attempt_draft(started, learner_actor(req.learner)), std::move(built).value()});
   }
   if (!st.is_ok()) {
     (void)b.driver->destroy(std::move(world).value());
@@ -509,12 +485,9 @@ Status AttemptEngine::predict(std::string_view id, std::string_view learner,
   AURA_RETURN_IF_ERROR(learner_text("the expectation", expect, false));
   if (confidence > 100) return Status::invalid("confidence must be 0..100");
   return append({phase_event(s, Phase::kObserve, Phase::kPredict),
-                 draft(s, "attempt.predicted", learner_actor(learner),
-                       header(s)
-                           .str("hypothesis", hypothesis)
-                           .str("expect", expect)
-                           .num("confidence", uint64_t(confidence))
-                           .done()),
+                 ev::attempt_draft(ev::AttemptPredicted{s.id, std::string(hypothesis),
+                                                        std::string(expect), confidence},
+                                   learner_actor(learner)),
                  phase_event(s, Phase::kPredict, Phase::kInspect)});
 }
 
@@ -560,26 +533,16 @@ Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view l
   r.error = safe_text(out.error, 1024);
   r.spent = s.spent + spec->cost;
   r.budget = s.probe_budget;
-  JsonArray resolved;
+  ev::ProbeCompleted completed{s.id,        r.probe, r.evidence, r.exit_code,
+                               r.truncated, r.error, {},         {}};
   for (size_t i = 0; i < out.resolved.size() && i < 64; ++i)
-    resolved.str(safe_text(out.resolved[i], 256));
-  AURA_RETURN_IF_ERROR(append({draft(s, "probe.requested", learner_actor(learner),
-                                     header(s)
-                                         .num("probe", uint64_t(r.probe))
-                                         .raw("call", scenario::call_json(call))
-                                         .num("cost", uint64_t(spec->cost))
-                                         .num("spent", uint64_t(r.spent))
-                                         .done()),
-                               draft(s, "probe.completed", "supervisor",
-                                     header(s)
-                                         .num("probe", uint64_t(r.probe))
-                                         .str("evidence", r.evidence)
-                                         .num("exit_code", int64_t(r.exit_code))
-                                         .boolean("truncated", r.truncated)
-                                         .str("error", r.error)
-                                         .raw("resolved", resolved.done())
-                                         .raw("refs", ref_json(r.evidence, blob, "probe.output"))
-                                         .done())}));
+    completed.resolved.push_back(safe_text(out.resolved[i], 256));
+  completed.refs = one_ref(r.evidence, blob, "probe.output");
+  AURA_RETURN_IF_ERROR(
+      append({ev::attempt_draft(
+                  ev::ProbeRequested{s.id, r.probe, scenario::call_json(call), spec->cost, r.spent},
+                  learner_actor(learner)),
+              ev::attempt_draft(completed, "supervisor")}));
   r.output = std::move(out.output);
   return r;
 }
@@ -602,23 +565,22 @@ Result<uint32_t> AttemptEngine::submit(std::string_view id, std::string_view lea
   BlobInfo blob;
   AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, ir_json));
   const uint32_t revision = s.revision + 1;
-  JsonArray scripts;
+  ev::InterventionSubmitted submitted{
+      s.id,
+      revision,
+      to_hex(blob.sha256),
+      {},
+      one_ref("ir-" + std::to_string(revision), blob, "intervention.ir")};
   std::vector<std::string> seen;
   for (const auto* a : intervention::scripts_of(ir)) {
     const std::string sha = to_hex(a->script_sha256);
     if (std::find(seen.begin(), seen.end(), sha) != seen.end()) continue;
     seen.push_back(sha);
-    scripts.raw(JsonWriter().str("sha256", sha).str("status", "pending_feedback").done());
+    submitted.scripts.push_back(
+        {sha, std::string(script_status_name(ScriptStatus::kPendingFeedback))});
   }
   std::vector<EventDraft> drafts;
-  drafts.push_back(
-      draft(s, "intervention.submitted", learner_actor(learner),
-            header(s)
-                .num("revision", uint64_t(revision))
-                .str("ir_sha256", to_hex(blob.sha256))
-                .raw("scripts", scripts.done())
-                .raw("refs", ref_json("ir-" + std::to_string(revision), blob, "intervention.ir"))
-                .done()));
+  drafts.push_back(ev::attempt_draft(submitted, learner_actor(learner)));
   if (s.phase == Phase::kInspect)
     drafts.push_back(phase_event(s, Phase::kInspect, Phase::kContract));
   AURA_RETURN_IF_ERROR(append(std::move(drafts)));
@@ -639,9 +601,8 @@ Status AttemptEngine::authorize(std::string_view id, std::string_view learner,
     return Status::failed_precondition("script " + it->first + " is already " +
                                        std::string(script_status_name(it->second)));
   }
-  return append(
-      {draft(s, "script.authorized", learner_actor(learner),
-             header(s).num("revision", uint64_t(s.revision)).str("sha256", sha256_hex).done())});
+  return append({ev::attempt_draft(ev::ScriptAuthorized{s.id, s.revision, std::string(sha256_hex)},
+                                   learner_actor(learner))});
 }
 
 Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view learner) {
@@ -674,8 +635,10 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
     JsonWriter j = header(s);
     j.str("world", "live").str("stage", "apply").num("index", uint64_t(i));
     gate::write_action_members(j, rec);
-    j.raw("refs", ref_json(ref_id, blob, "action.output"));
-    drafts.push_back(draft(s, "action.completed", "supervisor", j.done()));
+    j.raw("refs", JsonArray()
+                      .raw(evidence_ref_json({ref_id, blob.sha256, "action.output", blob.bytes}))
+                      .done());
+    drafts.push_back(draft(s, ev::kActionCompleted, "supervisor", j.done()));
     const bool failed = rec.exit_code != 0 || !rec.error.empty();
     r.failed += failed ? 1 : 0;
     r.aborted = r.aborted || rec.host_failure;
@@ -684,7 +647,7 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
                       (rec.error.empty() ? "" : " (" + rec.error + ")"));
   }
   r.actions = uint32_t(records.size());
-  drafts.push_back(draft(s, "apply.completed", "supervisor",
+  drafts.push_back(draft(s, ev::kApplyCompleted, "supervisor",
                          header(s)
                              .num("revision", uint64_t(s.revision))
                              .num("actions", uint64_t(r.actions))
@@ -711,47 +674,38 @@ struct AppliedAction {
 Result<std::vector<AppliedAction>> last_apply(const EventLog& log, const AttemptState& s,
                                               size_t actions) {
   std::vector<AppliedAction> out(actions);
-  simdjson::dom::parser parser;
+  ev::PayloadReader reader;
   Status bad = Status::ok();
   AURA_RETURN_IF_ERROR(log.read_stream(stream_of(s.id), 1, [&](const EventView& e) {
-    if (e.type != "attempt.phase" && e.type != "action.completed") return true;
-    simdjson::dom::object o;
-    if (parser.parse(e.payload.data(), e.payload.size()).get_object().get(o)) {
-      bad =
-          Status::corruption(stream_of(s.id) + " seq " + std::to_string(e.seq) + " does not parse");
-      return false;
-    }
-    std::string_view to;
-    if (e.type == "attempt.phase") {
-      if (!o["to"].get_string().get(to) && to == "apply") out.assign(actions, AppliedAction{});
+    if (e.type == ev::kAttemptPhase) {
+      auto phase = ev::AttemptPhase::decode(reader, e);
+      if (!phase.ok()) {
+        bad = Status::corruption(stream_of(s.id) + " seq " + std::to_string(e.seq) + ": " +
+                                 phase.status().message());
+        return false;
+      }
+      if (phase->to == phase_name(Phase::kApply)) out.assign(actions, AppliedAction{});
       return true;
     }
-    if (e.actor != "supervisor") return true;
-    uint64_t index = 0;
-    int64_t exit_code = 0;
-    std::string_view error;
-    simdjson::dom::array resolved;
-    if (o["index"].get_uint64().get(index) || o["exit_code"].get_int64().get(exit_code) ||
-        o["error"].get_string().get(error) || o["resolved"].get_array().get(resolved)) {
-      bad = Status::corruption(stream_of(s.id) + " seq " + std::to_string(e.seq) +
-                               ": action.completed lacks index, exit_code, error or resolved");
+    if (e.type != ev::kActionCompleted || e.actor != "supervisor") return true;
+    auto action = ev::ActionCompleted::decode(reader, e);
+    if (!action.ok()) {
+      bad = Status::corruption(stream_of(s.id) + " seq " + std::to_string(e.seq) + ": " +
+                               action.status().message());
       return false;
     }
-    if (index >= actions) return true;
-    AppliedAction& a = out[index];
+    if (action->index >= actions) return true;
+    AppliedAction& a = out[action->index];
     a = AppliedAction{};
     a.seen = true;
-    a.failed = exit_code != 0 || !error.empty();
+    const std::string error = action->error.value_or("");
+    a.failed = action->exit_code != 0 || !error.empty();
     if (a.failed) {
-      a.outcome = "exit " + std::to_string(exit_code) +
+      a.outcome = "exit " + std::to_string(action->exit_code) +
                   (error.empty() ? "" : " (" + safe_text(error, 256) + ")");
     }
-    for (auto r : resolved) {
-      std::string_view v;
-      if (!r.get_string().get(v)) a.call.resolved.emplace_back(v);
-    }
-    auto refs = extract_refs(e.payload);
-    if (refs.ok() && !refs->empty()) a.output = refs->front().sha256;
+    a.call.resolved = std::move(action->resolved);
+    if (!action->refs.empty()) a.output = action->refs.front().sha256;
     return true;
   }));
   AURA_RETURN_IF_ERROR(bad);
@@ -825,7 +779,7 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
     r.lines.push_back(std::move(line));
   }
   const std::string readback = lines.done();
-  auto recorded = ctx_.log->append(draft(s, "ack.readback", "supervisor",
+  auto recorded = ctx_.log->append(draft(s, ev::kAckReadback, "supervisor",
                                          header(s)
                                              .num("revision", uint64_t(s.revision))
                                              .boolean("as_requested", r.as_requested)
@@ -841,7 +795,7 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
         "); the attempt stays in phase ack: 'aura attempt reset " + s.id +
         "' rebuilds the live world");
   }
-  return append({draft(s, "attempt.acknowledged", learner_actor(learner),
+  return append({draft(s, ev::kAttemptAcknowledged, learner_actor(learner),
                        header(s)
                            .num("readback", r.readback_seq)
                            .str("readback_sha256", to_hex(sha256(readback)))
@@ -877,7 +831,7 @@ Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view
       ++postconditions;
       all_ok = all_ok && out.ok;
     }
-    facts.push_back(draft(s, "verify.fact", "supervisor",
+    facts.push_back(draft(s, ev::kVerifyFact, "supervisor",
                           header(s)
                               .str("check", c->id)
                               .str("kind", scenario::check_kind_name(check->kind))
@@ -889,12 +843,10 @@ Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view
   // The supervisor's facts first; the engine's conclusion cites their seqs.
   auto appended = ctx_.log->append_all(facts);
   if (!appended.ok()) return appended.status();
-  JsonArray seqs;
-  for (const auto& a : *appended) seqs.raw(std::to_string(a.seq));
-  AURA_RETURN_IF_ERROR(
-      append({draft(s, "attempt.verified", "engine",
-                    header(s).boolean("recovered", r.recovered).raw("facts", seqs.done()).done()),
-              phase_event(s, Phase::kVerify, Phase::kTransferGate)}));
+  ev::AttemptVerified verified{s.id, r.recovered, {}};
+  for (const auto& a : *appended) verified.facts.push_back(a.seq);
+  AURA_RETURN_IF_ERROR(append({ev::attempt_draft(verified, "engine"),
+                               phase_event(s, Phase::kVerify, Phase::kTransferGate)}));
   return r;
 }
 
@@ -919,7 +871,7 @@ Result<GateOutcome> AttemptEngine::gate(
           .str("sandbox_profile_digest", b.driver->profile_digest())
           .str("capability_snapshot_digest", to_hex(sha256(capabilities)))
           .done();
-  auto started = ctx_.log->append(draft(s, "gate.started", "engine",
+  auto started = ctx_.log->append(draft(s, ev::kGateStarted, "engine",
                                         header(s)
                                             .num("revision", uint64_t(s.revision))
                                             .str("ir_sha256", s.ir_sha256)
@@ -958,24 +910,16 @@ Result<GateOutcome> AttemptEngine::gate(
   o.result = gate::grade(spec, ran->facts, ran->not_run);
   std::vector<EventDraft> drafts;
   for (const auto& p : o.result.properties) {
-    JsonArray cited;
-    for (uint64_t c : p.cited) cited.raw(std::to_string(c));
-    drafts.push_back(draft(s, "gate.property", "engine",
-                           header(s)
-                               .num("gate", o.gate_seq)
-                               .str("property", gate::property_name(p.property))
-                               .str("status", gate::status_name(p.status))
-                               .str("reason", p.reason)
-                               .raw("cited", cited.done())
-                               .done()));
+    drafts.push_back(ev::attempt_draft(
+        ev::GateProperty{s.id, o.gate_seq, std::string(gate::property_name(p.property)),
+                         std::string(gate::status_name(p.status)), p.reason,
+                         std::vector<uint64_t>(p.cited.begin(), p.cited.end())},
+        "engine"));
   }
-  drafts.push_back(draft(s, "gate.verdict", "engine",
-                         header(s)
-                             .num("gate", o.gate_seq)
-                             .str("verdict", gate::verdict_name(o.result.verdict))
-                             .boolean("recovered", o.result.recovered)
-                             .raw("result", gate::result_json(o.result))
-                             .done()));
+  drafts.push_back(ev::attempt_draft(
+      ev::GateVerdict{s.id, o.gate_seq, std::string(gate::verdict_name(o.result.verdict)),
+                      o.result.recovered, gate::result_json(o.result)},
+      "engine"));
   const Phase next =
       o.result.verdict == gate::Verdict::kVerified ? Phase::kReceipt : Phase::kReflect;
   drafts.push_back(phase_event(s, Phase::kTransferGate, next));
@@ -999,16 +943,14 @@ Result<ReceiptOutcome> AttemptEngine::receipt(std::string_view id, std::string_v
                         receipt::issue_receipt(*ctx_.log, s.id, *ctx_.lab_signer, *ctx_.blobs));
   BlobInfo blob;
   AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, o.receipt.envelope));
-  auto appended = ctx_.log->append_all(
-      std::vector<EventDraft>{draft(s, "receipt.issued", "engine",
-                                    header(s)
-                                        .str("receipt_sha256", to_hex(o.receipt.envelope_sha256))
-                                        .num("first_seq", o.receipt.first_seq)
-                                        .num("last_seq", o.receipt.last_seq)
-                                        .num("checkpoint_size", o.receipt.checkpoint_size)
-                                        .raw("refs", ref_json("receipt", blob, "receipt.dsse"))
-                                        .done()),
-                              phase_event(s, Phase::kReceipt, Phase::kReflect)});
+  const ev::ReceiptIssued issued{s.id,
+                                 to_hex(o.receipt.envelope_sha256),
+                                 o.receipt.first_seq,
+                                 o.receipt.last_seq,
+                                 o.receipt.checkpoint_size,
+                                 one_ref("receipt", blob, "receipt.dsse")};
+  auto appended = ctx_.log->append_all(std::vector<EventDraft>{
+      ev::attempt_draft(issued, "engine"), phase_event(s, Phase::kReceipt, Phase::kReflect)});
   if (!appended.ok()) return appended.status();
   o.event_seq = appended->front().seq;
   return o;
@@ -1023,7 +965,7 @@ Status AttemptEngine::reflect(std::string_view id, std::string_view learner,
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "reflect", Phase::kReflect));
   AURA_RETURN_IF_ERROR(learner_text("the reflection", text, false));
   AURA_RETURN_IF_ERROR(append(
-      {draft(s, "attempt.reflected", learner_actor(learner), header(s).str("text", text).done()),
+      {draft(s, ev::kAttemptReflected, learner_actor(learner), header(s).str("text", text).done()),
        phase_event(s, Phase::kReflect, Phase::kDone)}));
   destroy_live(s);
   return Status::ok();
@@ -1036,9 +978,9 @@ Status AttemptEngine::abandon(std::string_view id, std::string_view learner,
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   if (s.phase == Phase::kDone) return Status::failed_precondition("attempt " + s.id + " is done");
   AURA_RETURN_IF_ERROR(learner_text("the reason", reason, false));
-  AURA_RETURN_IF_ERROR(append({draft(s, "attempt.abandoned", learner_actor(learner),
-                                     header(s).str("reason", reason).done()),
-                               phase_event(s, s.phase, Phase::kDone)}));
+  AURA_RETURN_IF_ERROR(append(
+      {ev::attempt_draft(ev::AttemptAbandoned{s.id, std::string(reason)}, learner_actor(learner)),
+       phase_event(s, s.phase, Phase::kDone)}));
   destroy_live(s);
   return Status::ok();
 }

@@ -1,0 +1,203 @@
+// Typed payloads of the attempt events the lab reads back (docs/ATTEMPTS.md), each with ONE
+// encoder (the exact bytes the engine appends: members in the documented order, compact JSON)
+// and ONE strict decoder on PayloadReader (no duplicate member, "v":1 first, the stream's
+// attempt, each member's type and bounds). Every payload begins "v":1,"attempt":ID.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/blob/evidence_ref.h"
+#include "engine/common/status.h"
+#include "engine/events/event_types.h"
+#include "engine/events/payload_reader.h"
+#include "engine/json/json_reader.h"
+#include "engine/log/event.h"
+
+namespace aura::events {
+
+// The attempt phases, in order (docs/ATTEMPTS.md, "Phases").
+inline constexpr std::string_view kPhases[] = {"observe", "predict", "inspect", "contract",
+                                               "apply",   "ack",     "verify",  "transfer_gate",
+                                               "receipt", "reflect", "done"};
+inline constexpr std::string_view kModes[] = {"learn", "judge"};
+inline constexpr std::string_view kVerdicts[] = {"NOT_RECOVERED", "RECOVERED_UNPROVEN", "VERIFIED"};
+inline constexpr std::string_view kProperties[] = {"primary", "twin", "control", "repeat",
+                                                   "reversal"};
+inline constexpr std::string_view kPropertyStatuses[] = {"pass", "fail", "not_run"};
+inline constexpr std::string_view kScriptStatuses[] = {"pending_feedback", "pending_execution"};
+
+// A string of 64 lowercase hex digits (a SHA-256), or an error naming the member.
+Result<std::string_view> read_sha256_hex(const json::Object& o, std::string_view name);
+
+struct AttemptStarted {
+  static constexpr std::string_view kType = kAttemptStarted;
+  struct Scenario {
+    std::string id, version, package_digest, manifest_sha256, publisher, dir;
+  };
+  std::string attempt, learner, mode;
+  uint64_t seed = 0;
+  Scenario scenario;
+  uint64_t probe_budget = 0;
+  std::vector<EvidenceRef> refs;  // the manifest: id "manifest", kind "scenario.manifest"
+
+  std::string encode() const;
+  static Result<AttemptStarted> decode(PayloadReader& r, const EventView& e);
+};
+
+struct AttemptPhase {
+  static constexpr std::string_view kType = kAttemptPhase;
+  std::string attempt, from, to;  // phase names (kPhases)
+
+  std::string encode() const;
+  static Result<AttemptPhase> decode(PayloadReader& r, const EventView& e);
+};
+
+struct AttemptPredicted {
+  static constexpr std::string_view kType = kAttemptPredicted;
+  std::string attempt, hypothesis, expect;
+  uint64_t confidence = 0;  // 0..100
+
+  std::string encode() const;
+  static Result<AttemptPredicted> decode(PayloadReader& r, const EventView& e);
+};
+
+struct ProbeRequested {
+  static constexpr std::string_view kType = kProbeRequested;
+  std::string attempt;
+  uint64_t probe = 0;
+  std::string call;  // the validated call as compact JSON (scenario::call_json)
+  uint64_t cost = 0, spent = 0;
+
+  std::string encode() const;
+  static Result<ProbeRequested> decode(PayloadReader& r, const EventView& e);
+};
+
+struct ProbeCompleted {
+  static constexpr std::string_view kType = kProbeCompleted;
+  std::string attempt;
+  uint64_t probe = 0;
+  std::string evidence;  // "ev-<probe>"
+  int64_t exit_code = 0;
+  bool truncated = false;
+  std::optional<std::string> error;  // written as a string; null is read as none
+  std::vector<std::string> resolved;
+  std::vector<EvidenceRef> refs;  // id evidence, kind "probe.output" (none: no output)
+
+  std::string encode() const;
+  static Result<ProbeCompleted> decode(PayloadReader& r, const EventView& e);
+};
+
+struct InterventionSubmitted {
+  static constexpr std::string_view kType = kInterventionSubmitted;
+  struct Script {
+    std::string sha256, status;  // status: kScriptStatuses
+  };
+  std::string attempt;
+  uint64_t revision = 0;
+  std::string ir_sha256;
+  std::vector<Script> scripts;
+  std::vector<EvidenceRef> refs;  // id "ir-<revision>", kind "intervention.ir"
+
+  std::string encode() const;
+  static Result<InterventionSubmitted> decode(PayloadReader& r, const EventView& e);
+};
+
+struct ScriptAuthorized {
+  static constexpr std::string_view kType = kScriptAuthorized;
+  std::string attempt;
+  uint64_t revision = 0;
+  std::string sha256;
+
+  std::string encode() const;
+  static Result<ScriptAuthorized> decode(PayloadReader& r, const EventView& e);
+};
+
+// action.completed (the live world's apply); gate.action has the same action members.
+struct ActionCompleted {
+  static constexpr std::string_view kType = kActionCompleted;
+  std::string attempt, world, stage;
+  uint64_t index = 0;
+  std::optional<std::string> call;           // compact JSON; or
+  std::optional<std::string> script_sha256;  // for a script
+  int64_t exit_code = 0;
+  std::optional<std::string> error;  // written as a string; null is read as none
+  bool truncated = false;
+  std::vector<std::string> resolved;
+  std::vector<EvidenceRef> refs;  // id "act-<n>", kind "action.output"
+
+  static Result<ActionCompleted> decode(PayloadReader& r, const EventView& e);
+};
+
+struct AttemptVerified {
+  static constexpr std::string_view kType = kAttemptVerified;
+  std::string attempt;
+  bool recovered = false;
+  std::vector<uint64_t> facts;  // seqs of the verify.facts
+
+  std::string encode() const;
+  static Result<AttemptVerified> decode(PayloadReader& r, const EventView& e);
+};
+
+struct GateProperty {
+  static constexpr std::string_view kType = kGateProperty;
+  std::string attempt;
+  uint64_t gate = 0;
+  std::string property, status, reason;
+  std::vector<uint64_t> cited;
+
+  std::string encode() const;
+  static Result<GateProperty> decode(PayloadReader& r, const EventView& e);
+};
+
+struct GateVerdict {
+  static constexpr std::string_view kType = kGateVerdict;
+  std::string attempt;
+  uint64_t gate = 0;
+  std::string verdict;
+  bool recovered = false;
+  std::string result;  // gate::result_json, as compact JSON
+
+  std::string encode() const;
+  static Result<GateVerdict> decode(PayloadReader& r, const EventView& e);
+};
+
+struct ReceiptIssued {
+  static constexpr std::string_view kType = kReceiptIssued;
+  std::string attempt, receipt_sha256;
+  uint64_t first_seq = 0, last_seq = 0, checkpoint_size = 0;
+  std::vector<EvidenceRef> refs;  // id "receipt", kind "receipt.dsse"
+
+  std::string encode() const;
+  static Result<ReceiptIssued> decode(PayloadReader& r, const EventView& e);
+};
+
+struct AttemptAbandoned {
+  static constexpr std::string_view kType = kAttemptAbandoned;
+  std::string attempt, reason;
+
+  std::string encode() const;
+  static Result<AttemptAbandoned> decode(PayloadReader& r, const EventView& e);
+};
+
+// Decodes `e` as T, refusing an event of another type.
+template <class T>
+Result<T> decode(PayloadReader& r, const EventView& e) {
+  if (e.type != T::kType) {
+    return Status::invalid(std::string(e.type) + ": not a " + std::string(T::kType) + " event");
+  }
+  return T::decode(r, e);
+}
+
+// An EventDraft of `payload`'s type in its attempt's stream.
+template <class T>
+EventDraft attempt_draft(const T& payload, std::string actor) {
+  return {std::string(kAttemptStreamPrefix) + payload.attempt, std::string(T::kType),
+          std::move(actor), payload.encode()};
+}
+
+}  // namespace aura::events
