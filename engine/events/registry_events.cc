@@ -71,4 +71,25 @@ Result<ScenarioRejected> ScenarioRejected::decode(PayloadReader& r, const EventV
   return p;
 }
 
+Result<CapabilitiesMeasured> CapabilitiesMeasured::decode(PayloadReader& r, const EventView& e) {
+  CapabilitiesMeasured p;
+  json::Object o;
+  AURA_ASSIGN_OR_RETURN(o, r.open(e));
+  AURA_RETURN_IF_ERROR(read_into(o, "host", p.host));
+  AURA_RETURN_IF_ERROR(read_into(o, "kernel_release", p.kernel_release));
+  json::Array list;
+  AURA_ASSIGN_OR_RETURN(list, o.array("capabilities"));
+  for (const json::Value& v : list.elements()) {
+    json::Object c;
+    AURA_ASSIGN_OR_RETURN(c, v.as_object());
+    Capability cap;
+    AURA_RETURN_IF_ERROR(read_into(c, "name", cap.name));
+    if (cap.name.empty()) return c.error("name", "empty");
+    AURA_ASSIGN_OR_RETURN(cap.available, c.required_bool("available"));
+    AURA_RETURN_IF_ERROR(read_into(c, "reason", cap.reason));
+    p.capabilities.push_back(std::move(cap));
+  }
+  return p;
+}
+
 }  // namespace aura::events

@@ -1,5 +1,6 @@
-// Typed payloads of the scenario registry's events (stream lab/scenarios, docs/ATTEMPTS.md "The
-// scenario registry"): one encoder and one strict decoder each, on PayloadReader.
+// Typed payloads of the lab registries' events: the scenario registry (stream lab/scenarios,
+// docs/ATTEMPTS.md "The scenario registry") and the capability panel (stream lab/capabilities,
+// docs/CAPABILITIES.md). One encoder and one strict decoder each, on PayloadReader.
 #pragma once
 
 #include <string>
@@ -28,6 +29,21 @@ struct ScenarioRejected {
 
   std::string encode() const;
   static Result<ScenarioRejected> decode(PayloadReader& r, const EventView& e);
+};
+
+struct CapabilitiesMeasured {
+  static constexpr std::string_view kType = kCapabilitiesMeasured;
+  struct Capability {
+    std::string name;  // non-empty
+    bool available = false;
+    std::string reason;
+  };
+  std::string host, kernel_release;
+  std::vector<Capability> capabilities;
+
+  // The encoder is workers/caps/measure.cc's measurement_payload (the workers layer measures and
+  // writes the panel; it moves here when that file is next changed).
+  static Result<CapabilitiesMeasured> decode(PayloadReader& r, const EventView& e);
 };
 
 }  // namespace aura::events

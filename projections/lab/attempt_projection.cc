@@ -111,52 +111,49 @@ Result<AttemptProjection::Row*> AttemptProjection::find(SqliteDb& db, int64_t ke
 
 Result<AttemptProjection::Row> AttemptProjection::started(const EventView& event,
                                                           std::string_view id) {
-  const Members& m = payload_.members();
-  LAB_TRY(learner, m.str("learner"));
-  LAB_TRY(mode, m.one_of("mode", {"learn", "judge"}));
-  LAB_TRY(seed, m.u64("seed"));
-  LAB_TRY(scenario, m.object("scenario"));
-  LAB_TRY(scenario_id, scenario.str("id"));
-  LAB_TRY(version, scenario.str("version"));
-  LAB_TRY(package_digest, scenario.sha256_hex("package_digest"));
-  LAB_TRY(manifest_sha256, scenario.sha256_hex("manifest_sha256"));
-  LAB_TRY(publisher, scenario.str("publisher"));
-  LAB_TRY(probe_budget, m.count("probe_budget"));
+  LAB_TRY(p, ev::AttemptStarted::decode(reader_, event));
   Row r;
   r.attempt = std::string(id);
-  r.scenario_id = std::string(scenario_id);
-  r.scenario_version = std::string(version);
-  r.package_digest = std::string(package_digest);
-  r.manifest_sha256 = std::string(manifest_sha256);
-  r.publisher = std::string(publisher);
-  r.learner = std::string(learner);
-  r.mode = std::string(mode);
+  r.scenario_id = std::move(p.scenario.id);
+  r.scenario_version = std::move(p.scenario.version);
+  r.package_digest = std::move(p.scenario.package_digest);
+  r.manifest_sha256 = std::move(p.scenario.manifest_sha256);
+  r.publisher = std::move(p.scenario.publisher);
+  r.learner = std::move(p.learner);
+  r.mode = std::move(p.mode);
   // A u64, kept as its decimal text (SQLite has no unsigned 64-bit integer).
-  r.seed = std::to_string(seed);
+  r.seed = std::to_string(p.seed);
   r.phase = "observe";
-  r.probe_budget = probe_budget;
+  r.probe_budget = sql_int(p.probe_budget);
   r.first_seq = r.last_seq = static_cast<int64_t>(event.seq);
   r.started_ts_us = r.updated_ts_us = static_cast<int64_t>(event.ts_us);
   r.dirty = true;
   return r;
 }
 
+// Every member is read (and so checked) before the row is looked at: whether an event is
+// malformed never depends on what was applied before it.
+template <class T, class F>
+Status AttemptProjection::update(SqliteDb& db, const EventView& event, int64_t key, F change) {
+  LAB_TRY(p, T::decode(reader_, event));
+  LAB_TRY(row, find(db, key));
+  // No row yet (an event before attempt.started), or an event already applied.
+  const auto seq = static_cast<int64_t>(event.seq);
+  if (row == nullptr || row->last_seq >= seq) return Status::ok();
+  Row& r = *row;
+  change(r, p);
+  r.last_seq = seq;
+  r.updated_ts_us = static_cast<int64_t>(event.ts_us);
+  r.dirty = true;
+  return Status::ok();
+}
+
 Status AttemptProjection::apply(SqliteDb& db, const EventView& event) {
   const std::string_view id = attempt_id_of_stream(event.stream);
   if (id.empty()) return Status::ok();
   const std::string_view type = event.type;
-  // Other events of the stream (probe results, facts, gate runs ...) change nothing here.
-  if (type != "attempt.started" && type != "attempt.phase" && type != "attempt.predicted" &&
-      type != "probe.requested" && type != "intervention.submitted" &&
-      type != "script.authorized" && type != "attempt.verified" && type != "gate.verdict" &&
-      type != "receipt.issued" && type != "attempt.abandoned") {
-    return Status::ok();
-  }
-  AURA_RETURN_IF_ERROR(payload_.parse(event));
-  const Members& m = payload_.members();
   const int64_t key = attempt_key(id);
-  const auto seq = static_cast<int64_t>(event.seq);
-  if (type == "attempt.started") {
+  if (type == ev::kAttemptStarted) {
     LAB_TRY(fresh, started(event, id));
     LAB_TRY(row, find(db, key));
     // A second attempt.started for the same ID keeps the first (so does a re-applied one).
@@ -166,93 +163,62 @@ Status AttemptProjection::apply(SqliteDb& db, const EventView& event) {
     }
     return Status::ok();
   }
-
-  // Every member is read (and so checked) before the row is looked at: whether an event is
-  // malformed never depends on what was applied before it.
-  std::string_view text1, text2;
-  int64_t n1 = 0, n2 = 0;
-  bool flag = false;
-  if (type == "attempt.phase") {
-    LAB_TRY(to, m.one_of("to", kPhases));
-    text1 = to;
-  } else if (type == "attempt.predicted") {
-    LAB_TRY(hypothesis, m.str("hypothesis"));
-    LAB_TRY(expect, m.str("expect"));
-    LAB_TRY(confidence, m.count("confidence"));
-    if (confidence > 100) return m.error("confidence", "above 100");
-    text1 = hypothesis;
-    text2 = expect;
-    n1 = confidence;
-  } else if (type == "probe.requested") {
-    LAB_TRY(probe, m.count("probe"));
-    LAB_TRY(spent, m.count("spent"));
-    n1 = probe;
-    n2 = spent;
-  } else if (type == "intervention.submitted") {
-    LAB_TRY(revision, m.count("revision"));
-    LAB_TRY(ir_sha256, m.sha256_hex("ir_sha256"));
-    LAB_TRY(scripts, m.array("scripts"));
-    n1 = revision;
-    text1 = ir_sha256;
-    n2 = static_cast<int64_t>(scripts.size());
-  } else if (type == "script.authorized") {
-    LAB_TRY(revision, m.count("revision"));
-    LAB_TRY(sha256, m.sha256_hex("sha256"));
-    (void)sha256;  // checked, not kept (the interventions projection keeps it)
-    n1 = revision;
-  } else if (type == "attempt.verified") {
-    LAB_TRY(recovered, m.boolean("recovered"));
-    flag = recovered;
-  } else if (type == "gate.verdict") {
-    LAB_TRY(verdict, m.one_of("verdict", {"NOT_RECOVERED", "RECOVERED_UNPROVEN", "VERIFIED"}));
-    LAB_TRY(recovered, m.boolean("recovered"));
-    text1 = verdict;
-    flag = recovered;
-  } else if (type == "receipt.issued") {
-    LAB_TRY(receipt, m.sha256_hex("receipt_sha256"));
-    text1 = receipt;
-  } else {  // attempt.abandoned
-    LAB_TRY(reason, m.str("reason"));
-    text1 = reason;
+  if (type == ev::kAttemptPhase) {
+    return update<ev::AttemptPhase>(db, event, key,
+                                    [](Row& r, ev::AttemptPhase& p) { r.phase = std::move(p.to); });
   }
-
-  LAB_TRY(row, find(db, key));
-  // No row yet (an event before attempt.started), or an event already applied.
-  if (row == nullptr || row->last_seq >= seq) return Status::ok();
-  Row& r = *row;
-  if (type == "attempt.phase") {
-    r.phase = std::string(text1);
-  } else if (type == "attempt.predicted") {
-    r.hypothesis = std::string(text1);
-    r.expect = std::string(text2);
-    r.confidence = n1;
-  } else if (type == "probe.requested") {
-    r.probes = n1;
-    r.spent = n2;
-  } else if (type == "intervention.submitted") {
-    r.ir_revision = n1;
-    r.ir_sha256 = std::string(text1);
-    r.scripts_pending = n2;
-    r.scripts_authorized = 0;
-  } else if (type == "script.authorized") {
-    // Only an authorisation of the current revision's scripts moves the counts.
-    if (r.ir_revision == n1 && r.scripts_pending > 0) {
-      --r.scripts_pending;
-      ++r.scripts_authorized;
-    }
-  } else if (type == "attempt.verified") {
-    r.recovered = flag ? 1 : 0;
-  } else if (type == "gate.verdict") {
-    r.verdict = std::string(text1);
-    r.recovered = flag ? 1 : 0;
-  } else if (type == "receipt.issued") {
-    r.receipt_sha256 = std::string(text1);
-  } else {
-    r.abandon_reason = std::string(text1);
+  if (type == ev::kAttemptPredicted) {
+    return update<ev::AttemptPredicted>(db, event, key, [](Row& r, ev::AttemptPredicted& p) {
+      r.hypothesis = std::move(p.hypothesis);
+      r.expect = std::move(p.expect);
+      r.confidence = sql_int(p.confidence);
+    });
   }
-  r.last_seq = seq;
-  r.updated_ts_us = static_cast<int64_t>(event.ts_us);
-  r.dirty = true;
+  if (type == ev::kProbeRequested) {
+    return update<ev::ProbeRequested>(db, event, key, [](Row& r, ev::ProbeRequested& p) {
+      r.probes = sql_int(p.probe);
+      r.spent = sql_int(p.spent);
+    });
+  }
+  if (type == ev::kInterventionSubmitted) {
+    return update<ev::InterventionSubmitted>(
+        db, event, key, [](Row& r, ev::InterventionSubmitted& p) {
+          r.ir_revision = sql_int(p.revision);
+          r.ir_sha256 = std::move(p.ir_sha256);
+          r.scripts_pending = static_cast<int64_t>(p.scripts.size());
+          r.scripts_authorized = 0;
+        });
+  }
+  if (type == ev::kScriptAuthorized) {
+    return update<ev::ScriptAuthorized>(db, event, key, [](Row& r, ev::ScriptAuthorized& p) {
+      // Only an authorisation of the current revision's scripts moves the counts.
+      if (r.ir_revision == sql_int(p.revision) && r.scripts_pending > 0) {
+        --r.scripts_pending;
+        ++r.scripts_authorized;
+      }
+    });
+  }
+  if (type == ev::kAttemptVerified) {
+    return update<ev::AttemptVerified>(
+        db, event, key, [](Row& r, ev::AttemptVerified& p) { r.recovered = p.recovered ? 1 : 0; });
+  }
+  if (type == ev::kGateVerdict) {
+    return update<ev::GateVerdict>(db, event, key, [](Row& r, ev::GateVerdict& p) {
+      r.verdict = std::move(p.verdict);
+      r.recovered = p.recovered ? 1 : 0;
+    });
+  }
+  if (type == ev::kReceiptIssued) {
+    return update<ev::ReceiptIssued>(db, event, key, [](Row& r, ev::ReceiptIssued& p) {
+      r.receipt_sha256 = std::move(p.receipt_sha256);
+    });
+  }
+  if (type == ev::kAttemptAbandoned) {
+    return update<ev::AttemptAbandoned>(db, event, key, [](Row& r, ev::AttemptAbandoned& p) {
+      r.abandon_reason = std::move(p.reason);
+    });
+  }
+  // Other events of the stream (probe results, facts, gate runs ...) change nothing here.
   return Status::ok();
 }
 

@@ -17,9 +17,7 @@
 namespace aura::lab {
 
 // The phases of docs/ATTEMPTS.md, in order.
-inline constexpr std::string_view kPhases[] = {"observe", "predict", "inspect", "contract",
-                                               "apply",   "ack",     "verify",  "transfer_gate",
-                                               "receipt", "reflect", "done"};
+inline constexpr const auto& kPhases = ev::kPhases;
 
 class AttemptProjection : public Projection {
  public:
@@ -51,10 +49,13 @@ class AttemptProjection : public Projection {
 
   // The new row attempt.started describes.
   Result<Row> started(const EventView& event, std::string_view id);
+  // Decodes `event` (of a type this projection reads) and applies it to the row `update` makes.
+  template <class T, class F>
+  Status update(SqliteDb& db, const EventView& event, int64_t key, F change);
   // The row of `key` from this batch's rows, else from the table (nullptr: no such attempt).
   Result<Row*> find(SqliteDb& db, int64_t key);
 
-  Payload payload_;
+  ev::PayloadReader reader_;
   std::map<int64_t, Row> rows_;  // this batch's rows, by attempt_key (written in key order)
   std::set<int64_t> absent_;     // keys this batch looked up and the table does not hold
 };

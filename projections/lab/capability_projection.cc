@@ -90,26 +90,12 @@ Status CapabilityProjection::create_schema(SqliteDb& db) {
 }
 
 Status CapabilityProjection::apply(SqliteDb& db, const EventView& event) {
-  if (event.type != "capabilities.measured" || event.stream != kCapabilityStream) {
+  if (event.type != ev::kCapabilitiesMeasured || event.stream != kCapabilityStream) {
     return Status::ok();
   }
-  AURA_RETURN_IF_ERROR(payload_.parse(event));
-  const Members& m = payload_.members();
-  LAB_TRY(host, m.str("host"));
-  LAB_TRY(kernel_release, m.str("kernel_release"));
-  LAB_TRY(caps, m.array("capabilities"));
+  LAB_TRY(p, ev::CapabilitiesMeasured::decode(reader_, event));
   const auto seq = static_cast<int64_t>(event.seq);
-  size_t i = 0;
-  for (simdjson::dom::element e : caps) {
-    const std::string path = "capabilities[" + std::to_string(i++) + "]";
-    simdjson::dom::object o;
-    if (e.get_object().get(o) != simdjson::SUCCESS) return m.error(path, "not an object");
-    Members cap;
-    AURA_RETURN_IF_ERROR(cap.load(o, event.type, path + "."));
-    LAB_TRY(name, cap.str("name"));
-    if (name.empty()) return cap.error("name", "empty");
-    LAB_TRY(available, cap.boolean("available"));
-    LAB_TRY(reason, cap.str("reason"));
+  for (const auto& cap : p.capabilities) {
     // The newest measurement of each capability wins; an older event (or this one re-applied)
     // changes nothing.
     AURA_RETURN_IF_ERROR(exec_cached(
@@ -119,7 +105,7 @@ Status CapabilityProjection::apply(SqliteDb& db, const EventView& event) {
         "available = excluded.available, reason = excluded.reason, host = excluded.host, "
         "kernel_release = excluded.kernel_release, seq = excluded.seq "
         "WHERE excluded.seq > capabilities.seq",
-        name, available, reason, host, kernel_release, seq));
+        cap.name, cap.available, cap.reason, p.host, p.kernel_release, seq));
   }
   // The labs follow from the rows now held (the same rows whatever order they were built in).
   LAB_TRY(rows, all_rows(db));

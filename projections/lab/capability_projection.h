@@ -14,7 +14,7 @@
 
 namespace aura::lab {
 
-inline constexpr std::string_view kCapabilityStream = "lab/capabilities";
+inline constexpr std::string_view kCapabilityStream = ev::kCapabilityStream;
 
 // One lab and the capabilities it needs. `optional` ones are reported, never required.
 struct LabRequirement {
@@ -57,7 +57,7 @@ class CapabilityProjection : public Projection {
   Status apply(SqliteDb& db, const EventView& event) override;
 
  private:
-  Payload payload_;
+  ev::PayloadReader reader_;
 };
 
 }  // namespace aura::lab

@@ -37,65 +37,46 @@ Status EvidenceProjection::create_schema(SqliteDb& db) {
 
 Status EvidenceProjection::probe_completed(SqliteDb& db, const EventView& event,
                                            std::string_view id) {
-  const Members& m = payload_.members();
-  LAB_TRY(probe, m.count("probe"));
-  LAB_TRY(evidence_id, m.str("evidence"));
-  LAB_TRY(exit_code, m.i64("exit_code"));
-  LAB_TRY(truncated, m.boolean("truncated"));
-  LAB_TRY(error, m.str_or_null("error"));
+  LAB_TRY(p, ev::ProbeCompleted::decode(reader_, event));
   const auto seq = static_cast<int64_t>(event.seq);
   // A probe that produced no output lists no ref for its evidence id: no evidence row.
-  LAB_TRY(ref, payload_.ref(evidence_id));
-  if (!ref) return Status::ok();
-  return exec_cached(db, kInsertProbeOutput, id, ref->id, to_hex(ref->sha256), ref->kind,
-                     static_cast<int64_t>(ref->bytes), probe, truncated, exit_code, error, seq);
+  for (const EvidenceRef& ref : p.refs) {
+    if (ref.id != p.evidence) continue;
+    return exec_cached(db, kInsertProbeOutput, id, ref.id, to_hex(ref.sha256), ref.kind,
+                       static_cast<int64_t>(ref.bytes), sql_int(p.probe), p.truncated, p.exit_code,
+                       p.error, seq);
+  }
+  return Status::ok();
 }
 
 Status EvidenceProjection::action_completed(SqliteDb& db, const EventView& event,
                                             std::string_view id) {
-  const Members& m = payload_.members();
-  LAB_TRY(index, m.count("index"));
-  std::optional<std::string> call;
-  std::optional<std::string_view> script;
-  if (m.has("call")) {
-    LAB_TRY(c, m.json("call"));
-    call = std::move(c);
-  } else {
-    LAB_TRY(s, m.sha256_hex("script_sha256"));
-    script = s;
-  }
-  LAB_TRY(exit_code, m.i64("exit_code"));
-  LAB_TRY(error, m.str_or_null("error"));
-  LAB_TRY(refs, payload_.refs());
+  LAB_TRY(p, ev::ActionCompleted::decode(reader_, event));
   const auto seq = static_cast<int64_t>(event.seq);
-  for (const EvidenceRef& ref : refs) {
+  for (const EvidenceRef& ref : p.refs) {
     if (ref.kind != "action.output") continue;
     AURA_RETURN_IF_ERROR(exec_cached(db, kInsertActionOutput, id, ref.id, to_hex(ref.sha256),
-                                     ref.kind, static_cast<int64_t>(ref.bytes), index, call, script,
-                                     exit_code, error, seq));
+                                     ref.kind, static_cast<int64_t>(ref.bytes), sql_int(p.index),
+                                     p.call, p.script_sha256, p.exit_code, p.error, seq));
   }
   return Status::ok();
 }
 
 Status EvidenceProjection::apply(SqliteDb& db, const EventView& event) {
   const std::string_view type = event.type;
-  if (type != "probe.requested" && type != "probe.completed" && type != "action.completed") {
+  if (type != ev::kProbeRequested && type != ev::kProbeCompleted && type != ev::kActionCompleted) {
     return Status::ok();
   }
   const std::string_view id = attempt_id_of_stream(event.stream);
   if (id.empty()) return Status::ok();
-  AURA_RETURN_IF_ERROR(payload_.parse(event));
-  if (type == "probe.completed") return probe_completed(db, event, id);
-  if (type == "action.completed") return action_completed(db, event, id);
-  const Members& m = payload_.members();
-  LAB_TRY(probe, m.count("probe"));
-  LAB_TRY(call, m.json("call"));
-  LAB_TRY(cost, m.count("cost"));
-  LAB_TRY(spent, m.count("spent"));
+  if (type == ev::kProbeCompleted) return probe_completed(db, event, id);
+  if (type == ev::kActionCompleted) return action_completed(db, event, id);
+  LAB_TRY(p, ev::ProbeRequested::decode(reader_, event));
   return exec_cached(db,
                      "INSERT INTO probes(attempt, probe, call, cost, spent, requested_seq) "
                      "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(attempt, probe) DO NOTHING",
-                     id, probe, call, cost, spent, static_cast<int64_t>(event.seq));
+                     id, sql_int(p.probe), p.call, sql_int(p.cost), sql_int(p.spent),
+                     static_cast<int64_t>(event.seq));
 }
 
 }  // namespace aura::lab

@@ -21,7 +21,7 @@ class EvidenceProjection : public Projection {
  private:
   Status probe_completed(SqliteDb& db, const EventView& event, std::string_view id);
   Status action_completed(SqliteDb& db, const EventView& event, std::string_view id);
-  Payload payload_;
+  ev::PayloadReader reader_;
 };
 
 }  // namespace aura::lab

@@ -15,36 +15,46 @@ Status GateProjection::create_schema(SqliteDb& db) {
       "recovered INTEGER NOT NULL, seq INTEGER NOT NULL, UNIQUE(attempt, gate))");
 }
 
+namespace {
+
+// A gate.started seq that is not before the event naming it is malformed.
+Status check_gate(const EventView& event, uint64_t gate) {
+  if (gate < event.seq) return Status::ok();
+  return Status::invalid(std::string(event.type) + ": member \"gate\": seq " +
+                         std::to_string(gate) + " is not before this event");
+}
+
+std::string seqs_json(const std::vector<uint64_t>& seqs) {
+  std::string out = "[";
+  for (size_t i = 0; i < seqs.size(); ++i) out += (i ? "," : "") + std::to_string(seqs[i]);
+  return out + "]";
+}
+
+}  // namespace
+
 Status GateProjection::apply(SqliteDb& db, const EventView& event) {
   const std::string_view type = event.type;
-  if (type != "gate.property" && type != "gate.verdict") return Status::ok();
+  if (type != ev::kGateProperty && type != ev::kGateVerdict) return Status::ok();
   const std::string_view id = attempt_id_of_stream(event.stream);
   if (id.empty()) return Status::ok();
-  AURA_RETURN_IF_ERROR(payload_.parse(event));
-  const Members& m = payload_.members();
-  LAB_TRY(gate, m.count("gate"));
-  if (static_cast<uint64_t>(gate) >= event.seq) {
-    return m.error("gate", "seq " + std::to_string(gate) + " is not before this event");
-  }
   const auto seq = static_cast<int64_t>(event.seq);
   // Rows are written once: the first result for a key is kept.
-  if (type == "gate.property") {
-    LAB_TRY(property, m.one_of("property", {"primary", "twin", "control", "repeat", "reversal"}));
-    LAB_TRY(status, m.one_of("status", {"pass", "fail", "not_run"}));
-    LAB_TRY(reason, m.str("reason"));
-    LAB_TRY(cited, m.u64_array_json("cited"));
+  if (type == ev::kGateProperty) {
+    LAB_TRY(p, ev::GateProperty::decode(reader_, event));
+    AURA_RETURN_IF_ERROR(check_gate(event, p.gate));
     return exec_cached(db,
                        "INSERT INTO gate_results(attempt, gate, property, status, reason, cited, "
                        "seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) "
                        "ON CONFLICT(attempt, gate, property) DO NOTHING",
-                       id, gate, property, status, reason, cited, seq);
+                       id, sql_int(p.gate), p.property, p.status, p.reason, seqs_json(p.cited),
+                       seq);
   }
-  LAB_TRY(verdict, m.one_of("verdict", {"NOT_RECOVERED", "RECOVERED_UNPROVEN", "VERIFIED"}));
-  LAB_TRY(recovered, m.boolean("recovered"));
+  LAB_TRY(p, ev::GateVerdict::decode(reader_, event));
+  AURA_RETURN_IF_ERROR(check_gate(event, p.gate));
   return exec_cached(db,
                      "INSERT INTO gate_verdicts(attempt, gate, verdict, recovered, seq) "
                      "VALUES(?1, ?2, ?3, ?4, ?5) ON CONFLICT(attempt, gate) DO NOTHING",
-                     id, gate, verdict, recovered, seq);
+                     id, sql_int(p.gate), p.verdict, p.recovered, seq);
 }
 
 }  // namespace aura::lab

@@ -17,7 +17,7 @@ class InterventionProjection : public Projection {
 
  private:
   Status submitted(SqliteDb& db, const EventView& event, std::string_view id);
-  Payload payload_;
+  ev::PayloadReader reader_;
 };
 
 }  // namespace aura::lab

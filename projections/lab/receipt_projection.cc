@@ -13,19 +13,13 @@ Status ReceiptProjection::create_schema(SqliteDb& db) {
 }
 
 Status ReceiptProjection::apply(SqliteDb& db, const EventView& event) {
-  if (event.type != "receipt.issued") return Status::ok();
+  if (event.type != ev::kReceiptIssued) return Status::ok();
   const std::string_view id = attempt_id_of_stream(event.stream);
   if (id.empty()) return Status::ok();
-  AURA_RETURN_IF_ERROR(payload_.parse(event));
-  const Members& m = payload_.members();
-  LAB_TRY(receipt, m.sha256_hex("receipt_sha256"));
-  LAB_TRY(first_seq, m.count("first_seq"));
-  LAB_TRY(last_seq, m.count("last_seq"));
-  LAB_TRY(checkpoint_size, m.count("checkpoint_size"));
-  if (first_seq > last_seq) return m.error("first_seq", "after last_seq");
-  LAB_TRY(ref, payload_.ref("receipt"));
+  LAB_TRY(p, ev::ReceiptIssued::decode(reader_, event));
   std::optional<std::string> blob;
-  if (ref) blob = to_hex(ref->sha256);
+  for (const EvidenceRef& ref : p.refs)
+    if (ref.id == "receipt") blob = to_hex(ref.sha256);
   // An older receipt never replaces a newer one (re-applying is a no-op).
   return exec_cached(db,
                      "INSERT INTO receipts(attempt, receipt_sha256, blob_sha256, first_seq, "
@@ -34,8 +28,8 @@ Status ReceiptProjection::apply(SqliteDb& db, const EventView& event) {
                      "blob_sha256 = excluded.blob_sha256, first_seq = excluded.first_seq, "
                      "last_seq = excluded.last_seq, checkpoint_size = excluded.checkpoint_size, "
                      "seq = excluded.seq WHERE excluded.seq > receipts.seq",
-                     id, receipt, blob, first_seq, last_seq, checkpoint_size,
-                     static_cast<int64_t>(event.seq));
+                     id, p.receipt_sha256, blob, sql_int(p.first_seq), sql_int(p.last_seq),
+                     sql_int(p.checkpoint_size), static_cast<int64_t>(event.seq));
 }
 
 }  // namespace aura::lab

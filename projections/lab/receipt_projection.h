@@ -16,7 +16,7 @@ class ReceiptProjection : public Projection {
   Status apply(SqliteDb& db, const EventView& event) override;
 
  private:
-  Payload payload_;
+  ev::PayloadReader reader_;
 };
 
 }  // namespace aura::lab

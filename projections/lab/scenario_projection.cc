@@ -14,12 +14,8 @@ Status ScenarioProjection::create_schema(SqliteDb& db) {
 
 Status ScenarioProjection::apply(SqliteDb& db, const EventView& event) {
   if (event.stream != kScenarioStream) return Status::ok();
-  const bool loaded = event.type == "scenario.loaded";
-  if (!loaded && event.type != "scenario.rejected") return Status::ok();
-  AURA_RETURN_IF_ERROR(payload_.parse(event));
-  const Members& m = payload_.members();
-  LAB_TRY(dir, m.str("dir"));
-  if (dir.empty()) return m.error("dir", "empty");
+  const bool loaded = event.type == ev::kScenarioLoaded;
+  if (!loaded && event.type != ev::kScenarioRejected) return Status::ok();
   // An older event for the same folder never replaces a newer one (re-applying is a no-op).
   constexpr std::string_view kUpsert =
       "INSERT INTO scenarios(dir, status, reason, id, version, family, title, package_digest, "
@@ -33,22 +29,18 @@ Status ScenarioProjection::apply(SqliteDb& db, const EventView& event) {
       "WHERE excluded.seq > scenarios.seq";
   const int64_t seq = static_cast<int64_t>(event.seq);
   if (!loaded) {
-    LAB_TRY(reason, m.str("reason"));
-    return exec_cached(db, kUpsert, dir, std::string_view("rejected"), reason, SqlNull{}, SqlNull{},
-                       SqlNull{}, SqlNull{}, SqlNull{}, SqlNull{}, SqlNull{}, SqlNull{}, seq);
+    LAB_TRY(p, ev::ScenarioRejected::decode(reader_, event));
+    return exec_cached(db, kUpsert, p.dir, std::string_view("rejected"), p.reason, SqlNull{},
+                       SqlNull{}, SqlNull{}, SqlNull{}, SqlNull{}, SqlNull{}, SqlNull{}, SqlNull{},
+                       seq);
   }
-  LAB_TRY(id, m.str("id"));
-  LAB_TRY(version, m.str("version"));
-  LAB_TRY(family, m.str("family"));
-  LAB_TRY(title, m.str("title"));
-  LAB_TRY(package_digest, m.sha256_hex("package_digest"));
-  LAB_TRY(manifest_sha256, m.sha256_hex("manifest_sha256"));
-  LAB_TRY(publisher, m.str("publisher"));
-  LAB_TRY(manifest_ref, payload_.ref("manifest"));
+  LAB_TRY(p, ev::ScenarioLoaded::decode(reader_, event));
   std::optional<std::string> manifest_blob;
-  if (manifest_ref) manifest_blob = to_hex(manifest_ref->sha256);
-  return exec_cached(db, kUpsert, dir, std::string_view("loaded"), SqlNull{}, id, version, family,
-                     title, package_digest, manifest_sha256, publisher, manifest_blob, seq);
+  for (const EvidenceRef& ref : p.refs)
+    if (ref.id == "manifest") manifest_blob = to_hex(ref.sha256);
+  return exec_cached(db, kUpsert, p.dir, std::string_view("loaded"), SqlNull{}, p.id, p.version,
+                     p.family, p.title, p.package_digest, p.manifest_sha256, p.publisher,
+                     manifest_blob, seq);
 }
 
 }  // namespace aura::lab
