@@ -253,8 +253,8 @@ Result<std::optional<std::string_view>> Object::string_or_null(std::string_view 
   return std::optional<std::string_view>(s);
 }
 
-Result<std::string_view> Object::required_enum(
-    std::string_view name, std::initializer_list<std::string_view> allowed) const {
+Result<std::string_view> Object::required_enum(std::string_view name,
+                                               std::span<const std::string_view> allowed) const {
   std::string_view s;
   AURA_ASSIGN_OR_RETURN(s, required_string(name));
   if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return s;

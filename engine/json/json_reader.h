@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -76,6 +77,7 @@ class Value {
 
 class Array {
  public:
+  Array() = default;
   Array(const Context* ctx, simdjson::dom::array a, std::string path)
       : ctx_(ctx), a_(a), path_(std::move(path)) {}
 
@@ -89,7 +91,7 @@ class Array {
   Status error(std::string_view what) const { return ctx_->error(path_, what); }
 
  private:
-  const Context* ctx_;
+  const Context* ctx_ = nullptr;
   simdjson::dom::array a_;
   std::string path_;
 };
@@ -97,6 +99,7 @@ class Array {
 // An object's members by name. Getters record what was read; done() refuses the rest.
 class Object {
  public:
+  Object() = default;
   Object(const Context* ctx, simdjson::dom::object o, std::string path);
 
   const std::string& path() const { return path_; }
@@ -116,7 +119,11 @@ class Object {
                                                          size_t max_bytes = kUnbounded) const;
   // A string that is one of `allowed`.
   Result<std::string_view> required_enum(std::string_view name,
-                                         std::initializer_list<std::string_view> allowed) const;
+                                         std::span<const std::string_view> allowed) const;
+  Result<std::string_view> required_enum(std::string_view name,
+                                         std::initializer_list<std::string_view> allowed) const {
+    return required_enum(name, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
   Result<uint64_t> required_u64(std::string_view name) const;
   Result<std::optional<uint64_t>> optional_u64(std::string_view name) const;
   Result<int64_t> required_i64(std::string_view name) const;
@@ -147,7 +154,7 @@ class Object {
   Result<Value> need(std::string_view name) const;
   std::string child_path(std::string_view name) const;
 
-  const Context* ctx_;
+  const Context* ctx_ = nullptr;
   std::string path_;
   std::vector<Member> members_;
 };
@@ -166,6 +173,8 @@ class Reader {
   Result<Object> parse_object(std::string_view text);
 
   const Limits& limits() const { return ctx_.limits; }
+  // Changes what every message starts with, from the next message on (views included).
+  void set_prefix(std::string prefix) { ctx_.limits.prefix = std::move(prefix); }
 
  private:
   Context ctx_;
