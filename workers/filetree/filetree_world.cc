@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "engine/scenario/call_dom.h"
+#include "engine/scenario/target_rules.h"
 
 namespace aura::workers::filetree {
 namespace fs = std::filesystem;
@@ -251,18 +252,14 @@ Result<std::vector<std::string>> FiletreeWorld::resolve(const Target& target, co
     resolved = {target.name};
     return resolved;
   }
-  const bool selector = target.kind == Target::Kind::kSelector;
-  const std::string what = std::string(selector ? "selector " : "role ") + target.name;
   const scenario::TargetTerm* term = nullptr;
-  for (const scenario::TargetTerm& t : targets_) {
-    if (t.name == target.name && t.selector == selector) term = &t;
-  }
-  if (term == nullptr) return Status::invalid(what + ": not a target term of this scenario");
+  AURA_ASSIGN_OR_RETURN(term, scenario::find_term(targets_, target));
+  const std::string what = scenario::target_label(target);
   if (term->kind != "node") {
     return Status::invalid(what + ": kind " + term->kind + ", the filetree driver targets nodes");
   }
   std::vector<std::string> nodes;
-  if (selector) {
+  if (term->selector) {
     if (term->name != "stale-app-root") {
       return Status::invalid(what + ": not a selector the filetree driver implements");
     }
@@ -274,13 +271,10 @@ Result<std::vector<std::string>> FiletreeWorld::resolve(const Target& target, co
       if (n.role == term->name) nodes.push_back(n.name);
     }
   }
+  // The rule every driver shares: at least one node, at most the term's max_matches.
+  Status admitted = scenario::admit_matches(target, *term, nodes);
   resolved = nodes;
-  if (nodes.empty()) return Status::invalid(what + " resolved to no node in this world");
-  if (nodes.size() > term->max_matches) {
-    return Status::invalid(what + " resolved to " + std::to_string(nodes.size()) + " nodes (" +
-                           join(nodes, ", ") + "), more than its max_matches " +
-                           std::to_string(term->max_matches));
-  }
+  if (!admitted.is_ok()) return admitted;
   return nodes;
 }
 

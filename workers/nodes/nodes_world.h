@@ -77,7 +77,6 @@ class NodesWorld final : public world::World {
   Status load_spec(const scenario::Manifest& manifest, std::string_view world_id, uint64_t seed);
   Result<std::vector<LiveNode*>> resolve(const scenario::Target* target);
   LiveNode* find_node(std::string_view name);
-  Status within_max_matches(std::string_view what, const std::string& term, size_t n) const;
   struct Override {
     std::string host;  // the file's stem
     std::string file;  // absolute path in the project's node

@@ -7,6 +7,7 @@
 
 #include "engine/common/json_writer.h"
 #include "engine/common/text.h"
+#include "engine/scenario/target_rules.h"
 #include "engine/writer/evidence_writer.h"
 #include "workers/inspect/exe_identity.h"
 #include "workers/inspect/fingerprint.h"
@@ -135,12 +136,15 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
   }
   if (runs.empty())
     return unresolved(Status::not_found("the call's target matched nothing in this world"));
+  // A path selector resolved on each node it ran on: the shared rule counts them.
   for (const auto& [name, value] : call.params) {
     const auto* tv = std::get_if<scenario::Target>(&value);
-    if (name != "node" && tv && tv->kind == scenario::Target::Kind::kSelector) {
-      if (Status s = within_max_matches("selector", tv->name, runs.size()); !s.is_ok())
-        return unresolved(s);
-    }
+    if (name == "node" || tv == nullptr || tv->kind != scenario::Target::Kind::kSelector) continue;
+    auto term = scenario::find_term(terms_, *tv);
+    if (!term.ok()) return unresolved(term.status());
+    std::vector<std::string> found;
+    for (const auto& [n, paths] : runs) found.push_back(n->spec->name + ":" + paths.at(name));
+    if (Status s = scenario::admit_matches(*tv, **term, found); !s.is_ok()) return unresolved(s);
   }
   CallOutput out;
   for (auto& [n, paths] : runs) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/scenario/target_rules.h"
 #include "workers/inspect/node_view.h"
 #include "workers/nodes/nodes_world.h"
 #include "workers/nodes/world_parts.h"
@@ -29,49 +30,32 @@ Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* targe
     for (auto& n : nodes_) all.push_back(&n);
     return all;
   }
-  switch (target->kind) {
-    case scenario::Target::Kind::kLiteral:
-      if (LiveNode* n = find_node(target->name)) return std::vector<LiveNode*>{n};
-      return Status::not_found("no node named \"" + target->name + "\" in this world");
-    case scenario::Target::Kind::kRole: {
-      auto out = with_role(target->name);
-      if (out.empty()) return Status::not_found("no node has the role \"" + target->name + "\"");
-      AURA_RETURN_IF_ERROR(within_max_matches("role", target->name, out.size()));
-      return out;
-    }
-    case scenario::Target::Kind::kSelector: {
-      const SelectorSpec* sel = spec_.find_selector(target->name);
-      if (sel == nullptr || sel->kind == "first_untraversable") break;
-      std::vector<LiveNode*> out;
-      for (LiveNode* project : with_role(sel->role)) {
-        std::vector<Override> found;
-        AURA_ASSIGN_OR_RETURN(found, overrides(*sel, *project));
-        for (const Override& o : found)
-          if (LiveNode* n = find_node(o.host);
-              n != nullptr && std::find(out.begin(), out.end(), n) == out.end())
-            out.push_back(n);
-      }
-      if (out.empty())
-        return Status::not_found("selector \"" + target->name + "\" matches no node in this world");
-      AURA_RETURN_IF_ERROR(within_max_matches("selector", target->name, out.size()));
-      return out;
+  if (target->kind == scenario::Target::Kind::kLiteral) {
+    if (LiveNode* n = find_node(target->name)) return std::vector<LiveNode*>{n};
+    return Status::not_found("no node named \"" + target->name + "\" in this world");
+  }
+  const scenario::TargetTerm* term = nullptr;
+  AURA_ASSIGN_OR_RETURN(term, scenario::find_term(terms_, *target));
+  std::vector<std::string> names;
+  if (target->kind == scenario::Target::Kind::kRole) {
+    for (LiveNode* n : with_role(target->name)) names.push_back(n->spec->name);
+  } else {
+    const SelectorSpec* sel = spec_.find_selector(target->name);
+    if (sel == nullptr || sel->kind == "first_untraversable")
+      return Status::unavailable("selector \"" + target->name +
+                                 "\" is not one the nodes driver implements for nodes");
+    for (LiveNode* project : with_role(sel->role)) {
+      std::vector<Override> found;
+      AURA_ASSIGN_OR_RETURN(found, overrides(*sel, *project));
+      for (const Override& o : found)
+        if (find_node(o.host) != nullptr) names.push_back(o.host);
     }
   }
-  return Status::unavailable("selector \"" + target->name +
-                             "\" is not one the nodes driver implements for nodes");
-}
-
-// A term resolving to `n` nodes, refused when that is more than the manifest's max_matches.
-Status NodesWorld::within_max_matches(std::string_view what, const std::string& term,
-                                      size_t n) const {
-  for (const auto& t : terms_) {
-    if (t.name == term && n > t.max_matches) {
-      return Status::failed_precondition(std::string(what) + " \"" + term + "\" matches " +
-                                         std::to_string(n) + " nodes, more than its " +
-                                         std::to_string(t.max_matches));
-    }
-  }
-  return Status::ok();
+  // The rule every driver shares: at least one node, at most the term's max_matches.
+  AURA_RETURN_IF_ERROR(scenario::admit_matches(*target, *term, names));
+  std::vector<LiveNode*> out;
+  for (const std::string& name : names) out.push_back(find_node(name));
+  return out;
 }
 
 LiveNode* NodesWorld::find_node(std::string_view name) {
@@ -180,8 +164,7 @@ Result<std::optional<std::map<std::string, std::string>>> NodesWorld::resolve_pa
     const auto* t = std::get_if<scenario::Target>(&value);
     if (name == "node" || t == nullptr) continue;
     if (t->kind == scenario::Target::Kind::kLiteral) {
-      if (!is_clean_absolute(t->name))
-        return Status::invalid(name + ": \"" + t->name + "\" is not a normalised absolute path");
+      AURA_RETURN_IF_ERROR(scenario::admit_path(name, t->name));
       paths[name] = t->name;
       continue;
     }
@@ -202,6 +185,7 @@ Result<std::optional<std::map<std::string, std::string>>> NodesWorld::resolve_pa
       if (!all.empty()) found = all.front().file;
     }
     if (!found) return std::optional<std::map<std::string, std::string>>();
+    AURA_RETURN_IF_ERROR(scenario::admit_path(name, *found));
     paths[name] = *found;
   }
   return std::optional<std::map<std::string, std::string>>(std::move(paths));
