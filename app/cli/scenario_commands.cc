@@ -16,6 +16,7 @@
 #include "engine/package/package_format.h"
 #include "engine/package/publisher_key.h"
 #include "engine/package/trust_store.h"
+#include "engine/scenario/scenario_package.h"
 
 namespace aura::cli {
 namespace fs = std::filesystem;
@@ -105,7 +106,7 @@ int scenario_sign(Invocation& inv) {
     }
     lab.emplace(std::move(w).value());
   }
-  auto signed_pkg = sign_package(dir, *signer);
+  auto signed_pkg = scenario::sign_scenario_package(dir, *signer);
   if (!signed_pkg.ok()) return inv.fail(signed_pkg.status());
   uint64_t seq = 0;
   if (lab) {
@@ -155,7 +156,7 @@ int scenario_verify(Invocation& inv) {
   }
   auto trust = TrustStore::load(trust_dir);
   if (!trust.ok()) return inv.fail(trust.status());
-  auto pkg = load_package(dir, *trust);
+  auto pkg = scenario::load_scenario_package(dir, *trust);
   if (!pkg.ok()) return inv.fail(pkg.status());
   const std::string digest = to_hex(pkg->package_digest);
   std::cout << "ok: " << pkg->id << " " << pkg->version << " (" << pkg->family << ": " << pkg->title

@@ -10,6 +10,7 @@
 #include "engine/package/package_format.h"
 #include "engine/package/publisher_key.h"
 #include "engine/scenario/manifest.h"
+#include "engine/scenario/scenario_package.h"
 #include "workers/drivers.h"
 
 namespace aura::app {
@@ -33,7 +34,7 @@ Result<LoadedPackage> load_verified(const fs::path& dir, const TrustStore& trust
   if (path_is_within(trust.dir(), dir)) {
     return Status::invalid("the trust store " + trust.dir().string() + " lies inside the package");
   }
-  return load_package(dir, trust);
+  return scenario::load_scenario_package(dir, trust);
 }
 
 // A package as loaded, once its world driver has checked the manifest too.
@@ -237,7 +238,7 @@ Result<SetupReport> setup(const LabFolders& f, const std::vector<fs::path>& dirs
                                                   "keep keys outside"));
       continue;
     }
-    if (auto existing = load_package(dir, *trust); existing.ok()) {
+    if (auto existing = scenario::load_scenario_package(dir, *trust); existing.ok()) {
       ++report.kept_count;
       say("kept     " + existing->id + " " + existing->version + " (" + dir.string() +
           "): already signed by " + existing->publisher);
@@ -254,7 +255,7 @@ Result<SetupReport> setup(const LabFolders& f, const std::vector<fs::path>& dirs
               dir.string() + ")"));
       continue;
     }
-    auto s = sign_package(dir, publisher->signer, {.only_if_sums_match = true});
+    auto s = scenario::sign_scenario_package(dir, publisher->signer, {.only_if_sums_match = true});
     if (!s.ok()) {
       std::string reason = s.status().message();
       if (s.status().code() == ErrorCode::kCorruption) {

@@ -21,6 +21,7 @@
 #include "engine/receipt/world_built.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
+#include "engine/scenario/scenario_package.h"
 
 namespace aura::attempt {
 namespace fs = std::filesystem;
@@ -209,7 +210,7 @@ Result<AttemptState> AttemptEngine::load(std::string_view id, std::string_view l
 // Re-verifies the attempt's package (a package changed since the attempt started is refused)
 // and gets the world driver it names.
 Result<AttemptEngine::Bound> AttemptEngine::bind(const AttemptState& s) const {
-  auto pkg = load_package(s.package_dir, *ctx_.trust);
+  auto pkg = scenario::load_scenario_package(s.package_dir, *ctx_.trust);
   if (!pkg.ok()) return pkg.status().with_context("scenario package " + s.package_dir);
   if (to_hex(pkg->package_digest) != s.package_digest ||
       to_hex(sha256(pkg->manifest_bytes)) != s.manifest_sha256) {

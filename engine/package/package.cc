@@ -8,7 +8,6 @@
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/package/package_format.h"
-#include "engine/scenario/manifest.h"
 #include "engine/sign/dsse.h"
 
 namespace aura {
@@ -326,16 +325,17 @@ Result<CheckedTree> check_tree(const fs::path& dir, std::string_view sums_bytes,
   return out;
 }
 
-// The package layer's fields (with their own messages), then the full schema
-// (docs/SCENARIOS.md): a package whose manifest the attempt engine could not use never loads.
-Result<ManifestHeader> validate_manifest(std::string_view bytes) {
+// The package layer's fields (with their own messages), then the caller's check (the scenario
+// layer's full schema, docs/formats/manifest.md).
+Result<ManifestHeader> validate_manifest(std::string_view bytes, const ManifestCheck& check) {
   auto header = parse_manifest_header(bytes);
   if (!header.ok()) return header.status();
-  if (auto full = scenario::parse_manifest(bytes); !full.ok()) return full.status();
+  if (check) AURA_RETURN_IF_ERROR(check(bytes));
   return header;
 }
 
-Result<LoadedPackage> load_package_unprefixed(const fs::path& dir, const TrustStore& trust) {
+Result<LoadedPackage> load_package_unprefixed(const fs::path& dir, const TrustStore& trust,
+                                              const ManifestCheck& check_manifest) {
   AURA_RETURN_IF_ERROR(check_is_dir(dir));
   // 1. The signature, before anything else is read.
   auto envelope = file_io::read_regular_file(dir / pf::kSignatureFile, pf::kSignatureFile,
@@ -369,7 +369,7 @@ Result<LoadedPackage> load_package_unprefixed(const fs::path& dir, const TrustSt
   if (!tree.ok()) return tree.status();
 
   // 4. Only now parse and validate the manifest: the verified bytes, and nothing else.
-  auto header = validate_manifest(tree->manifest_bytes);
+  auto header = validate_manifest(tree->manifest_bytes, check_manifest);
   if (!header.ok()) return header.status();
   if (header->id != payload->id) {
     return Status::corruption(std::string(pf::kSignatureFile) + ": the signed payload names id " +
@@ -456,7 +456,7 @@ Result<SignedPackage> sign_package_unprefixed(const fs::path& dir, const NoteSig
     budget -= d.bytes;
     out.files.push_back({t.path, d.sha256, d.bytes});
   }
-  auto header = validate_manifest(*manifest);
+  auto header = validate_manifest(*manifest, options.check_manifest);
   if (!header.ok()) return header.status();
   out.id = header->id;
   out.version = header->version;
@@ -639,8 +639,9 @@ Result<SignedPackage> sign_package(const fs::path& dir, const NoteSigner& publis
   return r;
 }
 
-Result<LoadedPackage> load_package(const fs::path& dir, const TrustStore& trust) {
-  auto r = load_package_unprefixed(dir, trust);
+Result<LoadedPackage> load_package(const fs::path& dir, const TrustStore& trust,
+                                   const ManifestCheck& check_manifest) {
+  auto r = load_package_unprefixed(dir, trust, check_manifest);
   if (!r.ok()) return r.status().with_context("package " + dir.string());
   return r;
 }

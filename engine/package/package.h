@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,28 +59,37 @@ struct LoadedPackage {
   NoteVerifierKey publisher_key;
 };
 
+// A check of manifest.json's bytes beyond the package layer's own fields (id, version,
+// family, title): the scenario layer's full schema (engine/scenario/scenario_package.h). It
+// runs on the very bytes signed or verified, never on a second read.
+using ManifestCheck = std::function<Status(std::string_view manifest_bytes)>;
+
 struct SignOptions {
   // Sign only a tree that matches DIR/SHA256SUMS as it stands (the sums committed with a
   // bundled package): exactly the listed files, each with its listed digest. Otherwise refuse
   // (kCorruption, or kNotFound without a SHA256SUMS), naming the first differing file as
   // load_package does ("changed file", "missing file", "extra file"), and write nothing.
   bool only_if_sums_match = false;
+  // Run on manifest.json before anything is written; its refusal is the signing's.
+  ManifestCheck check_manifest;
 };
 
 // Writes DIR/SHA256SUMS and DIR/package.sig.json (each atomically and durably, replacing
 // any earlier ones) for the tree under `dir`. Refuses (kInvalidArgument, naming the path)
 // a symlink, a special file, an unsafe name, a tree over the limits, and a manifest.json
-// that is missing or invalid. REQUIRES: nobody else writes to `dir` meanwhile.
+// that is missing or invalid (its package fields, and options.check_manifest if given).
+// REQUIRES: nobody else writes to `dir` meanwhile.
 Result<SignedPackage> sign_package(const std::filesystem::path& dir, const NoteSigner& publisher,
                                    const SignOptions& options = {});
 
 // Verifies and loads the package in `dir`: first the signature (by a key in `trust`, over
 // the package payload type), then SHA256SUMS against the signed digest, then the tree
 // (exactly the listed files, regular files only) and every file's digest, and only then
-// parses manifest.json and checks its fields against the signed payload. Any failure is
-// kCorruption, kInvalidArgument or kNotFound with a message naming the check and the file.
-// Thread-safe; reads only.
-Result<LoadedPackage> load_package(const std::filesystem::path& dir, const TrustStore& trust);
+// parses manifest.json, checks its fields against the signed payload, then runs
+// `check_manifest` if given. Any failure is kCorruption, kInvalidArgument or kNotFound with a
+// message naming the check and the file. Thread-safe; reads only.
+Result<LoadedPackage> load_package(const std::filesystem::path& dir, const TrustStore& trust,
+                                   const ManifestCheck& check_manifest = {});
 
 // ---- The pieces, exposed for tests and tools. ----
 
