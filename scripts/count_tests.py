@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Sums doctest's per-program counts from meson's testlog.json.
+"""Sums doctest's per-program counts from meson's test logs (testlog*.json).
 
-Prints one plain line "N passed, N failed". A program that failed without a
-doctest summary (a crash, a time-out) counts as one failed case. Each further
-argument "NAME=STATUS" is one more case run outside meson (test.sh's check for
+Usage: count_tests.py LOG.json [LOG.json ...] [NAME=STATUS ...]
+
+Prints one plain line "N passed, N failed" over every log given (test.sh runs the
+unit tier and the others as separate meson runs, each with its own log). A
+program that failed without a doctest summary (a crash, a time-out) counts as one
+failed case; so does a log that cannot be read. Each argument "NAME=STATUS" (one
+not ending in .json) is one more case run outside meson (test.sh's check for
 leftovers), passed when STATUS is 0. Exits 1 when anything failed or no test ran.
 """
 import json
@@ -13,14 +17,14 @@ import sys
 SUMMARY = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed")
 
 
-def main(path, extras=()):
+def count_log(path):
+    """(passed, failed) over one meson test log."""
     passed = failed = 0
     try:
         lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
     except OSError as e:
         print(f"count_tests: {e}", file=sys.stderr)
-        print("0 passed, 1 failed")
-        return 1
+        return 0, 1
     for line in lines:
         if not line.strip():
             continue
@@ -40,6 +44,17 @@ def main(path, extras=()):
             failed += 1
             print(f"count_tests: {t.get('name')} {t.get('result')} without a doctest summary",
                   file=sys.stderr)
+    return passed, failed
+
+
+def main(args):
+    passed = failed = 0
+    logs = [a for a in args if a.endswith(".json")]
+    extras = [a for a in args if not a.endswith(".json")]
+    for path in logs:
+        p, f = count_log(path)
+        passed += p
+        failed += f
     for extra in extras:
         name, _, status = extra.partition("=")
         if status == "0":
@@ -52,4 +67,4 @@ def main(path, extras=()):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2:]))
+    sys.exit(main(sys.argv[1:]))
