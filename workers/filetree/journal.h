@@ -2,7 +2,7 @@
 // state (absent, a regular file's mode and bytes, or a folder's mode) is written as a numbered
 // entry in a folder beside the world root (outside the tree, so nothing in the world can reach
 // it and the fingerprint never sees it); journal.undo restores the entries newest first and
-// deletes each once it is restored. Format: docs/WORLDS.md, "Journal".
+// deletes each once it is restored. Format: docs/formats/journal.md (shared with aura-runner).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 
 #include "engine/common/status.h"
 #include "workers/filetree/world_fs.h"
+#include "workers/journal/journal_format.h"
 
 namespace aura::workers::filetree {
 
@@ -38,7 +39,13 @@ class Journal {
 
  private:
   explicit Journal(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  Result<std::vector<uint64_t>> entries() const;  // ascending
+  struct Listing {
+    std::vector<uint64_t> entries;  // NNNNNN.json, ascending
+    std::vector<uint64_t> data;     // NNNNNN.data, ascending
+  };
+  Result<Listing> list() const;
+  Result<journal::Entry> load(uint64_t seq) const;
+  Status remove(uint64_t seq);  // the entry, then its data file
 
   std::filesystem::path dir_;
 };

@@ -2,37 +2,19 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <set>
-
-#include "engine/common/json_writer.h"
 
 namespace aura::runner {
 namespace {
 
-std::string entry_name(uint64_t seq, std::string_view ext) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%06llu.", static_cast<unsigned long long>(seq));
-  return buf + std::string(ext);
-}
-
-// NNNNNN.json / NNNNNN.data: the sequence number and the extension.
-std::optional<std::pair<uint64_t, std::string>> parse_entry_name(std::string_view name) {
-  if (name.size() != 11 || name[6] != '.') return std::nullopt;
-  const std::string_view ext = name.substr(7);
-  if (ext != "json" && ext != "data") return std::nullopt;
-  uint64_t seq = 0;
-  auto [p, ec] = std::from_chars(name.data(), name.data() + 6, seq);
-  if (ec != std::errc() || p != name.data() + 6) return std::nullopt;
-  return std::make_pair(seq, std::string(ext));
-}
+using journal::entry_name;
+using journal::parse_entry_name;
 
 Status write_new_file(int dir_fd, const std::string& name, std::string_view bytes,
                       std::string_view what) {
@@ -167,19 +149,11 @@ Result<uint64_t> Journal::next_seq() const {
 Status Journal::record(const JournalEntry& e) {
   uint64_t seq = 0;
   AURA_ASSIGN_OR_RETURN(seq, next_seq());
-  JsonWriter w;
-  w.num("v", kJournalVersion)
-      .str("path", e.path)
-      .boolean("existed", e.existed)
-      .str("mode", mode_text(e.mode))
-      .num("uid", uint64_t(e.uid))
-      .num("gid", uint64_t(e.gid))
-      .str("type", e.type);
   if (e.bytes) {
-    w.num("bytes", uint64_t(e.bytes->size()));
     AURA_RETURN_IF_ERROR(write_new_file(fd_.get(), entry_name(seq, "data"), *e.bytes, "journal"));
   }
-  AURA_RETURN_IF_ERROR(write_new_file(fd_.get(), entry_name(seq, "json"), w.done(), "journal"));
+  AURA_RETURN_IF_ERROR(
+      write_new_file(fd_.get(), entry_name(seq, "json"), journal::encode_entry(e), "journal"));
   if (::fsync(fd_.get()) != 0) return errno_error("journal " + dir_, "fsync", errno);
   return Status::ok();
 }
@@ -187,34 +161,16 @@ Status Journal::record(const JournalEntry& e) {
 Result<JournalEntry> Journal::load(uint64_t seq) const {
   const std::string name = entry_name(seq, "json");
   std::string text;
-  AURA_ASSIGN_OR_RETURN(text, read_entry_file(fd_.get(), name, kMaxJournalEntryJsonBytes));
-  const auto bad = [&](std::string_view why) { return world_error("journal " + name, why); };
-  simdjson::dom::parser parser;
-  simdjson::dom::object o;
-  if (parser.parse(text).get_object().get(o)) return bad("not a JSON object");
-  int64_t v = 0;
-  std::string_view path, mode, type;
-  uint64_t uid = 0, gid = 0;
-  bool existed = false;
-  if (o["v"].get_int64().get(v) || v != kJournalVersion) return bad("unknown version");
-  if (o["path"].get_string().get(path) || path.empty() || path.front() != '/')
-    return bad("path: not an absolute path");
-  if (o["existed"].get_bool().get(existed)) return bad("existed: not a boolean");
-  if (o["mode"].get_string().get(mode)) return bad("mode: not a string");
-  if (o["uid"].get_uint64().get(uid) || uid > UINT32_MAX) return bad("uid: not an id");
-  if (o["gid"].get_uint64().get(gid) || gid > UINT32_MAX) return bad("gid: not an id");
-  if (o["type"].get_string().get(type) || (type != "file" && type != "dir" && type != "symlink"))
-    return bad("type: not file, dir or symlink");
-  auto m = parse_mode("mode", mode);
-  if (!m.ok()) return bad("mode: not octal");
-  JournalEntry e{std::string(path), existed, std::string(type), *m, uid_t(uid), gid_t(gid), {}};
-  if (existed && type == "file") {
-    uint64_t bytes = 0;
-    if (o["bytes"].get_uint64().get(bytes)) return bad("bytes: missing");
+  AURA_ASSIGN_OR_RETURN(text, read_entry_file(fd_.get(), name, journal::kMaxEntryJsonBytes));
+  auto decoded = journal::decode_entry(text);
+  if (!decoded.ok()) return world_error("journal " + name, decoded.status().message());
+  JournalEntry e = std::move(decoded->entry);
+  if (decoded->data_bytes) {
     std::string data;
     AURA_ASSIGN_OR_RETURN(
         data, read_entry_file(fd_.get(), entry_name(seq, "data"), kMaxJournalFileBytes));
-    if (data.size() != bytes) return bad("its data file has the wrong size");
+    if (data.size() != *decoded->data_bytes)
+      return world_error("journal " + name, "its data file has the wrong size");
     e.bytes = std::move(data);
   }
   return e;

@@ -2,7 +2,7 @@
 // and fsynced as a numbered entry (NNNNNN.json, and NNNNNN.data with a regular file's previous
 // bytes); journal.undo restores the entries newest first and removes each once restored.
 // Entry files are created O_EXCL|O_NOFOLLOW in a folder opened O_NOFOLLOW: never followed
-// through a symlink. Format: docs/RUNNER.md, "Journal".
+// through a symlink. Format: docs/formats/journal.md (shared with the filetree driver).
 #pragma once
 
 #include <sys/types.h>
@@ -14,25 +14,16 @@
 
 #include "engine/common/file_io.h"
 #include "engine/common/status.h"
+#include "workers/journal/journal_format.h"
 #include "workers/runner/node_fs.h"
 #include "workers/runner/op.h"
 
 namespace aura::runner {
 
-inline constexpr int kJournalVersion = 1;
-inline constexpr uint64_t kMaxJournalEntries = 999'999;        // six digits
-inline constexpr size_t kMaxJournalFileBytes = 16 << 20;       // a regular file's saved bytes
-inline constexpr size_t kMaxJournalEntryJsonBytes = 16 << 10;  // NNNNNN.json
+inline constexpr uint64_t kMaxJournalEntries = journal::kMaxEntries;
+inline constexpr size_t kMaxJournalFileBytes = journal::kMaxDataBytes;  // a file's saved bytes
 
-struct JournalEntry {
-  std::string path;           // absolute
-  bool existed = false;       // false: undo removes what is at the path
-  std::string type = "file";  // file | dir | symlink (the last only for chown)
-  mode_t mode = 0;            // permission bits (07777)
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::optional<std::string> bytes;  // a regular file's previous content
-};
+using JournalEntry = journal::Entry;
 
 // The entry for p's final component as it is now (not followed if a symlink). A regular
 // file's bytes are read (at most kMaxJournalFileBytes, else a world error: the action must
