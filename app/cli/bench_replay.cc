@@ -17,6 +17,7 @@
 #include "engine/blob/blob_store.h"
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/json_writer.h"
+#include "engine/events/event_types.h"
 #include "engine/gate/grader.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/keys/key_store.h"
@@ -238,7 +239,7 @@ class AttemptScript {
 
   // The events after a real receipt was issued for a held attempt.
   std::vector<EventDraft> after_receipt(const receipt::IssuedReceipt& r, const EvidenceRef& blob) {
-    return {ev("receipt.issued", "engine",
+    return {ev(events::kReceiptIssued, "engine",
                R"(,"receipt_sha256":")" + to_hex(r.envelope_sha256) + R"(","first_seq":)" +
                    std::to_string(r.first_seq) + R"(,"last_seq":)" + std::to_string(r.last_seq) +
                    R"(,"checkpoint_size":)" + std::to_string(r.checkpoint_size) + R"(,"refs":[)" +
@@ -280,11 +281,11 @@ class AttemptScript {
     return {stream_, type, actor, head() + members + "}"};
   }
   EventDraft phase(const char* from, const char* to) const {
-    return ev("attempt.phase", "engine",
+    return ev(events::kAttemptPhase, "engine",
               std::string(R"(,"from":")") + from + R"(","to":")" + to + "\"");
   }
   EventDraft reflected() const {
-    return ev("attempt.reflected", learner(), R"(,"text":"the twin drifted the same way")");
+    return ev(events::kAttemptReflected, learner(), R"(,"text":"the twin drifted the same way")");
   }
   int revision() const { return with_script_ ? 1 : 2; }
   std::string fingerprint(gate::Stage stage) const {
@@ -300,7 +301,7 @@ class AttemptScript {
     switch (s.kind) {
       case K::kStarted: {
         const auto& m = sc_.manifest;
-        return ev("attempt.started", learner(),
+        return ev(events::kAttemptStarted, learner(),
                   R"(,"learner":"l)" + std::to_string(n_ % 500) + R"(","mode":")" +
                       (n_ % 10 == 9 ? "judge" : "learn") + R"(","seed":)" +
                       std::to_string(splitmix64(n_ + 17)) + R"(,"scenario":{"id":")" + m.id +
@@ -314,17 +315,17 @@ class AttemptScript {
       case K::kPhase:
         return phase(s.from, s.to);
       case K::kPredicted:
-        return ev("attempt.predicted", learner(),
+        return ev(events::kAttemptPredicted, learner(),
                   R"(,"hypothesis":")" + sc_.manifest.hypotheses[n_ % 2].id +
                       R"(","expect":"web2 serves the release again","confidence":)" +
                       std::to_string(40 + n_ % 60));
       case K::kProbe:
-        return ev("probe.requested", learner(),
+        return ev(events::kProbeRequested, learner(),
                   R"(,"probe":)" + std::to_string(s.i) + R"(,"call":)" + sc_.probe_call +
                       R"(,"cost":1,"spent":)" + std::to_string(s.i));
       case K::kOutput: {
         const std::string id = "ev-" + std::to_string(s.i);
-        return ev("probe.completed", "supervisor",
+        return ev(events::kProbeCompleted, "supervisor",
                   R"(,"probe":)" + std::to_string(s.i) + R"(,"evidence":")" + id +
                       R"(","exit_code":0,"truncated":)" + (s.i == 3 ? "true" : "false") +
                       R"(,"error":"","resolved":["/fleet/host_vars/web2.conf"],"refs":[)" +
@@ -335,16 +336,16 @@ class AttemptScript {
         const std::string scripts =
             with_script_ ? R"([{"sha256":")" + script_hash + R"(","status":"pending_feedback"}])"
                          : "[]";
-        return ev("intervention.submitted", learner(),
+        return ev(events::kInterventionSubmitted, learner(),
                   R"(,"revision":)" + std::to_string(s.i) + R"(,"ir_sha256":")" + ir_hash +
                       R"(","scripts":)" + scripts + R"(,"refs":[)" +
                       ref_json(sc_.ir_ref, "ir-" + std::to_string(s.i)) + "]");
       }
       case K::kAuthorized:
-        return ev("script.authorized", learner(),
+        return ev(events::kScriptAuthorized, learner(),
                   R"(,"revision":1,"sha256":")" + script_hash + "\"");
       case K::kAction:
-        return ev("action.completed", "supervisor",
+        return ev(events::kActionCompleted, "supervisor",
                   R"(,"world":"live","stage":"apply","index":)" + std::to_string(s.i) +
                       R"(,"call":)" + sc_.action_calls[size_t(s.i)] +
                       R"(,"exit_code":0,"error":"","resolved":["/fleet/host_vars/web2.conf"],)" +
@@ -353,27 +354,27 @@ class AttemptScript {
                                "act-" + std::to_string(s.i + 1)) +
                       "]");
       case K::kApplied:
-        return ev("apply.completed", "supervisor",
+        return ev(events::kApplyCompleted, "supervisor",
                   R"(,"revision":)" + std::to_string(revision()) + R"(,"actions":)" +
                       std::to_string(sc_.action_calls.size()) + R"(,"failed":0)");
       case K::kAcknowledged:
-        return ev("attempt.acknowledged", learner(), R"(,"note":"")");
+        return ev(events::kAttemptAcknowledged, learner(), R"(,"note":"")");
       case K::kVerifyFact:
         verify_facts_.push_back(seq);
-        return ev("verify.fact", "supervisor",
+        return ev(events::kVerifyFact, "supervisor",
                   R"(,"check":")" + sc_.spec.checks[size_t(s.i) % sc_.spec.checks.size()].id +
                       R"(","kind":"postcondition","ok":)" +
                       (outcome_ == Outcome::kNotRecovered ? "false" : "true") +
                       R"(,"observed":"200 OK")");
       case K::kVerified:
-        return ev("attempt.verified", "engine",
+        return ev(events::kAttemptVerified, "engine",
                   R"(,"recovered":)" +
                       std::string(outcome_ == Outcome::kNotRecovered ? "false" : "true") +
                       R"(,"facts":[)" + std::to_string(verify_facts_[0]) + "," +
                       std::to_string(verify_facts_[1]) + "]");
       case K::kGateStarted:
         gate_seq_ = seq;
-        return ev("gate.started", "engine",
+        return ev(events::kGateStarted, "engine",
                   R"(,"revision":)" + std::to_string(revision()) + R"(,"ir_sha256":")" + ir_hash +
                       R"(","stop_at_first_failure":false,"environment":{"kernel_release":"6.1.0",)"
                       R"("lab_build_digest":")" +
@@ -390,7 +391,7 @@ class AttemptScript {
         const bool fp = t.check == gate::kFingerprintCheck;
         if (fp) f.value = fingerprint(t.stage);
         facts_.push_back(f);
-        return ev("gate.fact", "supervisor",
+        return ev(events::kGateFact, "supervisor",
                   R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"property":")" +
                       std::string(gate::property_name(t.property)) + R"(","world":")" + t.world +
                       R"(","stage":")" + std::string(gate::stage_name(t.stage)) + R"(","check":")" +
@@ -405,7 +406,7 @@ class AttemptScript {
         for (uint64_t c : p.cited) cited += (cited.empty() ? "" : ",") + std::to_string(c);
         std::string reason;
         json_append_string(reason, p.reason);
-        return ev("gate.property", "engine",
+        return ev(events::kGateProperty, "engine",
                   R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"property":")" +
                       std::string(gate::property_name(p.property)) + R"(","status":")" +
                       std::string(gate::status_name(p.status)) + R"(","reason":)" + reason +
@@ -426,7 +427,7 @@ class AttemptScript {
                                        {K::kReflected},
                                        {K::kPhase, "reflect", "done"}});
         }
-        return ev("gate.verdict", "engine",
+        return ev(events::kGateVerdict, "engine",
                   R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"verdict":")" +
                       std::string(gate::verdict_name(result_.verdict)) + R"(","recovered":)" +
                       (result_.recovered ? "true" : "false") + R"(,"result":)" +
@@ -435,7 +436,7 @@ class AttemptScript {
       case K::kReceipt: {
         // Stands in for a real receipt (those are issued for the held attempts only).
         const EvidenceRef& r = sc_.receipts[n_ % 2];
-        return ev("receipt.issued", "engine",
+        return ev(events::kReceiptIssued, "engine",
                   R"(,"receipt_sha256":")" + to_hex(r.sha256) + R"(","first_seq":1,"last_seq":)" +
                       std::to_string(seq - 2) + R"(,"checkpoint_size":)" + std::to_string(seq - 2) +
                       R"(,"refs":[)" + ref_json(r, "receipt") + "]");
@@ -479,7 +480,7 @@ Status build_log(EventLog& log, const BenchScenario& sc, uint64_t attempts, uint
     return Status::ok();
   };
   const auto& m = sc.manifest;
-  batch.push_back({"lab/scenarios", "scenario.loaded", "engine",
+  batch.push_back({"lab/scenarios", events::kScenarioLoaded, "engine",
                    JsonWriter()
                        .num("v", 1)
                        .str("dir", sc.dir)
@@ -493,7 +494,7 @@ Status build_log(EventLog& log, const BenchScenario& sc, uint64_t attempts, uint
                        .raw("refs", "[" + ref_json(sc.manifest_ref, "manifest") + "]")
                        .done()});
   batch.push_back(
-      {"lab/scenarios", "scenario.rejected", "engine",
+      {"lab/scenarios", events::kScenarioRejected, "engine",
        R"({"v":1,"dir":"scenarios/broken","reason":"package.sig.json: bad signature"})"});
   next_seq += 2;
 
@@ -594,7 +595,7 @@ int bench_replay(Invocation& inv) {
     // How many events the receipts bind (their attempts' events up to the verdict).
     for (auto& a : held) {
       Status c = (*log)->read_stream("attempt/" + a->id(), 1, [&](const EventView& e) {
-        if (e.type == "receipt.issued") return false;
+        if (e.type == events::kReceiptIssued) return false;
         ++rf.events;
         return true;
       });

@@ -12,6 +12,7 @@
 #include "engine/blob/evidence_ref.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/json_writer.h"
+#include "engine/events/event_types.h"
 #include "engine/keys/key_store.h"
 #include "engine/log/data_dir.h"
 #include "engine/log/event_log.h"
@@ -570,10 +571,10 @@ int demo(Invocation& inv) {
   random_bytes(id);
   const std::string stream = "attempt/demo-" + to_hex(id);
   std::vector<EventDraft> story = {
-      {stream, "attempt.started", "learner:demo", R"({"scenario":"demo","phase":"observe"})"},
-      {stream, "prediction.recorded", "learner:demo",
+      {stream, events::kAttemptStarted, "learner:demo", R"({"scenario":"demo","phase":"observe"})"},
+      {stream, events::kDemoPredictionRecorded, "learner:demo",
        R"({"hypothesis":"web2 drifted from group_vars"})"},
-      {stream, "probe.completed", "supervisor",
+      {stream, events::kProbeCompleted, "supervisor",
        R"({"probe":"nginx.test","node":"web2","refs":[)" + ref + "]}"},
   };
   for (const auto& d : story) {

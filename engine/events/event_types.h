@@ -3,6 +3,8 @@
 // folder spells an event type as a literal (scripts/check-event-literals.py checks it); payloads
 // are described in docs/ATTEMPTS.md, docs/GATE.md, docs/WRITER.md and docs/CAPABILITIES.md, and
 // the ones the lab reads back have a typed codec in attempt_events.h / registry_events.h.
+// Each constant is a char array, so it converts as a literal would: to std::string (EventDraft),
+// std::string_view (EventView) and const char*.
 #pragma once
 
 #include <string_view>
@@ -10,51 +12,51 @@
 namespace aura::events {
 
 // ---- an attempt's stream (attempt/<id>, docs/ATTEMPTS.md) ----
-inline constexpr std::string_view kAttemptStarted = "attempt.started";
-inline constexpr std::string_view kAttemptPhase = "attempt.phase";
-inline constexpr std::string_view kAttemptPredicted = "attempt.predicted";
-inline constexpr std::string_view kAttemptAcknowledged = "attempt.acknowledged";
-inline constexpr std::string_view kAttemptVerified = "attempt.verified";
-inline constexpr std::string_view kAttemptReflected = "attempt.reflected";
-inline constexpr std::string_view kAttemptAbandoned = "attempt.abandoned";
-inline constexpr std::string_view kProbeRequested = "probe.requested";
-inline constexpr std::string_view kProbeCompleted = "probe.completed";
-inline constexpr std::string_view kInterventionSubmitted = "intervention.submitted";
-inline constexpr std::string_view kScriptAuthorized = "script.authorized";
-inline constexpr std::string_view kActionCompleted = "action.completed";
-inline constexpr std::string_view kApplyCompleted = "apply.completed";
-inline constexpr std::string_view kAckReadback = "ack.readback";
-inline constexpr std::string_view kWorldBuilt = "world.built";
-inline constexpr std::string_view kWorldReset = "world.reset";
-inline constexpr std::string_view kVerifyFact = "verify.fact";
-inline constexpr std::string_view kCoachUsed = "coach.used";
+inline constexpr char kAttemptStarted[] = "attempt.started";
+inline constexpr char kAttemptPhase[] = "attempt.phase";
+inline constexpr char kAttemptPredicted[] = "attempt.predicted";
+inline constexpr char kAttemptAcknowledged[] = "attempt.acknowledged";
+inline constexpr char kAttemptVerified[] = "attempt.verified";
+inline constexpr char kAttemptReflected[] = "attempt.reflected";
+inline constexpr char kAttemptAbandoned[] = "attempt.abandoned";
+inline constexpr char kProbeRequested[] = "probe.requested";
+inline constexpr char kProbeCompleted[] = "probe.completed";
+inline constexpr char kInterventionSubmitted[] = "intervention.submitted";
+inline constexpr char kScriptAuthorized[] = "script.authorized";
+inline constexpr char kActionCompleted[] = "action.completed";
+inline constexpr char kApplyCompleted[] = "apply.completed";
+inline constexpr char kAckReadback[] = "ack.readback";
+inline constexpr char kWorldBuilt[] = "world.built";
+inline constexpr char kWorldReset[] = "world.reset";
+inline constexpr char kVerifyFact[] = "verify.fact";
+inline constexpr char kCoachUsed[] = "coach.used";
 // The TransferGate's (docs/GATE.md).
-inline constexpr std::string_view kGateStarted = "gate.started";
-inline constexpr std::string_view kGateAction = "gate.action";
-inline constexpr std::string_view kGateFact = "gate.fact";
-inline constexpr std::string_view kGateProperty = "gate.property";
-inline constexpr std::string_view kGateVerdict = "gate.verdict";
-inline constexpr std::string_view kReceiptIssued = "receipt.issued";
+inline constexpr char kGateStarted[] = "gate.started";
+inline constexpr char kGateAction[] = "gate.action";
+inline constexpr char kGateFact[] = "gate.fact";
+inline constexpr char kGateProperty[] = "gate.property";
+inline constexpr char kGateVerdict[] = "gate.verdict";
+inline constexpr char kReceiptIssued[] = "receipt.issued";
 
 // ---- runs and the writer socket (docs/WRITER.md, docs/RUNNER.md) ----
-inline constexpr std::string_view kRunStarted = "run.started";
-inline constexpr std::string_view kRunEnded = "run.ended";
-inline constexpr std::string_view kRunnerEvidence = "runner.evidence";
-inline constexpr std::string_view kEvidenceRejected = "evidence.rejected";
+inline constexpr char kRunStarted[] = "run.started";
+inline constexpr char kRunEnded[] = "run.ended";
+inline constexpr char kRunnerEvidence[] = "runner.evidence";
+inline constexpr char kEvidenceRejected[] = "evidence.rejected";
 
 // ---- the lab's registries (streams lab/...) ----
-inline constexpr std::string_view kScenarioLoaded = "scenario.loaded";
-inline constexpr std::string_view kScenarioRejected = "scenario.rejected";
-inline constexpr std::string_view kScenarioSigned = "scenario.signed";
-inline constexpr std::string_view kCapabilitiesMeasured = "capabilities.measured";
-inline constexpr std::string_view kSupervisorReaped = "supervisor.reaped";
+inline constexpr char kScenarioLoaded[] = "scenario.loaded";
+inline constexpr char kScenarioRejected[] = "scenario.rejected";
+inline constexpr char kScenarioSigned[] = "scenario.signed";
+inline constexpr char kCapabilitiesMeasured[] = "capabilities.measured";
+inline constexpr char kSupervisorReaped[] = "supervisor.reaped";
 
 // ---- the operator's own events (`aura log append`): operator.NAME ----
-inline constexpr std::string_view kOperatorTypePrefix = "operator.";
-inline constexpr std::string_view kOperatorNote = "operator.note";  // the documented example
+inline constexpr char kOperatorTypePrefix[] = "operator.";
+inline constexpr char kOperatorNote[] = "operator.note";  // the documented example
 
 // ---- written only by `aura demo` (to go with it): a story the engine never writes ----
-inline constexpr std::string_view kDemoPredictionRecorded = "prediction.recorded";
+inline constexpr char kDemoPredictionRecorded[] = "prediction.recorded";
 
 // Every type above (the operator prefix aside), for checks and tools.
 inline constexpr std::string_view kAllTypes[] = {

@@ -9,6 +9,7 @@
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "engine/receipt/world_built.h"
 
 namespace aura::gate {
@@ -67,7 +68,7 @@ class PropertyRun {
       JsonArray refs;
       refs.raw(evidence_ref_json({"output", blob->sha256, "action.output", blob->bytes}));
       j.raw("refs", refs.done());
-      drafts_.push_back({stream(), "gate.action", "supervisor", j.done()});
+      drafts_.push_back({stream(), events::kGateAction, "supervisor", j.done()});
     }
     return aura::Status::ok();
   }
@@ -135,7 +136,7 @@ class PropertyRun {
     f.ok = ok;
     f.value = value;
     facts_.emplace_back(drafts_.size(), std::move(f));
-    drafts_.push_back({stream(), "gate.fact", "supervisor", j.done()});
+    drafts_.push_back({stream(), events::kGateFact, "supervisor", j.done()});
   }
 
   const GateRunInput& in_;

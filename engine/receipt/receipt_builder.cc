@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "engine/common/json_writer.h"
+#include "engine/events/event_types.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_format.h"
@@ -240,7 +241,7 @@ Result<Submission> load_submission(const std::vector<StoredEvent>& evs, std::str
                                    const BlobStore& blobs) {
   const StoredEvent* found = nullptr;
   for (const auto& ev : evs) {
-    if (ev.seq >= gate_seq || ev.type != "intervention.submitted") continue;
+    if (ev.seq >= gate_seq || ev.type != events::kInterventionSubmitted) continue;
     RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, attempt));
     RECEIPT_LET_OR_RETURN(rev, p.u64("revision"));
     if (rev != revision) continue;
@@ -537,12 +538,12 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   // The range ends at the verdict.
   size_t end = evs.size();
   if (verdict_seq != 0) {
-    if (evs.back().seq != verdict_seq || evs.back().type != "gate.verdict") {
+    if (evs.back().seq != verdict_seq || evs.back().type != events::kGateVerdict) {
       return Status::corruption("seq " + std::to_string(verdict_seq) +
                                 " is not a gate.verdict of " + s.stream);
     }
   } else {
-    while (end > 0 && evs[end - 1].type != "gate.verdict") --end;
+    while (end > 0 && evs[end - 1].type != events::kGateVerdict) --end;
     if (end == 0) {
       return Status::failed_precondition(s.stream +
                                          " has no gate verdict; a receipt needs VERIFIED");
@@ -556,7 +557,7 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   }
   const StoredEvent& started = evs.front();
   const StoredEvent& verdict_ev = evs.back();
-  if (started.type != "attempt.started") {
+  if (started.type != events::kAttemptStarted) {
     return Status::corruption(s.stream + " does not begin with attempt.started");
   }
   s.first_seq = started.seq;
@@ -578,7 +579,7 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   s.gate_seq = gate_seq;
   auto gate_it = std::find_if(evs.begin(), evs.end(),
                               [&](const StoredEvent& ev) { return ev.seq == gate_seq; });
-  if (gate_it == evs.end() || gate_it->type != "gate.started" || gate_it->actor != "engine") {
+  if (gate_it == evs.end() || gate_it->type != events::kGateStarted || gate_it->actor != "engine") {
     return vp.error("\"gate\" is not an engine gate.started of this attempt");
   }
   RECEIPT_LET_OR_RETURN(gp, Payload::parse(*gate_it, s.attempt));
@@ -630,7 +631,7 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   size_t call_count = 0;
   for (const auto& ev : evs) {
     const bool in_gate = ev.seq > gate_seq;
-    if (ev.type == "probe.completed" && ev.actor == "supervisor" && ev.seq < sub.seq) {
+    if (ev.type == events::kProbeCompleted && ev.actor == "supervisor" && ev.seq < sub.seq) {
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
       RECEIPT_LET_OR_RETURN(evidence, p.str("evidence"));
       s.unlocked_evidence.insert(std::string(evidence));
@@ -642,7 +643,7 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
       if (g != gate_seq) continue;
       RECEIPT_LET_OR_RETURN(w, parse_world_built(ev, p));
       worlds.emplace_back(ev.seq, std::move(w));
-    } else if (ev.type == "gate.fact" && ev.actor == "supervisor" && in_gate) {
+    } else if (ev.type == events::kGateFact && ev.actor == "supervisor" && in_gate) {
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
       RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
       if (g != gate_seq) continue;
@@ -650,7 +651,7 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
       (f.fact.stage == gate::Stage::kBefore ? before : after).raw(f.json);
       if (f.fact.property == gate::Property::kReversal) reversal_facts.push_back(ev.seq);
       s.grader_facts.push_back(std::move(f.fact));
-    } else if (ev.type == "gate.property" && ev.actor == "engine" && in_gate) {
+    } else if (ev.type == events::kGateProperty && ev.actor == "engine" && in_gate) {
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
       RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
       if (g != gate_seq) continue;
@@ -675,7 +676,7 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
                                .str("reason", reason)
                                .raw("cited", seq_array(cited))
                                .done());
-    } else if (ev.type == "coach.used" && ev.actor == "engine") {
+    } else if (ev.type == events::kCoachUsed && ev.actor == "engine") {
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
       RECEIPT_LET_OR_RETURN(call, p.u64("call"));
       RECEIPT_LET_OR_RETURN(request, p.hex64("request_sha256"));

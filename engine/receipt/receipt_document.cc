@@ -259,6 +259,7 @@ void read_gate(Reader& r, element e, ReceiptDocument& d) {
   object o;
   if (!r.members(e, "gate", {"recovered", "verdict", "properties"}, &o)) return;
   r.boolean(at(o, "recovered"), "gate.recovered", &d.recovered);
+  // The receipt field, not the event type: NOLINT(event-type)
   r.str(at(o, "verdict"), "gate.verdict", &d.verdict);
   array a;
   if (!r.list(at(o, "properties"), "gate.properties", 5, &a)) return;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "engine/events/event_types.h"
 #include "engine/sign/dsse_format.h"
 
 namespace aura::receipt_format {
@@ -55,7 +56,7 @@ inline constexpr size_t kMaxLayers = 256;      // layers of one world image
 inline constexpr std::string_view kUnknownDigest =
     "0000000000000000000000000000000000000000000000000000000000000000";
 inline constexpr std::string_view kCapabilityStream = "lab/capabilities";
-inline constexpr std::string_view kCapabilityEventType = "capabilities.measured";
+inline constexpr std::string_view kCapabilityEventType = events::kCapabilitiesMeasured;
 
 // Bounds. A receipt covers at most kMaxEvents events of its attempt; each carries a leaf and an
 // inclusion proof of at most kMaxProofHashes hashes (a tree of 2^64 leaves).

@@ -12,11 +12,12 @@
 #include "engine/common/json_writer.h"
 #include "engine/common/status.h"
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "engine/world/world_driver.h"
 
 namespace aura::receipt {
 
-inline constexpr std::string_view kWorldBuiltType = "world.built";
+inline constexpr std::string_view kWorldBuiltType = events::kWorldBuilt;
 inline constexpr std::string_view kProfileRefKind = "sandbox.profile";
 inline constexpr std::string_view kSumsRefKind = "scenario.sums";
 

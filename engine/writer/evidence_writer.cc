@@ -18,6 +18,7 @@
 #include "engine/common/json_writer.h"
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 
 namespace aura::writer {
 namespace {
@@ -318,7 +319,7 @@ class Connection {
                                   std::string(kind), stored->bytes}));
       payload.raw("refs", refs.done());
     }
-    auto appended = log_.append({b_.stream(), "runner.evidence", b_.actor(), payload.done()});
+    auto appended = log_.append({b_.stream(), events::kRunnerEvidence, b_.actor(), payload.done()});
     if (!appended.ok()) return Status::io(appended.status().message());
     r_.accepted++;
     r_.seqs.push_back(appended->seq);
@@ -329,7 +330,7 @@ class Connection {
   Status reject(const Frame& f, const std::string& reason) {
     r_.rejected = true;
     r_.reason = reason;
-    auto appended = log_.append({b_.stream(), "evidence.rejected", "supervisor",
+    auto appended = log_.append({b_.stream(), events::kEvidenceRejected, "supervisor",
                                  JsonWriter()
                                      .num("v", 1)
                                      .str("attempt", b_.attempt)

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "engine/events/event_types.h"
 #include "engine/receipt/receipt.h"
 #include "engine/receipt/receipt_format.h"
 #include "engine/sign/dsse.h"
@@ -262,7 +263,7 @@ TEST_CASE("attempt: a script runs only after its exact digest is authorised") {
   REQUIRE(lab.log
               ->read_stream(attempt::stream_of(id), 1,
                             [&](const EventView& ev) {
-                              if (ev.type == "action.completed") {
+                              if (ev.type == events::kActionCompleted) {
                                 recorded =
                                     ev.payload.find(sha) != std::string_view::npos &&
                                     ev.payload.find("\"exit_code\":-1") != std::string_view::npos;
@@ -428,7 +429,7 @@ TEST_CASE("attempt: reset rebuilds the live world and sends the attempt back to 
   CHECK(st->revision == 1);  // the IR is kept; it has not run on the new world
   auto ev = lab.log->get(head + 1);
   REQUIRE(ev.ok());
-  CHECK(ev->type == "world.reset");
+  CHECK(ev->type == events::kWorldReset);
   CHECK(std::string(ev->payload).find(R"("previous":"destroyed")") != std::string::npos);
   // Apply and verify are refused until the IR is submitted and runs again; then the fresh
   // world recovers as the old one did.
@@ -483,7 +484,7 @@ TEST_CASE("attempt: ack reads back each action's effect and is refused when it w
   // The readback is recorded, the acknowledgement is not, and the attempt stays in ack.
   auto ev = lab.log->get(r.readback_seq);
   REQUIRE(ev.ok());
-  CHECK(ev->type == "ack.readback");
+  CHECK(ev->type == events::kAckReadback);
   CHECK(ev->actor == "supervisor");
   CHECK(std::string(ev->payload).find(R"("as_requested":false)") != std::string::npos);
   CHECK(lab.log->head().seq == r.readback_seq);
@@ -498,7 +499,7 @@ TEST_CASE("attempt: ack reads back each action's effect and is refused when it w
   CHECK(ok.lines[0].readback.observed.find("app_root=(unset)") != std::string::npos);
   auto acked = lab.log->get(ok.readback_seq + 1);
   REQUIRE(acked.ok());
-  CHECK(acked->type == "attempt.acknowledged");
+  CHECK(acked->type == events::kAttemptAcknowledged);
   CHECK(std::string(acked->payload).find(R"("readback":)" + std::to_string(ok.readback_seq)) !=
         std::string::npos);
   CHECK(e.state(id)->phase == Phase::kVerify);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "engine/events/event_types.h"
 #include "tests/cli/cli_util.h"
 
 using aura::testing::CliOptions;
@@ -106,13 +107,13 @@ TEST_CASE(
   }
   r = run_aura({"scenario", "sign", "--help"});
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
-  for (const char* text : {"scenario.signed", "--data", "default data folder"}) {
+  for (const char* text : {aura::events::kScenarioSigned, "--data", "default data folder"}) {
     CAPTURE(text);
     CHECK(r.out.find(text) != std::string::npos);
   }
   r = run_aura({"setup", "--help"});
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
-  for (const char* text : {"SHA256SUMS", "aura scenario sign DIR", "scenario.signed"}) {
+  for (const char* text : {"SHA256SUMS", "aura scenario sign DIR", aura::events::kScenarioSigned}) {
     CAPTURE(text);
     CHECK(r.out.find(text) != std::string::npos);
   }

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "engine/events/event_types.h"
 #include "tests/cli/cli_util.h"
 #include "tests/support/wait_until.h"
 
@@ -65,8 +66,8 @@ class HeldLock {
 
 TEST_CASE("log append acknowledges with the seq and hash that log head then reports") {
   Lab lab;
-  CliResult r = lab.aura({"log", "append", "--stream", "ops/1", "--type", "operator.note",
-                          "--payload", R"({"a":1})", "--json"});
+  CliResult r = lab.aura({"log", "append", "--stream", "ops/1", "--type",
+                          aura::events::kOperatorNote, "--payload", R"({"a":1})", "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   Json a(r.last_line());
   CHECK(a.boolean("ok") == true);
@@ -75,7 +76,7 @@ TEST_CASE("log append acknowledges with the seq and hash that log head then repo
   CHECK(head.u64("head_seq") == 1u);
   CHECK(head.str("head_hash") == a.str("hash"));
   CHECK(head.u64("checkpoint_size") == 0u);
-  CHECK(lab.append("ops/1", "operator.note", "{}") == 2);
+  CHECK(lab.append("ops/1", aura::events::kOperatorNote, "{}") == 2);
 }
 
 TEST_CASE("log append rejects a payload that is not JSON, leaving the head unchanged") {
@@ -110,9 +111,11 @@ TEST_CASE(
   // What the engine, supervisor, gate, receipts, runners, attempts, the scenario registry and the
   // capability panel write; and names that only look like operator types.
   for (const char* type :
-       {"gate.verdict", "gate.property", "receipt.issued", "attempt.started", "attempt.verified",
-        "probe.completed", "evidence.rejected", "supervisor.reaped", "runner.note",
-        "scenario.loaded", "scenario.signed", "capabilities.measured", "operator.", "operator",
+       {aura::events::kGateVerdict, aura::events::kGateProperty, aura::events::kReceiptIssued,
+        aura::events::kAttemptStarted, aura::events::kAttemptVerified,
+        aura::events::kProbeCompleted, aura::events::kEvidenceRejected,
+        aura::events::kSupervisorReaped, "runner.note", aura::events::kScenarioLoaded,
+        aura::events::kScenarioSigned, aura::events::kCapabilitiesMeasured, "operator.", "operator",
         "operatorx.note", "x.operator.note"}) {
     CAPTURE(type);
     check_rejected(lab, {"--stream", "s", "--type", type}, "refused type \"" + std::string(type),
@@ -127,12 +130,13 @@ TEST_CASE("log append refuses any actor but operator with exit status 2, and app
   for (const char* actor : {"engine", "supervisor", "gate", "runner", "learner:alice",
                             "operator:bob", "Operator", ""}) {
     CAPTURE(actor);
-    check_rejected(lab, {"--stream", "s", "--type", "operator.note", "--actor", actor},
+    check_rejected(lab, {"--stream", "s", "--type", aura::events::kOperatorNote, "--actor", actor},
                    "refused actor \"" + std::string(actor) + "\"", 2);
   }
   // A refused type on a lab whose log does not exist yet creates nothing.
   Lab fresh;
-  CliResult r = fresh.aura({"log", "append", "--stream", "s", "--type", "gate.verdict"});
+  CliResult r =
+      fresh.aura({"log", "append", "--stream", "s", "--type", aura::events::kGateVerdict});
   CHECK(r.exit_code == 2);
   CHECK_FALSE(fs::exists(fresh.data()));
 }
@@ -144,12 +148,12 @@ TEST_CASE("log append refuses the lab's own streams with exit status 2, and appe
   for (const char* stream : {"attempt/0123456789abcdef", "attempt/", "lab/scenarios",
                              "lab/capabilities", "lab/supervisor", "lab/x"}) {
     CAPTURE(stream);
-    check_rejected(lab, {"--stream", stream, "--type", "operator.note"},
+    check_rejected(lab, {"--stream", stream, "--type", aura::events::kOperatorNote},
                    "refused stream \"" + std::string(stream) + "\"", 2);
   }
   // Names that only look like them are the operator's.
-  CHECK(lab.append("attempts/x", "operator.note", "{}") == 2);
-  CHECK(lab.append("ops/attempt/x", "operator.note", "{}") == 3);
+  CHECK(lab.append("attempts/x", aura::events::kOperatorNote, "{}") == 2);
+  CHECK(lab.append("ops/attempt/x", aura::events::kOperatorNote, "{}") == 3);
 }
 
 TEST_CASE("log append accepts an operator type under the operator actor, as dump shows") {

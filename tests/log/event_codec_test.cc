@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "engine/events/event_types.h"
 #include "engine/log/event_format.h"
 
 using namespace aura;
@@ -22,7 +23,7 @@ std::string unhex(std::string_view h) {
 }
 
 EventDraft vector_draft() {
-  return {"attempt/42", "attempt.started", "learner:alice", R"({"scenario":"O1","seed":7})"};
+  return {"attempt/42", events::kAttemptStarted, "learner:alice", R"({"scenario":"O1","seed":7})"};
 }
 }  // namespace
 
@@ -32,10 +33,10 @@ TEST_CASE(
   std::string rec = encode_record(1, Digest{}, 1700000000000000ull, vector_draft(), &h);
   CHECK(to_hex(h) == kVectorHash);
   CHECK(to_hex(as_bytes(rec)) == kVectorRecord);
-  CHECK(to_hex(event_hash(1, Digest{}, 1700000000000000ull, "attempt/42", "attempt.started",
+  CHECK(to_hex(event_hash(1, Digest{}, 1700000000000000ull, "attempt/42", events::kAttemptStarted,
                           "learner:alice", R"({"scenario":"O1","seed":7})")) == kVectorHash);
   // The second event of the vector chains on the first.
-  CHECK(to_hex(event_hash(2, h, 1700000000000001ull, "attempt/42", "prediction.recorded",
+  CHECK(to_hex(event_hash(2, h, 1700000000000001ull, "attempt/42", events::kDemoPredictionRecorded,
                           "learner:alice", "{}")) ==
         "0a8c0626bf6a85779e0f3c623f39afd0d885688167f74232a4c2341d745ead1c");
 }
@@ -46,7 +47,7 @@ TEST_CASE("event codec: decode returns the exact fields and hash") {
   CHECK(v->seq == 1);
   CHECK(v->ts_us == 1700000000000000ull);
   CHECK(v->stream == "attempt/42");
-  CHECK(v->type == "attempt.started");
+  CHECK(v->type == events::kAttemptStarted);
   CHECK(v->actor == "learner:alice");
   CHECK(v->payload == R"({"scenario":"O1","seed":7})");
   CHECK(to_hex(v->hash) == kVectorHash);

@@ -7,6 +7,7 @@
 
 #include "engine/blob/evidence_ref.h"
 #include "engine/checkpoint/checkpoint.h"
+#include "engine/events/event_types.h"
 #include "engine/log/data_dir.h"
 #include "tests/log/log_test_util.h"
 #include "tests/support/temp_dir.h"
@@ -90,7 +91,7 @@ TEST_CASE("event log: an event may reference only blobs already stored") {
   const EvidenceRef absent{"ev-2", sha256("never stored"), "probe.output", 12};
   const EvidenceRef wrong_size{"ev-3", stored->sha256, "probe.output", stored->bytes + 1};
   auto with = [](const EvidenceRef& r) {
-    return EventDraft{"attempt/1", "probe.completed", "supervisor",
+    return EventDraft{"attempt/1", events::kProbeCompleted, "supervisor",
                       R"({"refs":[)" + evidence_ref_json(r) + "]}"};
   };
   {

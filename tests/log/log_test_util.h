@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/crypto/ed25519.h"
+#include "engine/events/event_types.h"
 #include "engine/log/event_log.h"
 #include "engine/log/log_verifier.h"
 #include "engine/sign/signed_note.h"
@@ -17,7 +18,7 @@ inline const NoteSigner& test_signer() {
 
 inline EventDraft sample(uint64_t i, std::string stream = "") {
   if (stream.empty()) stream = "attempt/" + std::to_string(i % 5);
-  return {stream, "probe.completed", "supervisor",
+  return {stream, events::kProbeCompleted, "supervisor",
           R"({"i":)" + std::to_string(i) + R"(,"note":"sample event payload"})"};
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "engine/package/package.h"
 #include "tests/cli/cli_util.h"
 #include "tests/package/registry_events.h"
@@ -84,7 +85,7 @@ TEST_CASE(
   REQUIRE(events.size() == 2);
   // The signing first, by the operator's key, then the load.
   const RegistryEvent& signing = events[0];
-  CHECK(signing.type == "scenario.signed");
+  CHECK(signing.type == aura::events::kScenarioSigned);
   CHECK(signing.actor == "operator");
   CHECK(signing.first_member == "v");
   CHECK(signing.dir == abs_dir(pkg));
@@ -94,7 +95,7 @@ TEST_CASE(
   CHECK(signing.publisher == first.str("publisher"));
   CHECK(signing.package_digest == aura::to_hex(aura::sha256(sums)));
   const RegistryEvent& e = events[1];
-  CHECK(e.type == "scenario.loaded");
+  CHECK(e.type == aura::events::kScenarioLoaded);
   CHECK(e.actor == "engine");
   CHECK(e.first_member == "v");
   CHECK(e.dir == abs_dir(pkg));
@@ -122,7 +123,7 @@ TEST_CASE(
   CHECK(read_file(pkg / "package.sig.json") == sig);
   events = registry(lab);
   REQUIRE(events.size() == 3);
-  CHECK(events[2].type == "scenario.loaded");
+  CHECK(events[2].type == aura::events::kScenarioLoaded);
   CHECK(events[2].ref_sha256 == events[1].ref_sha256);
 }
 
@@ -139,8 +140,8 @@ TEST_CASE("setup: a package without SHA256SUMS is refused, untouched, and not si
   CHECK(j.u64("rejected") == 1);
   CHECK_FALSE(fs::exists(pkg / "SHA256SUMS"));
   CHECK_FALSE(fs::exists(pkg / "package.sig.json"));
-  CHECK(registry_of_type(lab, "scenario.signed").empty());
-  const auto rejected = registry_of_type(lab, "scenario.rejected");
+  CHECK(registry_of_type(lab, aura::events::kScenarioSigned).empty());
+  const auto rejected = registry_of_type(lab, aura::events::kScenarioRejected);
   REQUIRE(rejected.size() == 1);
   CHECK_MESSAGE(contains(rejected[0].reason, "it has no SHA256SUMS"), rejected[0].reason);
   CHECK_MESSAGE(contains(rejected[0].reason, "aura scenario sign " + pkg.string()),
@@ -151,7 +152,7 @@ TEST_CASE("setup: a package without SHA256SUMS is refused, untouched, and not si
   r = lab.aura({"setup", "--scenarios", (lab / "scenarios").string(), "--json"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
   CHECK(Json(r.last_line()).u64("kept") == 1);
-  CHECK(registry_of_type(lab, "scenario.signed").size() == 1);
+  CHECK(registry_of_type(lab, aura::events::kScenarioSigned).size() == 1);
 }
 
 TEST_CASE("setup: the default scenarios folder is ./scenarios; --help describes the command") {
@@ -162,7 +163,7 @@ TEST_CASE("setup: the default scenarios folder is ./scenarios; --help describes 
   CliResult r =
       run_aura({"setup", "--data", lab.data().string(), "--keys", lab.keys().string()}, in_root);
   REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
-  const auto loaded = registry_of_type(lab, "scenario.loaded");
+  const auto loaded = registry_of_type(lab, aura::events::kScenarioLoaded);
   REQUIRE(loaded.size() == 1);
   CHECK(loaded[0].dir == abs_dir(lab / "scenarios" / "t1-sample"));
 
@@ -187,7 +188,7 @@ TEST_CASE("scenario load: a file changed after signing is recorded as rejected, 
   const auto events = registry(lab);
   REQUIRE(events.size() == 3);  // setup's signing and load, then this rejection
   const RegistryEvent& e = events.back();
-  CHECK(e.type == "scenario.rejected");
+  CHECK(e.type == aura::events::kScenarioRejected);
   CHECK(e.first_member == "v");
   CHECK(e.dir == abs_dir(pkg));
   CHECK_MESSAGE(contains(e.reason, "changed file \"worlds/common/fleet/inventory.conf\""),
@@ -214,7 +215,7 @@ TEST_CASE("scenario load: a package signed by a key outside the trust store is r
   const auto events = registry(lab);
   REQUIRE(events.size() == 3);  // setup's signing and load, then this rejection
   const RegistryEvent& e = events.back();
-  CHECK(e.type == "scenario.rejected");
+  CHECK(e.type == aura::events::kScenarioRejected);
   CHECK_MESSAGE(contains(e.reason, "unknown key: signed by \"aura.publisher/"), e.reason);
   CHECK_MESSAGE(contains(e.reason, "which is not in the trust store"), e.reason);
 }
@@ -240,16 +241,16 @@ TEST_CASE(
   CHECK(j.u64("signed") == 2);  // the invalid manifest is not signed
   auto events = registry(lab);
   REQUIRE(events.size() == 5);
-  CHECK(events[0].type == "scenario.signed");
+  CHECK(events[0].type == aura::events::kScenarioSigned);
   CHECK(events[0].dir == abs_dir(good));
-  CHECK(events[1].type == "scenario.loaded");
+  CHECK(events[1].type == aura::events::kScenarioLoaded);
   CHECK(events[1].dir == abs_dir(good));
-  CHECK(events[2].type == "scenario.signed");
+  CHECK(events[2].type == aura::events::kScenarioSigned);
   CHECK(events[2].dir == abs_dir(nodriver));
-  CHECK(events[3].type == "scenario.rejected");
+  CHECK(events[3].type == aura::events::kScenarioRejected);
   CHECK(events[3].dir == abs_dir(nodriver));
   CHECK(events[3].reason == "unknown world driver \"nosuch\"");
-  CHECK(events[4].type == "scenario.rejected");
+  CHECK(events[4].type == aura::events::kScenarioRejected);
   CHECK(events[4].dir == abs_dir(invalid));
   CHECK_MESSAGE(contains(events[4].reason,
                          "manifest.json: worlds: needs exactly one world with role \"control\""),
@@ -261,7 +262,7 @@ TEST_CASE(
   CHECK_MESSAGE(r.exit_code == 0, r.describe());
   events = registry(lab);
   REQUIRE(events.size() == 6);
-  CHECK(events[5].type == "scenario.loaded");
+  CHECK(events[5].type == aura::events::kScenarioLoaded);
 }
 
 TEST_CASE("scenario load: without a trust store nothing is recorded") {

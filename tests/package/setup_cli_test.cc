@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "tests/cli/cli_util.h"
 #include "tests/package/registry_events.h"
 
@@ -83,11 +84,11 @@ void check_refused(const Lab& lab, const fs::path& pkg, const std::string& what,
   CHECK_MESSAGE(contains(s.r.out, "aura scenario sign " + pkg.string()), s.r.describe());
   CHECK_FALSE(fs::exists(pkg / "package.sig.json"));
   CHECK(read_file(pkg / "SHA256SUMS") == sums);
-  const auto rejected = registry_of_type(lab, "scenario.rejected");
+  const auto rejected = registry_of_type(lab, aura::events::kScenarioRejected);
   REQUIRE(rejected.size() == 1);
   CHECK(rejected[0].dir == abs_dir(pkg));
   CHECK_MESSAGE(contains(rejected[0].reason, what), rejected[0].reason);
-  for (const RegistryEvent& e : registry_of_type(lab, "scenario.signed")) {
+  for (const RegistryEvent& e : registry_of_type(lab, aura::events::kScenarioSigned)) {
     CHECK(e.dir != abs_dir(pkg));
   }
 }
@@ -106,7 +107,7 @@ TEST_CASE(
   CHECK(first.json.u64("loaded") == kBundled.size());
   const std::string publisher = first.json.str("publisher").value_or("?");
 
-  const auto signings = registry_of_type(lab, "scenario.signed");
+  const auto signings = registry_of_type(lab, aura::events::kScenarioSigned);
   REQUIRE(signings.size() == kBundled.size());
   for (size_t i = 0; i < kBundled.size(); ++i) {
     CAPTURE(kBundled[i]);
@@ -126,7 +127,7 @@ TEST_CASE(
     CHECK(e.package_digest == aura::to_hex(aura::sha256(sums)));
     CHECK(e.manifest_sha256 == aura::to_hex(aura::sha256(read_file(pkg / "manifest.json"))));
   }
-  CHECK(registry_of_type(lab, "scenario.loaded").size() == kBundled.size());
+  CHECK(registry_of_type(lab, aura::events::kScenarioLoaded).size() == kBundled.size());
 
   SetupRun again = setup(lab);
   REQUIRE_MESSAGE(again.r.exit_code == 0, again.r.describe());
@@ -134,7 +135,7 @@ TEST_CASE(
   CHECK(again.json.u64("kept") == kBundled.size());
   CHECK(again.json.u64("loaded") == kBundled.size());
   CHECK_MESSAGE(contains(again.r.out, "kept     t0-config-drift"), again.r.describe());
-  CHECK(registry_of_type(lab, "scenario.signed").size() == kBundled.size());
+  CHECK(registry_of_type(lab, aura::events::kScenarioSigned).size() == kBundled.size());
 }
 
 TEST_CASE(
@@ -192,7 +193,7 @@ TEST_CASE(
   CHECK(s.json.u64("signed") == 0u);
   CHECK_MESSAGE(contains(s.r.out, "kept     t0-config-drift"), s.r.describe());
 
-  const auto signings = registry_of_type(lab, "scenario.signed");
+  const auto signings = registry_of_type(lab, aura::events::kScenarioSigned);
   REQUIRE(signings.size() == 1);
   const RegistryEvent& e = signings[0];
   CHECK(e.seq == signed_json.u64("seq"));
@@ -208,7 +209,7 @@ TEST_CASE(
   CHECK(e.manifest_sha256 == signed_json.str("manifest_sha256"));
   CHECK(e.publisher == publisher.str("name"));
   CHECK(e.publisher_key == publisher.str("public_key"));
-  const auto loaded = registry_of_type(lab, "scenario.loaded");
+  const auto loaded = registry_of_type(lab, aura::events::kScenarioLoaded);
   REQUIRE(loaded.size() == 1);
   CHECK(loaded[0].package_digest == e.package_digest);
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/events/event_types.h"
 #include "projections/core/projector.h"
 #include "tests/projections/lab_test_util.h"
 #include "tests/support/temp_dir.h"
@@ -129,7 +130,7 @@ TEST_CASE("capabilities projection: the newest measurement per name wins; labs f
   CHECK(cell(caps, nginx, "available") == "1");
   CHECK(cell(caps, nginx, "reason") == "nginx/1.22.1");
   CHECK(cell(caps, nginx, "seq") ==
-        std::to_string(s.story.find("lab/capabilities", "capabilities.measured", 1)));
+        std::to_string(s.story.find("lab/capabilities", events::kCapabilitiesMeasured, 1)));
   CHECK(cell(caps, row_of(caps, "name", "sched_ext"), "available") == "0");
   CHECK(cell(caps, nginx, "host") == "story");
 
@@ -152,7 +153,7 @@ TEST_CASE("capabilities projection: an older measurement or one re-applied chang
       dynamic_cast<lab::CapabilityProjection&>(*p->projections().back());
   const std::string before = must(canonical_dump(p->db(), caps));
   for (int nth : {0, 1, 0}) {
-    const uint64_t seq = s.story.find("lab/capabilities", "capabilities.measured", nth);
+    const uint64_t seq = s.story.find("lab/capabilities", events::kCapabilitiesMeasured, nth);
     REQUIRE(p->db().begin().is_ok());
     REQUIRE(s.log
                 ->read_range(seq, seq,
@@ -189,11 +190,11 @@ TEST_CASE("capabilities projection: a malformed measurement names the member and
   };
   for (const Bad& b : bad) {
     CAPTURE(b.payload);
-    const EventView e{1,         {}, 0, "lab/capabilities", "capabilities.measured", "supervisor",
-                      b.payload, {}};
+    const EventView e{
+        1, {}, 0, "lab/capabilities", events::kCapabilitiesMeasured, "supervisor", b.payload, {}};
     const Status st = caps.apply(*db, e);
     REQUIRE_FALSE(st.is_ok());
     CHECK(st.message().find(b.says) != std::string::npos);
-    CHECK(st.message().find("capabilities.measured") != std::string::npos);
+    CHECK(st.message().find(events::kCapabilitiesMeasured) != std::string::npos);
   }
 }

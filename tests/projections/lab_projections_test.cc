@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/events/event_types.h"
 #include "projections/core/projector.h"
 #include "projections/lab/payload.h"
 #include "tests/projections/lab_test_util.h"
@@ -164,7 +165,8 @@ TEST_CASE("lab projections: the rows say what the story's events said") {
   CHECK(text(sc, 1, "version") == "1.1.0");
   CHECK(text(sc, 1, "reason") == "NULL");
   CHECK(text(sc, 1, "manifest_blob_sha256") == text(sc, 1, "manifest_sha256"));
-  CHECK(text(sc, 1, "seq") == std::to_string(s.story.find("lab/scenarios", "scenario.loaded", 2)));
+  CHECK(text(sc, 1, "seq") ==
+        std::to_string(s.story.find("lab/scenarios", events::kScenarioLoaded, 2)));
   CHECK(text(sc, 2, "dir") == "scenarios/unsigned");
   CHECK(text(sc, 2, "reason") == "package.sig.json: missing");
 
@@ -185,7 +187,7 @@ TEST_CASE("lab projections: the rows say what the story's events said") {
     CHECK(text(a, 0, "probes") == std::to_string(plan.probes));
     CHECK(text(a, 0, "spent") == std::to_string(2 * plan.probes));
     CHECK(text(a, 0, "probe_budget") == "5");
-    CHECK(text(a, 0, "first_seq") == std::to_string(s.story.find(stream, "attempt.started")));
+    CHECK(text(a, 0, "first_seq") == std::to_string(s.story.find(stream, events::kAttemptStarted)));
     CHECK(d->probes.rows.size() == size_t(plan.probes));
     if (plan.verdict.empty()) {
       CHECK(text(a, 0, "abandon_reason") == "out of time");
@@ -209,7 +211,7 @@ TEST_CASE("lab projections: the rows say what the story's events said") {
     if (plan.script) {
       CHECK(text(d->scripts, scripts - 1, "status") == "pending_execution");
       CHECK(text(d->scripts, scripts - 1, "authorized_seq") ==
-            std::to_string(s.story.find(stream, "script.authorized")));
+            std::to_string(s.story.find(stream, events::kScriptAuthorized)));
       if (scripts == 2) CHECK(text(d->scripts, 0, "status") == "pending_feedback");
     }
     // Evidence: each probe's output (with its request's call) and the action's output.
@@ -221,7 +223,8 @@ TEST_CASE("lab projections: the rows say what the story's events said") {
     CHECK(text(d->evidence, 0, "error") == "NULL");
     CHECK(text(d->evidence, 0, "call") ==
           R"({"call":"file.stat","params":{"path":"/etc/app/f1"}})");
-    CHECK(text(d->evidence, 0, "seq") == std::to_string(s.story.find(stream, "probe.completed")));
+    CHECK(text(d->evidence, 0, "seq") ==
+          std::to_string(s.story.find(stream, events::kProbeCompleted)));
     const size_t act = outputs;
     CHECK(text(d->evidence, act, "evidence_id") == "act-1");
     CHECK(text(d->evidence, act, "kind") == "action.output");
@@ -234,13 +237,13 @@ TEST_CASE("lab projections: the rows say what the story's events said") {
       CHECK(text(d->evidence, act, "script_sha256") == "NULL");
     }
     // Gate: five properties citing their facts, one verdict.
-    const uint64_t gate = s.story.find(stream, "gate.started");
+    const uint64_t gate = s.story.find(stream, events::kGateStarted);
     REQUIRE(d->gate_results.rows.size() == 5);
     CHECK(text(d->gate_results, 0, "property") == "primary");
     CHECK(text(d->gate_results, 0, "gate") == std::to_string(gate));
     CHECK(text(d->gate_results, 0, "cited") ==
-          "[" + std::to_string(s.story.find(stream, "gate.fact", 0)) + "," +
-              std::to_string(s.story.find(stream, "gate.fact", 1)) + "]");
+          "[" + std::to_string(s.story.find(stream, events::kGateFact, 0)) + "," +
+              std::to_string(s.story.find(stream, events::kGateFact, 1)) + "]");
     CHECK(text(d->gate_results, 1, "status") == (plan.verdict == "VERIFIED" ? "pass" : "fail"));
     REQUIRE(d->gate_verdicts.rows.size() == 1);
     CHECK(text(d->gate_verdicts, 0, "verdict") == plan.verdict);
@@ -249,7 +252,8 @@ TEST_CASE("lab projections: the rows say what the story's events said") {
       REQUIRE(d->receipt.rows.size() == 1);
       CHECK(text(d->receipt, 0, "receipt_sha256") == text(a, 0, "receipt_sha256"));
       CHECK(text(d->receipt, 0, "first_seq") == text(a, 0, "first_seq"));
-      CHECK(text(d->receipt, 0, "seq") == std::to_string(s.story.find(stream, "receipt.issued")));
+      CHECK(text(d->receipt, 0, "seq") ==
+            std::to_string(s.story.find(stream, events::kReceiptIssued)));
     } else {
       CHECK(d->receipt.rows.empty());
       CHECK(text(a, 0, "receipt_sha256") == "NULL");
@@ -371,66 +375,66 @@ TEST_CASE(
   const std::string digest(64, 'a');
   const std::vector<Bad> cases = {
       {"confidence not a number",
-       {stream, "attempt.predicted", "learner:x",
+       {stream, events::kAttemptPredicted, "learner:x",
         head + R"(,"hypothesis":"h","expect":"e","confidence":"high"})"},
        "member \"confidence\": not a non-negative integer"},
       {"confidence above 100",
-       {stream, "attempt.predicted", "learner:x",
+       {stream, events::kAttemptPredicted, "learner:x",
         head + R"(,"hypothesis":"h","expect":"e","confidence":101})"},
        "member \"confidence\": above 100"},
       {"unknown phase",
-       {stream, "attempt.phase", "engine", head + R"(,"from":"observe","to":"flying"})"},
+       {stream, events::kAttemptPhase, "engine", head + R"(,"from":"observe","to":"flying"})"},
        "member \"to\": \"flying\" is not one of"},
       {"call missing",
-       {stream, "probe.requested", "learner:x", head + R"(,"probe":1,"cost":1,"spent":1})"},
+       {stream, events::kProbeRequested, "learner:x", head + R"(,"probe":1,"cost":1,"spent":1})"},
        "member \"call\": missing"},
       {"duplicate member",
-       {stream, "gate.property", "engine",
+       {stream, events::kGateProperty, "engine",
         head + R"(,"gate":1,"property":"twin","status":"pass","status":"fail","reason":"",)"
                R"("cited":[]})"},
        "member \"status\": duplicate member"},
       {"cited not seqs",
-       {stream, "gate.property", "engine",
+       {stream, events::kGateProperty, "engine",
         head + R"(,"gate":1,"property":"twin","status":"pass","reason":"","cited":[1,-2]})"},
        "member \"cited\": element 1"},
       {"version 2",
-       {stream, "receipt.issued", "engine", R"({"v":2,"attempt":")" + id + "\"}"},
+       {stream, events::kReceiptIssued, "engine", R"({"v":2,"attempt":")" + id + "\"}"},
        "member \"v\": version 2 is not supported"},
       {"v not first",
-       {stream, "attempt.abandoned", "learner:x",
+       {stream, events::kAttemptAbandoned, "learner:x",
         R"({"attempt":")" + id + R"(","v":1,"reason":"x"})"},
        "member \"v\": not the first member"},
       {"attempt of another stream",
-       {stream, "attempt.abandoned", "learner:x",
+       {stream, events::kAttemptAbandoned, "learner:x",
         R"({"v":1,"attempt":"00000000000000fe","reason":"x"})"},
        "member \"attempt\": \"00000000000000fe\" is not the stream's"},
       {"digest in capitals",
-       {stream, "receipt.issued", "engine",
+       {stream, events::kReceiptIssued, "engine",
         head + R"(,"receipt_sha256":")" + std::string(64, 'A') +
             R"(","first_seq":1,"last_seq":2,"checkpoint_size":2})"},
        "member \"receipt_sha256\": not 64 lowercase hex digits"},
       {"script not an object",
-       {stream, "intervention.submitted", "learner:x",
+       {stream, events::kInterventionSubmitted, "learner:x",
         head + R"(,"revision":1,"ir_sha256":")" + digest + R"(","scripts":[7]})"},
        "member \"scripts[0]\": not an object"},
       {"nested scenario member",
-       {stream, "attempt.started", "learner:x",
+       {stream, events::kAttemptStarted, "learner:x",
         head +
             R"(,"learner":"x","mode":"learn","seed":1,"scenario":{"id":"s","version":"1",)"
             R"("package_digest":")" +
             digest + R"(","manifest_sha256":")" + digest + R"("},"probe_budget":3})"},
        "member \"scenario.publisher\": missing"},
       {"registry digest",
-       {"lab/scenarios", "scenario.loaded", "engine",
+       {"lab/scenarios", events::kScenarioLoaded, "engine",
         R"({"v":1,"dir":"d","id":"i","version":"1","family":"f","title":"t",)"
         R"("package_digest":"xyz","manifest_sha256":")" +
             digest + R"(","publisher":"p"})"},
        "member \"package_digest\": not 64 lowercase hex digits"},
       {"registry reason",
-       {"lab/scenarios", "scenario.rejected", "engine", R"({"v":1,"dir":"d","reason":null})"},
+       {"lab/scenarios", events::kScenarioRejected, "engine", R"({"v":1,"dir":"d","reason":null})"},
        "member \"reason\": not a string"},
       {"verdict unknown",
-       {stream, "gate.verdict", "engine",
+       {stream, events::kGateVerdict, "engine",
         head + R"(,"gate":1,"verdict":"MAYBE","recovered":true,"result":{}})"},
        "member \"verdict\": \"MAYBE\" is not one of"},
   };

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/blob/evidence_ref.h"
+#include "engine/events/event_types.h"
 
 namespace aura::testing {
 
@@ -44,13 +45,13 @@ class AttemptRun {
       return seq + out.size() - 1;
     };
     auto phase = [&](const std::string& from, const std::string& to) {
-      add("attempt.phase", "engine", R"(,"from":")" + from + R"(","to":")" + to + "\"");
+      add(events::kAttemptPhase, "engine", R"(,"from":")" + from + R"(","to":")" + to + "\"");
     };
     const std::string learner = "learner:" + p_.id.substr(12);
     const int s = step_++;
     if (s == 0) {
       started_ = seq;
-      add("attempt.started", learner,
+      add(events::kAttemptStarted, learner,
           R"(,"learner":")" + p_.id.substr(12) + R"(","mode":")" + p_.mode +
               R"(","seed":18446744073709551557,"scenario":{"id":"perm-drift","version":"1.1.0",)"
               R"("package_digest":")" +
@@ -61,7 +62,7 @@ class AttemptRun {
     }
     if (s == 1) {
       phase("observe", "predict");
-      add("attempt.predicted", learner,
+      add(events::kAttemptPredicted, learner,
           R"(,"hypothesis":"h2","expect":"mode 0644 \"drifted\"\nback","confidence":75)");
       phase("predict", "inspect");
       return out;
@@ -71,16 +72,16 @@ class AttemptRun {
     if (s < 2 + probe_steps) {
       const int k = (s - 2) / 2 + 1;
       if ((s - 2) % 2 == 0) {
-        add("probe.requested", learner,
+        add(events::kProbeRequested, learner,
             R"(,"probe":)" + std::to_string(k) +
                 R"(,"call":{"call":"file.stat","params":{"path":"/etc/app/f)" + std::to_string(k) +
                 R"("}},"cost":2,"spent":)" + std::to_string(2 * k));
       } else if (p_.probe_without_output && k == 2) {
-        add("probe.completed", "supervisor",
+        add(events::kProbeCompleted, "supervisor",
             R"(,"probe":2,"evidence":"ev-2","exit_code":-1,"truncated":false,)"
             R"("error":"timed out","resolved":[])");
       } else {
-        add("probe.completed", "supervisor",
+        add(events::kProbeCompleted, "supervisor",
             R"(,"probe":)" + std::to_string(k) + R"(,"evidence":"ev-)" + std::to_string(k) +
                 R"(","exit_code":0,"truncated":)" + (k == 1 ? "true" : "false") +
                 R"(,"error":null,"resolved":["/etc/app/f1"],"refs":[)" +
@@ -90,7 +91,7 @@ class AttemptRun {
     }
     const int c = s - 2 - probe_steps;  // contract onwards
     if (p_.verdict.empty()) {           // abandoned in inspect
-      add("attempt.abandoned", learner, R"(,"reason":"out of time")");
+      add(events::kAttemptAbandoned, learner, R"(,"reason":"out of time")");
       phase("inspect", "done");
       finished_ = true;
       return out;
@@ -98,7 +99,7 @@ class AttemptRun {
     const std::string script_sha = hex(b_.act.sha256);
     auto submit = [&](int revision) {
       const EvidenceRef& ir = revision == 1 ? b_.ir1 : b_.ir2;
-      add("intervention.submitted", learner,
+      add(events::kInterventionSubmitted, learner,
           R"(,"revision":)" + std::to_string(revision) + R"(,"ir_sha256":")" + hex(ir.sha256) +
               R"(","scripts":)" +
               (p_.script ? R"([{"sha256":")" + script_sha + R"(","status":"pending_feedback"}])"
@@ -115,7 +116,7 @@ class AttemptRun {
     if (p_.second_revision) commands.push_back([&] { submit(2); });
     if (p_.script) {
       commands.push_back([&] {
-        add("script.authorized", learner,
+        add(events::kScriptAuthorized, learner,
             R"(,"revision":)" + std::to_string(revision) + R"(,"sha256":")" + script_sha + "\"");
       });
     }
@@ -125,37 +126,37 @@ class AttemptRun {
           p_.mode == "judge"
               ? R"("script_sha256":")" + script_sha + "\""
               : std::string(R"("call":{"call":"file.chmod","params":{"mode":"0600"}})");
-      add("action.completed", "supervisor",
+      add(events::kActionCompleted, "supervisor",
           R"(,"world":"live","stage":"apply","index":0,)" + what + R"(,"exit_code":)" +
               (p_.failed_action ? R"(1,"error":"permission denied")" : R"(0,"error":"")") +
               R"(,"resolved":["/etc/app/f1"],"refs":[)" + ref(b_.act, "act-1") + "]");
-      add("apply.completed", "supervisor",
+      add(events::kApplyCompleted, "supervisor",
           R"(,"revision":)" + std::to_string(revision) + R"(,"actions":1,"failed":)" +
               (p_.failed_action ? "1" : "0"));
       phase("apply", "ack");
     });
     commands.push_back([&] {
-      add("attempt.acknowledged", learner, R"(,"note":"")");
+      add(events::kAttemptAcknowledged, learner, R"(,"note":"")");
       phase("ack", "verify");
     });
     commands.push_back([&] {
       const uint64_t f1 =
-          add("verify.fact", "supervisor",
+          add(events::kVerifyFact, "supervisor",
               R"(,"check":"mode","kind":"postcondition","ok":true,"observed":"0600")");
-      const uint64_t f2 = add("verify.fact", "supervisor",
+      const uint64_t f2 = add(events::kVerifyFact, "supervisor",
                               R"(,"check":"up","kind":"invariant","ok":true,"observed":"200")");
-      add("attempt.verified", "engine",
+      add(events::kAttemptVerified, "engine",
           R"(,"recovered":)" + std::string(p_.verdict == "NOT_RECOVERED" ? "false" : "true") +
               R"(,"facts":[)" + std::to_string(f1) + "," + std::to_string(f2) + "]");
       phase("verify", "transfer_gate");
       if (p_.coach) {
-        add("coach.used", "engine",
+        add(events::kCoachUsed, "engine",
             R"(,"call":1,"request_sha256":")" + script_sha + R"(","response_sha256":")" +
                 script_sha + R"(","model":"none")");
       }
     });
     commands.push_back([&] {
-      gate_ = add("gate.started", "engine",
+      gate_ = add(events::kGateStarted, "engine",
                   R"(,"revision":)" + std::to_string(revision) + R"(,"ir_sha256":")" +
                       hex((revision == 1 ? b_.ir1 : b_.ir2).sha256) +
                       R"(","stop_at_first_failure":true,"environment":{"kernel_release":"6.1",)"
@@ -168,7 +169,7 @@ class AttemptRun {
     for (int prop = 0; prop < 5; ++prop) {
       commands.push_back([&, prop] {
         for (int f = 0; f < 2; ++f) {
-          facts_[prop].push_back(add("gate.fact", "supervisor",
+          facts_[prop].push_back(add(events::kGateFact, "supervisor",
                                      R"(,"gate":)" + std::to_string(gate_) + R"(,"property":")" +
                                          kProps[prop] + R"(","world":"w)" + std::to_string(prop) +
                                          R"(","stage":"after_apply",)" +
@@ -181,14 +182,14 @@ class AttemptRun {
         const bool pass = p_.verdict == "VERIFIED" || prop == 0;
         std::string cited;
         for (uint64_t f : facts_[prop]) cited += (cited.empty() ? "" : ",") + std::to_string(f);
-        add("gate.property", "engine",
+        add(events::kGateProperty, "engine",
             R"(,"gate":)" + std::to_string(gate_) + R"(,"property":")" + kProps[prop] +
                 R"(","status":")" + (pass ? "pass" : (prop == 1 ? "fail" : "not_run")) +
                 R"(","reason":")" + (pass ? "" : (prop == 1 ? "check mode failed" : "not run")) +
                 R"(","cited":[)" + cited + "]");
       }
       const bool recovered = p_.verdict != "NOT_RECOVERED";
-      add("gate.verdict", "engine",
+      add(events::kGateVerdict, "engine",
           R"(,"gate":)" + std::to_string(gate_) + R"(,"verdict":")" + p_.verdict +
               R"(","recovered":)" + (recovered ? "true" : "false") + R"(,"result":{"verdict":")" +
               p_.verdict + R"("})");
@@ -196,7 +197,7 @@ class AttemptRun {
     });
     if (p_.verdict == "VERIFIED") {
       commands.push_back([&] {
-        add("receipt.issued", "engine",
+        add(events::kReceiptIssued, "engine",
             R"(,"receipt_sha256":")" + hex(b_.receipt.sha256) + R"(","first_seq":)" +
                 std::to_string(started_) + R"(,"last_seq":)" + std::to_string(seq - 1) +
                 R"(,"checkpoint_size":)" + std::to_string(seq - 1) + R"(,"refs":[)" +
@@ -205,7 +206,7 @@ class AttemptRun {
       });
     }
     commands.push_back([&] {
-      add("attempt.reflected", learner, R"(,"text":"twin drifted too")");
+      add(events::kAttemptReflected, learner, R"(,"text":"twin drifted too")");
       phase("reflect", "done");
     });
     commands.at(size_t(c))();
@@ -254,20 +255,21 @@ LabStory make_lab_story(BlobStore& store, int rounds) {
   auto lab = [&](const char* type, const std::string& payload) {
     story.drafts.push_back({"lab/scenarios", type, "engine", payload});
   };
-  lab("scenario.loaded", scenario_loaded("scenarios/perm", "perm-drift", "1.0.0", b.manifest));
-  lab("scenario.rejected",
+  lab(events::kScenarioLoaded,
+      scenario_loaded("scenarios/perm", "perm-drift", "1.0.0", b.manifest));
+  lab(events::kScenarioRejected,
       R"({"v":1,"dir":"scenarios/unsigned","reason":"package.sig.json: missing"})");
-  lab("scenario.loaded", scenario_loaded("scenarios/disk", "disk-full", "2.0.0", b.manifest));
+  lab(events::kScenarioLoaded, scenario_loaded("scenarios/disk", "disk-full", "2.0.0", b.manifest));
   // Events the projections must ignore: other streams, and a demo stream that is not an attempt.
   story.drafts.push_back({"log", "note.added", "operator", R"({"text":"hello"})"});
-  story.drafts.push_back({"attempt/demo-01", "attempt.started", "learner:demo",
+  story.drafts.push_back({"attempt/demo-01", events::kAttemptStarted, "learner:demo",
                           R"({"scenario":"demo","phase":"observe"})"});
-  story.drafts.push_back({"lab/other", "scenario.loaded", "engine", R"({"anything":1})"});
+  story.drafts.push_back({"lab/other", events::kScenarioLoaded, "engine", R"({"anything":1})"});
   // Two capability measurements (docs/CAPABILITIES.md): the second finds nginx, which the first
   // lacked; a measurement in another stream is ignored.
   auto caps = [&](const char* stream, bool nginx) {
     story.drafts.push_back(
-        {stream, "capabilities.measured", "supervisor",
+        {stream, events::kCapabilitiesMeasured, "supervisor",
          std::string(R"({"v":1,"host":"story","kernel_release":"6.1.0","capabilities":[)") +
              R"({"name":"ns_user","available":true,"reason":"unshared"},)" +
              R"({"name":"sched_ext","available":false,"reason":"no /sys/kernel/sched_ext"},)" +
@@ -329,8 +331,9 @@ LabStory make_lab_story(BlobStore& store, int rounds) {
     }
   }
   // The registry changes later: perm reloaded at a new version, disk rejected after a change.
-  lab("scenario.loaded", scenario_loaded("scenarios/perm", "perm-drift", "1.1.0", b.manifest));
-  lab("scenario.rejected",
+  lab(events::kScenarioLoaded,
+      scenario_loaded("scenarios/perm", "perm-drift", "1.1.0", b.manifest));
+  lab(events::kScenarioRejected,
       R"({"v":1,"dir":"scenarios/disk","reason":"manifest.json: changed file"})");
   return story;
 }

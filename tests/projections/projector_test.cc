@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/events/event_types.h"
 #include "projections/core/sqlite_db.h"
 #include "projections/streams/stream_projection.h"
 #include "tests/log/log_test_util.h"
@@ -99,7 +100,7 @@ TEST_CASE("projections: catch_up in several batches gives exactly the rows of on
   for (size_t k = 0; k < 5; ++k) {
     CHECK(rows[k].stream == "attempt/" + std::to_string(k));
     CHECK(rows[k].events == 200);
-    CHECK(rows[k].last_type == "probe.completed");
+    CHECK(rows[k].last_type == events::kProbeCompleted);
   }
   CHECK(rows[1].first_seq == 1);
   CHECK(rows[0].last_seq == 1000);

@@ -5,6 +5,7 @@
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "engine/receipt/world_built.h"
 
 namespace aura::testing {
@@ -98,7 +99,7 @@ class Writer {
     const bool lab = noise_ % 3 == 0;
     EventDraft d;
     d.stream = lab ? "lab/scenarios" : "attempt/" + std::string(kOtherAttempt);
-    d.type = lab ? "scenario.rejected" : "attempt.phase";
+    d.type = lab ? events::kScenarioRejected : events::kAttemptPhase;
     d.actor = "engine";
     d.payload =
         lab ? R"({"v":1,"dir":"/pkg/n)" + std::to_string(noise_) + R"(","reason":"unsigned"})"
@@ -172,48 +173,48 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
   const EvidenceRef manifest = put_blob(blobs, kManifestJson, "manifest", "scenario.manifest");
   const std::string manifest_sha = to_hex(sha256(kManifestJson));
   fx.started_seq =
-      w.add("attempt.started", "learner:alice",
+      w.add(events::kAttemptStarted, "learner:alice",
             R"("learner":"alice","mode":"learn","seed":7,"scenario":{"id":"t0-config-drift",)"
             R"("version":"1.0.0","package_digest":")" +
                 to_hex(sha256(fixture_sums())) + R"(","manifest_sha256":")" + manifest_sha +
                 R"(","publisher":"aura.publisher/test"},"probe_budget":12,"refs":)" +
                 refs_json(manifest));
-  w.add("attempt.phase", "engine", R"("from":"observe","to":"predict")");
-  w.add("attempt.predicted", "learner:alice",
+  w.add(events::kAttemptPhase, "engine", R"("from":"observe","to":"predict")");
+  w.add(events::kAttemptPredicted, "learner:alice",
         R"("hypothesis":"stale-override","expect":")" + fx.predicted_text + R"(","confidence":70)");
-  w.add("attempt.phase", "engine", R"("from":"predict","to":"inspect")");
-  w.add("probe.requested", "learner:alice",
+  w.add(events::kAttemptPhase, "engine", R"("from":"predict","to":"inspect")");
+  w.add(events::kProbeRequested, "learner:alice",
         R"("probe":1,"call":{"call":"file.read","params":{"path":"/fleet/host_vars/web2.conf"}},)"
         R"("cost":1,"spent":1)");
   const EvidenceRef ev1 = put_blob(blobs, "app_root: /srv/release-41\n", "ev-1", "probe.output");
   fx.evidence_seq =
-      w.add("probe.completed", "supervisor",
+      w.add(events::kProbeCompleted, "supervisor",
             R"("probe":1,"evidence":"ev-1","exit_code":0,"truncated":false,"error":"",)"
             R"("resolved":[],"refs":)" +
                 refs_json(ev1));
   const EvidenceRef ir = put_blob(blobs, kIrJson, "ir-1", "intervention.ir");
   const std::string ir_sha = to_hex(sha256(kIrJson));
   fx.submitted_seq =
-      w.add("intervention.submitted", "learner:alice",
+      w.add(events::kInterventionSubmitted, "learner:alice",
             R"("revision":1,"ir_sha256":")" + ir_sha + R"(","scripts":[],"refs":)" + refs_json(ir));
-  w.add("attempt.phase", "engine", R"("from":"inspect","to":"contract")");
+  w.add(events::kAttemptPhase, "engine", R"("from":"inspect","to":"contract")");
   if (o.stop_before_gate) {
     fx.stream_seqs = w.stream_seqs;
     return fx;
   }
-  w.add("apply.completed", "supervisor", R"("revision":1,"actions":1,"failed":0)");
-  w.add("attempt.phase", "engine", R"("from":"verify","to":"transfer_gate")");
+  w.add(events::kApplyCompleted, "supervisor", R"("revision":1,"actions":1,"failed":0)");
+  w.add(events::kAttemptPhase, "engine", R"("from":"verify","to":"transfer_gate")");
 
   // The capability panel the lab measured, in its own stream.
   if (o.record_capabilities) {
-    auto caps = log.append({"lab/capabilities", "capabilities.measured", "supervisor",
+    auto caps = log.append({"lab/capabilities", events::kCapabilitiesMeasured, "supervisor",
                             R"({"v":1,"host":"test","capabilities":[{"name":"namespaces",)"
                             R"("available":true,"reason":""}]})"});
     REQUIRE_MESSAGE(caps.ok(), caps.status().message());
     fx.capabilities_seq = caps->seq;
   }
   fx.gate_seq =
-      w.add("gate.started", "engine",
+      w.add(events::kGateStarted, "engine",
             R"("revision":1,"ir_sha256":")" + ir_sha +
                 R"(","stop_at_first_failure":false,"environment":{"kernel_release":"6.8.0-test",)"
                 R"("lab_build_digest":")" +
@@ -240,7 +241,7 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
     }
     if (!o.record_worlds) return;
     fx.world_seqs.push_back(
-        w.add("world.built", "supervisor", members.substr(1, members.size() - 2)));
+        w.add(events::kWorldBuilt, "supervisor", members.substr(1, members.size() - 2)));
   };
   built(Property::kPrimary, "primary");
   built(Property::kTwin, "twin-1");
@@ -256,7 +257,7 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
                     std::string(gate::stage_name(stage)) + R"(","check":")" + check + R"(","ok":)" +
                     (recorded_ok ? "true" : "false") + R"(,"observed":"checked )" + check + "\"";
     if (!value.empty()) m += R"(,"value":")" + value + "\"";
-    const uint64_t seq = w.add("gate.fact", "supervisor", m);
+    const uint64_t seq = w.add(events::kGateFact, "supervisor", m);
     fx.fact_seqs.push_back(seq);
     honest.push_back({seq, p, world, stage, check, o.forge_verdict ? ok : recorded_ok, value});
   };
@@ -267,7 +268,7 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
     fact(Property::kPrimary, "primary", Stage::kAfterApply, c, true, !forged);
   }
   // A gate.fact by someone other than the supervisor: never a grading fact.
-  w.add("gate.fact", "learner:alice",
+  w.add(events::kGateFact, "learner:alice",
         R"("gate":)" + g +
             R"(,"property":"primary","world":"primary","stage":"after_apply",)"
             R"("check":"fleet-healthy","ok":false,"observed":"forged")");
@@ -290,7 +291,7 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
   fx.recorded = gate::grade(fixture_gate_spec(), honest);
   for (const auto& r : fx.recorded.properties) {
     w.add(
-        "gate.property", "engine",
+        events::kGateProperty, "engine",
         R"("gate":)" + g + R"(,"property":")" + std::string(gate::property_name(r.property)) +
             R"(","status":")" + std::string(gate::status_name(r.status)) + R"(","reason":)" +
             [&] {
@@ -301,18 +302,18 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
             R"(,"cited":)" + seqs_json(r.cited));
   }
   for (int i = 1; i <= o.coach_calls; ++i) {
-    w.add("coach.used", "engine",
+    w.add(events::kCoachUsed, "engine",
           R"("call":)" + std::to_string(i) + R"(,"request_sha256":")" + std::string(64, 'd') +
               R"(","response_sha256":")" + std::string(64, 'e') + R"(","model":"coach-small")");
   }
-  fx.verdict_seq = w.add("gate.verdict", "engine",
+  fx.verdict_seq = w.add(events::kGateVerdict, "engine",
                          R"("gate":)" + g + R"(,"verdict":")" +
                              std::string(gate::verdict_name(fx.recorded.verdict)) +
                              R"(","recovered":)" + (fx.recorded.recovered ? "true" : "false") +
                              R"(,"result":)" + gate::result_json(fx.recorded));
   fx.stream_seqs = w.stream_seqs;
   // After the verdict: not part of the receipt's range.
-  w.add("attempt.phase", "engine", R"("from":"transfer_gate","to":"receipt")");
+  w.add(events::kAttemptPhase, "engine", R"("from":"transfer_gate","to":"receipt")");
   return fx;
 }
 

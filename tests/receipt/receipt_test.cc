@@ -9,6 +9,7 @@
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/ed25519.h"
+#include "engine/events/event_types.h"
 #include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_format.h"
 #include "engine/receipt/world_built.h"
@@ -448,7 +449,8 @@ TEST_CASE("receipt: claims edited with their hashes recomputed fail their own ch
     std::string field;
   };
   const std::vector<Case> cases = {
-      {"verdict", R"("verdict":"VERIFIED")", R"("verdict":"RECOVERED_UNPROVEN")", "gate.verdict"},
+      {"verdict", R"("verdict":"VERIFIED")", R"("verdict":"RECOVERED_UNPROVEN")",
+       events::kGateVerdict},
       {"recovered", R"({"recovered":true,)", R"({"recovered":false,)", "gate.recovered"},
       {"a property status", R"({"property":"control","status":"pass")",
        R"({"property":"control","status":"fail")", "gate.properties[2].status"},
@@ -643,14 +645,14 @@ TEST_CASE("receipt: issuing is refused when what the gate ran cannot be bound") 
     const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs, {.record_capabilities = false});
     auto r = issue_receipt(*lab.log, fx.attempt_id, test_signer(), *lab.blobs);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.status().message().find("capabilities.measured") != std::string::npos);
+    CHECK(r.status().message().find(events::kCapabilitiesMeasured) != std::string::npos);
   }
   SUBCASE("the gate recorded no world.built") {
     TestLab lab;
     const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs, {.record_worlds = false});
     auto r = issue_receipt(*lab.log, fx.attempt_id, test_signer(), *lab.blobs);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.status().message().find("world.built") != std::string::npos);
+    CHECK(r.status().message().find(events::kWorldBuilt) != std::string::npos);
   }
   SUBCASE("a world's image digest is not its layers' lines of the package's SHA256SUMS") {
     TestLab lab;
@@ -689,7 +691,7 @@ TEST_CASE("receipt: replay names an event edited in the RocksDB log") {
   TestLab lab;
   const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
   const IssuedReceipt r = issue(lab, fx);
-  const uint64_t predicted = first_seq_of_type(*lab.log, fx.stream, "attempt.predicted");
+  const uint64_t predicted = first_seq_of_type(*lab.log, fx.stream, events::kAttemptPredicted);
   lab.close();
   aura::testing::flip_stored_value_byte(lab.dir / "log", fx.predicted_text, 3);
   lab.reopen_read_only();

@@ -24,6 +24,7 @@
 
 #include "engine/crypto/ed25519.h"
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "engine/package/package.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
@@ -222,7 +223,7 @@ TEST_CASE(
     REQUIRE(e.ok());
     seen.push_back(e->type + " " + e->actor.substr(0, 7));
     CHECK(e->stream == std::string("attempt/") + kAttempt);
-    if (e->type == "run.ended") {
+    if (e->type == events::kRunEnded) {
       CHECK(e->payload.find("\"exit_code\":0") != std::string::npos);
       CHECK(e->payload.find("\"profile_digest\":\"" + d->profile_digest() + "\"") !=
             std::string::npos);
@@ -364,7 +365,7 @@ TEST_CASE("nodes: hostile scripts are contained and the host's facts say what ha
     for (uint64_t seq = h.lab.log->head().seq; seq > 0; --seq) {
       auto e = h.lab.log->get(seq);
       REQUIRE(e.ok());
-      if (e->type == "run.ended") return e->payload;
+      if (e->type == events::kRunEnded) return e->payload;
     }
     return std::string();
   };

@@ -13,6 +13,7 @@
 #include <future>
 #include <sstream>
 
+#include "engine/events/event_types.h"
 #include "engine/writer/evidence_writer.h"
 #include "tests/support/log_lab.h"
 #include "tests/support/temp_dir.h"
@@ -271,8 +272,9 @@ TEST_CASE("runner join: the writer bounds a run's evidence, whatever the runner 
     CHECK(rec.evidence.rejected);
     CHECK(rec.evidence.reason == "a blob of 1000 bytes is over the run's output bound of 100");
     CHECK(rec.evidence.accepted == 0);
-    CHECK(j.event_types() ==
-          std::vector<std::string>{"run.started", "evidence.rejected", "run.ended"});
+    CHECK(j.event_types() == std::vector<std::string>{events::kRunStarted,
+                                                      events::kEvidenceRejected,
+                                                      events::kRunEnded});
   }
   SUBCASE("a flood is cut at the run's byte cap and the run recorded") {
     writer::RunBinding b;
@@ -284,8 +286,8 @@ TEST_CASE("runner join: the writer bounds a run's evidence, whatever the runner 
     CHECK(rec.evidence.accepted < 20);
     CHECK(rec.facts.stdout_bytes.starts_with("stopped "));
     const auto types = j.event_types();
-    CHECK(types.back() == "run.ended");
-    CHECK(std::count(types.begin(), types.end(), "evidence.rejected") == 1);
+    CHECK(types.back() == events::kRunEnded);
+    CHECK(std::count(types.begin(), types.end(), events::kEvidenceRejected) == 1);
   }
   SUBCASE("with a runner call's binding the flood stops at its second frame") {
     writer::RunBinding b;

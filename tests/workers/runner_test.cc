@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "engine/blob/evidence_ref.h"
+#include "engine/events/event_types.h"
 #include "engine/writer/evidence_writer.h"
 #include "tests/support/log_lab.h"
 
@@ -209,7 +210,7 @@ struct RunnerLab : aura::testing::LogLab {
 
     REQUIRE(log->read_stream(binding.stream(), 1,
                              [&](const EventView& e) {
-                               if (e.type == "runner.evidence" &&
+                               if (e.type == events::kRunnerEvidence &&
                                    e.payload.find("\"run\":\"" + binding.run_id + "\"") !=
                                        std::string::npos)
                                  r.payloads.emplace_back(e.payload);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/events/event_types.h"
 #include "tests/cli/cli_util.h"
 #include "workers/sandbox/registry.h"
 
@@ -75,8 +76,8 @@ TEST_CASE("aura worker: reaps what a dead process left, records it and the capab
   CHECK(r.out.find("capabilities: ") != std::string::npos);
   // Both facts are events: the reap and the measurement.
   r = lab.aura({"log", "tail", "--json"});
-  CHECK(r.out.find("supervisor.reaped") != std::string::npos);
-  CHECK(r.out.find("capabilities.measured") != std::string::npos);
+  CHECK(r.out.find(aura::events::kSupervisorReaped) != std::string::npos);
+  CHECK(r.out.find(aura::events::kCapabilitiesMeasured) != std::string::npos);
   // Nothing left: a second start reaps nothing and records no reap.
   r = lab.aura({"worker", "--json"});
   CHECK(r.last_line().find(R"("reaped":{"runs":0,"paths":0,"seq":0,)") != std::string::npos);

@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "engine/events/event_types.h"
 #include "tests/log/log_test_util.h"
 #include "tests/support/log_lab.h"
 #include "tests/support/wait_until.h"
@@ -93,7 +94,8 @@ TEST_CASE("sandboxed runner: evidence through fd 3, facts from the sandbox") {
   CHECK(rec->facts.cpu_ns > 0);
   // Only stdio and the writer socket (the listing itself opens one more, for the directory).
   CHECK(rec->facts.stdout_bytes.find("fds [0, 1, 2, 3, 4]") != std::string::npos);
-  CHECK(lab.types() == std::vector<std::string>{"run.started", "runner.evidence", "run.ended"});
+  CHECK(lab.types() ==
+        std::vector<std::string>{events::kRunStarted, events::kRunnerEvidence, events::kRunEnded});
 }
 
 TEST_CASE("sandboxed runner: claims refused, a deadline kill recorded") {
@@ -186,7 +188,7 @@ TEST_CASE("supervisor start: what a killed supervisor left is reaped and recorde
   REQUIRE(rec->seq > 0);
   auto ev = lab.log->get(rec->seq);
   REQUIRE(ev.ok());
-  CHECK(ev->type == "supervisor.reaped");
+  CHECK(ev->type == events::kSupervisorReaped);
   CHECK(ev->actor == "supervisor");
   CHECK(ev->payload.find(R"("runs_reaped":1)") != std::string::npos);
   CHECK(std::filesystem::is_empty(options.state_dir / "runs"));

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "engine/blob/evidence_ref.h"
+#include "engine/events/event_types.h"
 #include "engine/writer/frame.h"
 #include "tests/log/log_test_util.h"
 #include "tests/support/log_lab.h"
@@ -100,9 +101,9 @@ TEST_CASE("supervisor: run.started, the runner's evidence, then run.ended with h
   CHECK(rec->facts.exit_code == 3);
   const auto evs = lab.events();
   REQUIRE(evs.size() == 3);
-  CHECK(evs[0].first == "run.started");
-  CHECK(evs[1].first == "runner.evidence");
-  CHECK(evs[2].first == "run.ended");
+  CHECK(evs[0].first == events::kRunStarted);
+  CHECK(evs[1].first == events::kRunnerEvidence);
+  CHECK(evs[2].first == events::kRunEnded);
   CHECK(evs[2].second.find(R"("exit_code":3)") != std::string::npos);
   CHECK(evs[2].second.find(R"("accepted":1)") != std::string::npos);
   CHECK(evs[2].second.find(R"("run":")" + rec->run_id + "\"") != std::string::npos);
@@ -129,8 +130,8 @@ TEST_CASE("supervisor: a runner's claims about its run are refused; the measured
   CHECK(rec->evidence.rejected);
   const auto evs = lab.events();
   REQUIRE(evs.size() == 3);
-  CHECK(evs[1].first == "evidence.rejected");
-  CHECK(evs[2].first == "run.ended");
+  CHECK(evs[1].first == events::kEvidenceRejected);
+  CHECK(evs[2].first == events::kRunEnded);
   CHECK(evs[2].second.find(R"("exit_code":7)") != std::string::npos);
   CHECK(evs[2].second.find(R"("rejected":true)") != std::string::npos);
 }
@@ -148,7 +149,7 @@ TEST_CASE("supervisor: a runner killed mid-run leaves whole frames and is record
   CHECK(rec->facts.term_signal == SIGKILL);
   const auto evs = lab.events();
   REQUIRE(evs.size() == 3);
-  CHECK(evs[1].first == "runner.evidence");
+  CHECK(evs[1].first == events::kRunnerEvidence);
   CHECK(evs[2].second.find(R"("signal":9)") != std::string::npos);
   CHECK(aura::testing::verify(*lab.log, &*lab.blobs).ok());
 

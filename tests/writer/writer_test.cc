@@ -16,6 +16,7 @@
 
 #include "engine/blob/blob_store.h"
 #include "engine/blob/evidence_ref.h"
+#include "engine/events/event_types.h"
 #include "engine/writer/evidence_writer.h"
 #include "engine/writer/frame.h"
 #include "tests/log/log_test_util.h"
@@ -149,7 +150,7 @@ TEST_CASE("writer: a run's evidence is recorded under its binding, never a frame
   const auto evs = lab.events();
   REQUIRE(evs.size() == 3);
   for (const auto& e : evs) {
-    CHECK(e.type == "runner.evidence");
+    CHECK(e.type == events::kRunnerEvidence);
     CHECK(e.actor == "runner:00000000000000a1");
     CHECK(e.payload.find(
               R"("attempt":"0123456789abcdef","run":"00000000000000a1","world":"primary")") !=
@@ -200,7 +201,7 @@ TEST_CASE("writer: every hostile frame is refused, closes the connection and is 
       {"a gate fact",
        [](int fd, const std::string& t) {
          send(fd, hello_frame(t));
-         send(fd, evidence_frame("gate.fact", R"({"check":"fleet-healthy","ok":true})", ""));
+         send(fd, evidence_frame(events::kGateFact, R"({"check":"fleet-healthy","ok":true})", ""));
        },
        "not granted"},
       {"an oversized frame",
@@ -299,14 +300,14 @@ TEST_CASE("writer: every hostile frame is refused, closes the connection and is 
     CHECK_MESSAGE(r.reason.find(c.reason) != std::string::npos, r.reason);
     const auto evs = lab.events();
     REQUIRE(!evs.empty());
-    CHECK(evs.back().type == "evidence.rejected");
+    CHECK(evs.back().type == events::kEvidenceRejected);
     CHECK(evs.back().actor == "supervisor");
     CHECK(evs.back().payload.find(R"("sha256":")") != std::string::npos);
     CHECK(evs.back().payload.find(R"("size":)") != std::string::npos);
     for (const auto& e : evs) CHECK(e.payload.find(secret) == std::string::npos);
     // Nothing after the refused frame was recorded.
     size_t rejected = 0;
-    for (const auto& e : evs) rejected += e.type == "evidence.rejected";
+    for (const auto& e : evs) rejected += e.type == events::kEvidenceRejected;
     CHECK(rejected == 1);
     CHECK(evs.back().payload.find("after") == std::string::npos);
     lab.check_log_verifies();
@@ -367,7 +368,7 @@ TEST_CASE("writer: frames and bytes per run are capped") {
   }
   SUBCASE("a binding cannot grant what no runner may send, nor raise the caps") {
     RunBinding b = lab.binding;
-    b.kinds.push_back("gate.fact");
+    b.kinds.push_back(events::kGateFact);
     CHECK(b.validate().message().find("can never be granted") != std::string::npos);
     b = lab.binding;
     b.max_bytes = kMaxBytesPerRun + 1;
@@ -403,8 +404,8 @@ TEST_CASE("writer: a blob over the run's output bound is refused, inline or memf
     CHECK(r.rejected);
     CHECK(r.accepted == 0);
     CHECK(r.reason == "a blob of 1001 bytes is over the run's output bound of 1000");
-    CHECK(events_of("evidence.rejected") == 1);
-    CHECK(events_of("runner.evidence") == 0);
+    CHECK(events_of(events::kEvidenceRejected) == 1);
+    CHECK(events_of(events::kRunnerEvidence) == 0);
     for (const auto& e : lab.events()) CHECK(e.payload.find(kSecret) == std::string::npos);
   }
   SUBCASE("over, as a sealed memfd: refused before it is read") {
@@ -416,7 +417,7 @@ TEST_CASE("writer: a blob over the run's output bound is refused, inline or memf
     });
     CHECK(r.rejected);
     CHECK(r.reason.find("holds 5000 bytes; at most 1000 are accepted") != std::string::npos);
-    CHECK(events_of("evidence.rejected") == 1);
+    CHECK(events_of(events::kEvidenceRejected) == 1);
   }
   SUBCASE("a flood of frames each within the bound stops at the run's frame cap") {
     lab.binding.max_frames = 2;  // a runner call: the hello and one evidence frame
@@ -428,8 +429,8 @@ TEST_CASE("writer: a blob over the run's output bound is refused, inline or memf
     CHECK(r.rejected);
     CHECK(r.accepted == 1);
     CHECK(r.reason.find("cap of 2 frames") != std::string::npos);
-    CHECK(events_of("runner.evidence") == 1);
-    CHECK(events_of("evidence.rejected") == 1);
+    CHECK(events_of(events::kRunnerEvidence) == 1);
+    CHECK(events_of(events::kEvidenceRejected) == 1);
   }
   SUBCASE("a binding cannot raise the blob bound past one memfd") {
     RunBinding b = lab.binding;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/events/event_types.h"
+
 namespace aura::caps {
 
 struct Capability {
@@ -39,7 +41,7 @@ std::string measurement_payload(const Measurement& m);
 std::string capabilities_json(const std::vector<Capability>& caps);
 
 inline constexpr const char* kCapabilityStream = "lab/capabilities";
-inline constexpr const char* kCapabilityEventType = "capabilities.measured";
+inline constexpr const char* kCapabilityEventType = events::kCapabilitiesMeasured;
 inline constexpr const char* kCapabilityActor = "supervisor";
 
 }  // namespace aura::caps

@@ -11,6 +11,7 @@
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "workers/sandbox/registry.h"
 
 namespace aura::supervisor {
@@ -64,7 +65,7 @@ Result<RunRecord> supervise_run(writer::RunBinding binding, const Launcher& laun
 
   JsonArray kinds;
   for (const auto& k : binding.kinds) kinds.str(k);
-  auto started = log.append({binding.stream(), "run.started", "supervisor",
+  auto started = log.append({binding.stream(), events::kRunStarted, "supervisor",
                              header(binding).raw("kinds", kinds.done()).done()});
   if (!started.ok()) {
     tokens.end(binding.run_id);
@@ -116,7 +117,7 @@ Result<RunRecord> supervise_run(writer::RunBinding binding, const Launcher& laun
                            .boolean("timed_out", rec.evidence.timed_out)
                            .done())
       .raw("refs", refs.done());
-  auto ended = log.append({binding.stream(), "run.ended", "supervisor", w.done()});
+  auto ended = log.append({binding.stream(), events::kRunEnded, "supervisor", w.done()});
   if (!ended.ok()) return ended.status();
   rec.ended_seq = ended->seq;
   return rec;
@@ -140,7 +141,7 @@ Result<ReapRecord> reap_and_record(const std::filesystem::path& state_dir, Event
     return rec;
   JsonArray failures;
   for (const auto& f : rec.failures) failures.str(f);
-  auto appended = log.append({"lab/supervisor", "supervisor.reaped", "supervisor",
+  auto appended = log.append({"lab/supervisor", events::kSupervisorReaped, "supervisor",
                               JsonWriter()
                                   .num("v", 1)
                                   .str("state_dir", state_dir.string())
