@@ -390,7 +390,7 @@ Flag learner_flag() {
 
 }  // namespace
 
-void register_attempt_commands(Registry& r) {
+void register_attempt_commands(CommandTable& r) {
   const std::string phases =
       "Phases: observe -> predict -> inspect -> contract -> apply -> ack -> verify -> "
       "transfer_gate -> receipt -> reflect -> done (docs/ATTEMPTS.md).\n"

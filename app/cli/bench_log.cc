@@ -305,7 +305,7 @@ int bench_log(Invocation& inv) {
 
 }  // namespace
 
-void register_bench_commands(Registry& r) {
+void register_bench_commands(CommandTable& r) {
   r.add({"bench log",
          "",
          "measure appends, latency and verify against raw RocksDB and raw SHA-256",

@@ -740,7 +740,7 @@ int bench_replay(Invocation& inv) {
 
 }  // namespace
 
-void register_bench_replay_commands(Registry& r) {
+void register_bench_replay_commands(CommandTable& r) {
   r.add({"bench replay",
          "",
          "measure rebuilding every projection, and verifying receipts, on a large log",

@@ -147,7 +147,7 @@ int bench_sandbox(Invocation& inv) {
 
 }  // namespace
 
-void register_bench_sandbox_commands(Registry& r) {
+void register_bench_sandbox_commands(CommandTable& r) {
   r.add({"bench sandbox",
          "",
          "measure starting a sandboxed runner against bwrap, and a 3-node world network",

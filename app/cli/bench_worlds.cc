@@ -145,7 +145,7 @@ int bench_worlds(Invocation& inv) {
 
 }  // namespace
 
-void register_bench_worlds_commands(Registry& r) {
+void register_bench_worlds_commands(CommandTable& r) {
   r.add({"bench worlds",
          "",
          "measure building, probing, resetting and destroying a nodes-driver world",

@@ -110,7 +110,7 @@ int caps_show(Invocation& inv) {
 
 }  // namespace
 
-void register_caps_commands(Registry& r) {
+void register_caps_commands(CommandTable& r) {
   r.add({"caps",
          "",
          "measure this machine's capability panel and record it",

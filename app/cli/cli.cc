@@ -68,9 +68,9 @@ void Invocation::emit_json(const std::string& json_object) const {
   if (json) std::cout << json_object << std::endl;
 }
 
-void Registry::add(Command c) { commands_.push_back(std::move(c)); }
+void CommandTable::add(Command c) { commands_.push_back(std::move(c)); }
 
-std::string Registry::usage(const Command& c) const {
+std::string CommandTable::usage(const Command& c) const {
   std::ostringstream o;
   o << "usage: aura " << c.path;
   if (!c.args.empty()) o << " " << c.args;
@@ -86,7 +86,7 @@ std::string Registry::usage(const Command& c) const {
   return o.str();
 }
 
-std::string Registry::overview(const std::string& prefix) const {
+std::string CommandTable::overview(const std::string& prefix) const {
   std::ostringstream o;
   o << "usage: aura " << (prefix.empty() ? "COMMAND" : prefix + " COMMAND") << " [options]\n\n"
     << "AURA Systems Lab: an evidence-first lab for Linux incident response.\n\ncommands:\n";
@@ -99,7 +99,7 @@ std::string Registry::overview(const std::string& prefix) const {
   return o.str();
 }
 
-int Registry::main(int argc, char** argv) const {
+int CommandTable::main(int argc, char** argv) const {
   std::vector<std::string> args(argv + 1, argv + argc);
   // The command is the longest registered path matching the leading words.
   const Command* cmd = nullptr;

@@ -53,7 +53,7 @@ struct Invocation {
   void emit_json(const std::string& json_object) const;
 };
 
-class Registry {
+class CommandTable {
  public:
   void add(Command c);
   // Parses argv and runs the command; returns the process exit status.
@@ -66,23 +66,23 @@ class Registry {
 };
 
 // Commands of each area register here.
-void register_log_commands(Registry& r);
-void register_bench_commands(Registry& r);
-void register_scenario_commands(Registry& r);
-void register_attempt_commands(Registry& r);
-void register_receipt_commands(Registry& r);
-void register_projection_commands(Registry& r);
-void register_bench_replay_commands(Registry& r);
-void register_caps_commands(Registry& r);
+void register_log_commands(CommandTable& r);
+void register_bench_commands(CommandTable& r);
+void register_scenario_commands(CommandTable& r);
+void register_attempt_commands(CommandTable& r);
+void register_receipt_commands(CommandTable& r);
+void register_projection_commands(CommandTable& r);
+void register_bench_replay_commands(CommandTable& r);
+void register_caps_commands(CommandTable& r);
 
 // For a command that needs a set-up lab (aura judge): when KEYS holds no lab key yet, runs
 // 'aura setup' (its lines, not its JSON) with the bundled scenarios of --scenarios (default
 // ./scenarios). 0 when the lab is set up afterwards, else the exit status to return.
 int setup_if_new(const Invocation& inv);
-void register_sandbox_commands(Registry& r);
-void register_bench_sandbox_commands(Registry& r);
-void register_worker_commands(Registry& r);
-void register_bench_worlds_commands(Registry& r);
+void register_sandbox_commands(CommandTable& r);
+void register_bench_sandbox_commands(CommandTable& r);
+void register_worker_commands(CommandTable& r);
+void register_bench_worlds_commands(CommandTable& r);
 
 // A non-negative decimal integer, nothing else.
 std::optional<uint64_t> parse_u64(std::string_view s);

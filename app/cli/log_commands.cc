@@ -607,7 +607,7 @@ int demo(Invocation& inv) {
 
 }  // namespace
 
-void register_log_commands(Registry& r) {
+void register_log_commands(CommandTable& r) {
   r.add({"keys init",
          "",
          "create the lab's Ed25519 signing key in the keys folder (0600)",

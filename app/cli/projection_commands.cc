@@ -253,7 +253,7 @@ int attempt_show(Invocation& inv) {
 
 }  // namespace
 
-void register_projection_commands(Registry& r) {
+void register_projection_commands(CommandTable& r) {
   const Flag batch{
       "batch", "N",
       "events per transaction (default " + std::to_string(LabProjections::kRebuildBatch) + ")"};

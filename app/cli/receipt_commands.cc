@@ -75,7 +75,7 @@ int receipt_verify(Invocation& inv) {
 
 }  // namespace
 
-void register_receipt_commands(Registry& r) {
+void register_receipt_commands(CommandTable& r) {
   r.add({"receipt verify",
          "RECEIPT",
          "verify an Intervention Receipt offline, and with --replay against the log",

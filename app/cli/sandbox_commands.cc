@@ -96,7 +96,7 @@ int sandbox_run(Invocation& inv) {
 
 }  // namespace
 
-void register_sandbox_commands(Registry& r) {
+void register_sandbox_commands(CommandTable& r) {
   r.add({"sandbox run",
          "CMD [ARGS...]",
          "run one command in the runner sandbox exactly as a probe would, and print the facts",

@@ -277,7 +277,7 @@ int setup_if_new(const Invocation& inv) {
   return app::is_first_use(folders_of(inv)) ? (code != 0 ? code : 1) : 0;
 }
 
-void register_scenario_commands(Registry& r) {
+void register_scenario_commands(CommandTable& r) {
   r.add({"keys init-publisher",
          "",
          "create the operator's package publisher key and trust it (never replaces a key)",

@@ -120,7 +120,7 @@ int worker(Invocation& inv) {
 
 }  // namespace
 
-void register_worker_commands(Registry& r) {
+void register_worker_commands(CommandTable& r) {
   r.add(
       {"worker",
        "",
