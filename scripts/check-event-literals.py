@@ -28,14 +28,9 @@ OPT_OUT = "NOLINT(event-type)"
 TYPE_CONSTANT = re.compile(
     r'inline\s+constexpr\s+char\s+k\w+\[\]\s*=\s*"([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)"\s*;')
 
-# file -> literals it may still hold until the changes that own those files land (app/ is being
-# restructured; the writer's frame vector test is new): each is printed as pending.
-PENDING = {
-    "app/lab/scenario_registry.cc": {"scenario.loaded", "scenario.rejected", "scenario.signed"},
-    "app/cli/scenario_commands.cc": {"scenario.signed"},
-    "app/cli/bench_log.cc": {"probe.completed"},
-    "tests/writer/frame_vector_test.cc": {"runner.evidence"},
-}
+# file -> literals it may still hold until the change that owns the file lands: each is
+# printed as pending. Empty: every event type is named by its constant.
+PENDING = {}
 
 
 def catalog_types(root):

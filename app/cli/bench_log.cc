@@ -14,6 +14,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
+#include "engine/events/event_types.h"
 #include "engine/keys/key_store.h"
 #include "engine/log/event_codec.h"
 #include "engine/log/event_log.h"
@@ -33,7 +34,7 @@ double seconds_since(Clock::time_point t0) {
 EventDraft sample_event(uint64_t i) {
   std::string note(180, 'x');
   for (size_t k = 0; k < note.size(); ++k) note[k] = char('a' + (i * 31 + k * 7) % 26);
-  return {"attempt/bench-" + std::to_string(i % 97), "probe.completed", "supervisor",
+  return {"attempt/bench-" + std::to_string(i % 97), events::kProbeCompleted, "supervisor",
           R"({"probe":"http.get","node":"web-)" + std::to_string(i % 3) +
               R"(","status":200,"bytes":)" + std::to_string(1000 + i % 5000) + R"(,"seq_hint":)" +
               std::to_string(i) + R"(,"note":")" + note + R"("})"};

@@ -11,6 +11,7 @@
 #include "app/cli/cli_support.h"
 #include "app/lab/scenario_registry.h"
 #include "engine/common/json_writer.h"
+#include "engine/events/event_types.h"
 #include "engine/log/data_dir.h"
 #include "engine/package/package.h"
 #include "engine/package/package_format.h"
@@ -47,7 +48,7 @@ using app::kMaxPackagesPerRun;
 using app::kMaxReasonBytes;
 using app::kRegistryStream;
 using app::Outcome;
-constexpr std::string_view kSignedType = "scenario.signed";
+constexpr std::string_view kSignedType = events::kScenarioSigned;
 
 int keys_init_publisher(Invocation& inv) {
   if (path_is_within(inv.keys_dir, inv.data_dir) || path_is_within(inv.data_dir, inv.keys_dir)) {

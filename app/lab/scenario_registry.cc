@@ -6,6 +6,8 @@
 
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/json_writer.h"
+#include "engine/events/event_types.h"
+#include "engine/events/registry_events.h"
 #include "engine/log/data_dir.h"
 #include "engine/package/package_format.h"
 #include "engine/package/publisher_key.h"
@@ -17,7 +19,6 @@ namespace aura::app {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::string_view kSignedType = "scenario.signed";
 constexpr std::string_view kManifestRefId = "manifest";
 constexpr std::string_view kManifestRefKind = "scenario.manifest";
 
@@ -60,26 +61,24 @@ Outcome admit(const fs::path& dir, Result<LoadedPackage> pkg) {
 
 std::string loaded_payload(const Outcome& o, const EvidenceRef& manifest_ref) {
   const LoadedPackage& p = o.pkg;
-  return JsonWriter()
-      .num("v", 1)
-      .str("dir", registry_dir(o.dir))
-      .str("id", p.id)
-      .str("version", p.version)
-      .str("family", p.family)
-      .str("title", p.title)
-      .str("package_digest", to_hex(p.package_digest))
-      .str("manifest_sha256", to_hex(manifest_ref.sha256))
-      .str("publisher", p.publisher)
-      .raw("refs", JsonArray().raw(evidence_ref_json(manifest_ref)).done())
-      .done();
+  events::ScenarioLoaded e;
+  e.dir = registry_dir(o.dir);
+  e.id = p.id;
+  e.version = p.version;
+  e.family = p.family;
+  e.title = p.title;
+  e.package_digest = to_hex(p.package_digest);
+  e.manifest_sha256 = to_hex(manifest_ref.sha256);
+  e.publisher = p.publisher;
+  e.refs = {manifest_ref};
+  return e.encode();
 }
 
 std::string rejected_payload(const Outcome& o) {
-  return JsonWriter()
-      .num("v", 1)
-      .str("dir", registry_dir(o.dir))
-      .str("reason", event_text(o.reason, kMaxReasonBytes))
-      .done();
+  events::ScenarioRejected e;
+  e.dir = registry_dir(o.dir);
+  e.reason = event_text(o.reason, kMaxReasonBytes);
+  return e.encode();
 }
 
 }  // namespace
@@ -111,7 +110,8 @@ std::string registry_dir(const fs::path& dir) {
 
 EventDraft signed_event(const fs::path& dir, const SignedPackage& p, const NoteSigner& signer,
                         std::string_view command, bool sums_matched) {
-  return {std::string(kRegistryStream), std::string(kSignedType), std::string(kOperatorActor),
+  return {std::string(kRegistryStream), std::string(events::kScenarioSigned),
+          std::string(kOperatorActor),
           JsonWriter()
               .num("v", 1)
               .str("dir", registry_dir(dir))
@@ -167,10 +167,10 @@ Status record(Writer& w, std::vector<Outcome>& outcomes) {
       if (!blob.ok()) return blob.status().with_context("store the manifest of " + o.dir.string());
       const EvidenceRef ref{std::string(kManifestRefId), blob->sha256,
                             std::string(kManifestRefKind), blob->bytes};
-      d.type = "scenario.loaded";
+      d.type = events::kScenarioLoaded;
       d.payload = loaded_payload(o, ref);
     } else {
-      d.type = "scenario.rejected";
+      d.type = events::kScenarioRejected;
       d.payload = rejected_payload(o);
     }
     drafts.push_back(std::move(d));

@@ -16,6 +16,7 @@
 
 #include "app/lab/capabilities.h"
 #include "app/lab/folders.h"
+#include "engine/events/payload_reader.h"
 #include "engine/log/event.h"
 #include "engine/package/package.h"
 #include "engine/package/trust_store.h"
@@ -23,7 +24,7 @@
 
 namespace aura::app {
 
-inline constexpr std::string_view kRegistryStream = "lab/scenarios";
+inline constexpr std::string_view kRegistryStream = events::kScenarioStream;
 inline constexpr size_t kMaxPackagesPerRun = 256;  // folders one load or setup may record
 inline constexpr size_t kMaxReasonBytes = 2048;    // a rejection reason, cut beyond this
 // The actor of what the operator does at the command line (`log append`, `scenario sign`).

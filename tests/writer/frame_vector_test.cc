@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "engine/writer/evidence_writer.h"
 #include "engine/writer/frame.h"
 #include "tests/support/log_lab.h"
@@ -131,7 +132,7 @@ TEST_CASE("writer frame: the writer accepts the documented evidence vector and r
                               return false;
                             })
               .is_ok());
-  CHECK(type == "runner.evidence");
+  CHECK(type == events::kRunnerEvidence);
   CHECK(actor == "runner:00000000000000a1");
   CHECK(stream == "attempt/0123456789abcdef");
   // SHA-256 of the three inline bytes "ok\n".
