@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "engine/common/json_writer.h"
+#include "engine/events/attempt_events.h"
 #include "engine/events/event_types.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/receipt/raw_json.h"
@@ -125,31 +126,44 @@ class Payload {
   std::vector<RawMember> raw_;
 };
 
-// A string member of a nested object, for the scenario section.
-Result<std::string_view> nested_str(const Payload& p, simdjson::dom::object o,
-                                    std::string_view object_name, std::string_view key) {
-  std::string_view s;
-  if (o.at_key(key).get_string().get(s) != simdjson::SUCCESS) {
-    return p.error("\"" + std::string(object_name) + "." + std::string(key) +
-                   "\" is missing or not a string");
+// `e` decoded as T through the event catalog (engine/events: no duplicate member, "v":1 first,
+// the stream's attempt, typed members); an error is corruption naming the stream, seq and type.
+template <class T>
+Result<T> decode_event(const StoredEvent& e) {
+  thread_local events::PayloadReader reader;
+  const EventView v{e.seq, e.prev_hash, e.ts_us, e.stream, e.type, e.actor, e.payload, e.hash};
+  auto p = T::decode(reader, v);
+  if (!p.ok()) {
+    return Status::corruption(e.stream + " seq " + std::to_string(e.seq) + " (" + e.type +
+                              "): " + p.status().message());
   }
-  return s;
+  return p;
 }
 
-Result<std::string> scenario_section(const Payload& p) {
-  RECEIPT_LET_OR_RETURN(e, p.element("scenario"));
-  simdjson::dom::object o;
-  if (e.get_object().get(o) != simdjson::SUCCESS) return p.error("\"scenario\" is not an object");
-  if (Status s = check_unique_members(o, "scenario"); !s.is_ok()) return p.error(s.message());
-  JsonWriter w;
-  for (std::string_view key : {"id", "version", "package_digest", "manifest_sha256"}) {
-    RECEIPT_LET_OR_RETURN(v, nested_str(p, o, "scenario", key));
-    if (key == "manifest_sha256" && !is_lower_hex64(v)) {
-      return p.error("\"scenario.manifest_sha256\" is not 64 lowercase hex digits");
-    }
-    w.str(key, v);
+// An error about event `e` ("attempt/ID seq N (type): what").
+Status event_error(const StoredEvent& e, const std::string& what) {
+  return Status::corruption(e.stream + " seq " + std::to_string(e.seq) + " (" + e.type +
+                            "): " + what);
+}
+
+// The ref named `id` of kind `kind` among a decoded event's refs.
+Result<EvidenceRef> find_decoded_ref(const StoredEvent& ev, const std::vector<EvidenceRef>& refs,
+                                     std::string_view id, std::string_view kind) {
+  for (const auto& r : refs) {
+    if (r.id != id) continue;
+    if (r.kind != kind) return event_error(ev, "ref " + r.id + " has kind " + r.kind);
+    return r;
   }
-  return w.done();
+  return event_error(ev, "no ref with id " + std::string(id));
+}
+
+std::string scenario_section(const events::AttemptStarted& started) {
+  return JsonWriter()
+      .str("id", started.scenario.id)
+      .str("version", started.scenario.version)
+      .str("package_digest", started.scenario.package_digest)
+      .str("manifest_sha256", started.scenario.manifest_sha256)
+      .done();
 }
 
 // The ref named `id` of kind `kind` in the event's refs.
@@ -163,23 +177,6 @@ Result<EvidenceRef> find_ref(const StoredEvent& ev, const Payload& p, std::strin
     return r;
   }
   return p.error("no ref with id " + std::string(id));
-}
-
-Result<std::vector<uint64_t>> u64_array(const Payload& p, std::string_view key) {
-  RECEIPT_LET_OR_RETURN(e, p.element(key));
-  simdjson::dom::array a;
-  if (e.get_array().get(a) != simdjson::SUCCESS) {
-    return p.error("\"" + std::string(key) + "\" is not an array");
-  }
-  std::vector<uint64_t> out;
-  for (auto x : a) {
-    uint64_t v = 0;
-    if (x.get_uint64().get(v) != simdjson::SUCCESS) {
-      return p.error("\"" + std::string(key) + "\" holds a value that is not a seq");
-    }
-    out.push_back(v);
-  }
-  return out;
 }
 
 std::string seq_array(const std::vector<uint64_t>& seqs) {
@@ -240,31 +237,33 @@ Result<Submission> load_submission(const std::vector<StoredEvent>& evs, std::str
                                    uint64_t gate_seq, uint64_t revision, std::string_view ir_sha256,
                                    const BlobStore& blobs) {
   const StoredEvent* found = nullptr;
+  std::optional<events::InterventionSubmitted> submitted;
   for (const auto& ev : evs) {
     if (ev.seq >= gate_seq || ev.type != events::kInterventionSubmitted) continue;
-    RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, attempt));
-    RECEIPT_LET_OR_RETURN(rev, p.u64("revision"));
-    if (rev != revision) continue;
+    RECEIPT_LET_OR_RETURN(p, decode_event<events::InterventionSubmitted>(ev));
+    if (p.revision != revision) continue;
     if (found != nullptr) {
-      return p.error("a second submission of revision " + std::to_string(revision));
+      return event_error(ev, "a second submission of revision " + std::to_string(revision));
     }
     found = &ev;
+    submitted = std::move(p);
   }
+  (void)attempt;  // the catalog's reader checked each payload's attempt against the stream
   const std::string rev = std::to_string(revision);
   if (found == nullptr) {
     return Status::corruption("attempt/" + std::string(attempt) +
                               ": no intervention.submitted of revision " + rev +
                               " before the gate");
   }
-  RECEIPT_LET_OR_RETURN(p, Payload::parse(*found, attempt));
-  RECEIPT_LET_OR_RETURN(submitted_sha, p.hex64("ir_sha256"));
-  if (submitted_sha != ir_sha256) {
-    return p.error("\"ir_sha256\" differs from the gate.started's");
+  if (submitted->ir_sha256 != ir_sha256) {
+    return event_error(*found, "\"ir_sha256\" differs from the gate.started's");
   }
-  RECEIPT_LET_OR_RETURN(ref, find_ref(*found, p, "ir-" + rev, "intervention.ir"));
-  if (to_hex(ref.sha256) != ir_sha256) return p.error("ref ir-" + rev + " is not the IR digest");
+  RECEIPT_LET_OR_RETURN(ref,
+                        find_decoded_ref(*found, submitted->refs, "ir-" + rev, "intervention.ir"));
+  if (to_hex(ref.sha256) != ir_sha256)
+    return event_error(*found, "ref ir-" + rev + " is not the IR digest");
   if (ref.bytes > intervention::kMaxIrBytes) {
-    return p.error("ref ir-" + rev + " is over the IR size limit");
+    return event_error(*found, "ref ir-" + rev + " is over the IR size limit");
   }
   auto bytes = blobs.get(ref.sha256);
   if (!bytes.ok()) return bytes.status().with_context("IR blob ir-" + rev);
@@ -566,9 +565,11 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   // The verdict, and the gate it closes.
   RECEIPT_LET_OR_RETURN(vp, Payload::parse(verdict_ev, s.attempt));
   if (verdict_ev.actor != "engine") return vp.error("actor is not the engine");
-  RECEIPT_LET_OR_RETURN(verdict, vp.str("verdict"));
-  RECEIPT_LET_OR_RETURN(recovered, vp.boolean("recovered"));
-  RECEIPT_LET_OR_RETURN(gate_seq, vp.u64("gate"));
+  RECEIPT_LET_OR_RETURN(verdict_payload, decode_event<events::GateVerdict>(verdict_ev));
+  const std::string verdict = verdict_payload.verdict;
+  const bool recovered = verdict_payload.recovered;
+  const uint64_t gate_seq = verdict_payload.gate;
+  // The result's exact bytes, as the log holds them (the receipt binds them).
   RECEIPT_LET_OR_RETURN(result, vp.raw("result", '{'));
   if (verdict != gate::verdict_name(gate::Verdict::kVerified)) {
     return Status::failed_precondition(s.stream + ": the gate verdict at seq " +
@@ -603,11 +604,11 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
 
   // The scenario and its manifest.
   RECEIPT_LET_OR_RETURN(sp, Payload::parse(started, s.attempt));
-  RECEIPT_LET_OR_RETURN(scenario, scenario_section(sp));
-  s.scenario = std::move(scenario);
-  RECEIPT_LET_OR_RETURN(manifest_ref, find_ref(started, sp, "manifest", "scenario.manifest"));
-  if (s.scenario.find("\"manifest_sha256\":\"" + to_hex(manifest_ref.sha256) + "\"") ==
-      std::string::npos) {
+  RECEIPT_LET_OR_RETURN(started_payload, decode_event<events::AttemptStarted>(started));
+  s.scenario = scenario_section(started_payload);
+  RECEIPT_LET_OR_RETURN(manifest_ref, find_decoded_ref(started, started_payload.refs, "manifest",
+                                                       "scenario.manifest"));
+  if (to_hex(manifest_ref.sha256) != started_payload.scenario.manifest_sha256) {
     return sp.error("ref manifest is not the scenario's manifest_sha256");
   }
   s.manifest_ref = manifest_ref;
@@ -632,11 +633,10 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   for (const auto& ev : evs) {
     const bool in_gate = ev.seq > gate_seq;
     if (ev.type == events::kProbeCompleted && ev.actor == "supervisor" && ev.seq < sub.seq) {
-      RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
-      RECEIPT_LET_OR_RETURN(evidence, p.str("evidence"));
-      s.unlocked_evidence.insert(std::string(evidence));
-      RECEIPT_LET_OR_RETURN(ref, find_ref(ev, p, evidence, "probe.output"));
-      unlocked[std::string(evidence)] = {ev.seq, ref};
+      RECEIPT_LET_OR_RETURN(p, decode_event<events::ProbeCompleted>(ev));
+      s.unlocked_evidence.insert(p.evidence);
+      RECEIPT_LET_OR_RETURN(ref, find_decoded_ref(ev, p.refs, p.evidence, "probe.output"));
+      unlocked[p.evidence] = {ev.seq, ref};
     } else if (ev.type == kWorldBuiltType && ev.actor == "supervisor" && in_gate) {
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
       RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
@@ -652,29 +652,22 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
       if (f.fact.property == gate::Property::kReversal) reversal_facts.push_back(ev.seq);
       s.grader_facts.push_back(std::move(f.fact));
     } else if (ev.type == events::kGateProperty && ev.actor == "engine" && in_gate) {
-      RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
-      RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
-      if (g != gate_seq) continue;
-      RECEIPT_LET_OR_RETURN(property, p.str("property"));
-      RECEIPT_LET_OR_RETURN(status, p.str("status"));
-      RECEIPT_LET_OR_RETURN(reason, p.str("reason"));
-      RECEIPT_LET_OR_RETURN(cited, u64_array(p, "cited"));
-      const auto prop = gate::parse_property(property);
-      if (!prop) return p.error("\"property\" is not a gate property");
-      if (status != "pass" && status != "fail" && status != "not_run") {
-        return p.error("\"status\" is not pass, fail or not_run");
-      }
+      RECEIPT_LET_OR_RETURN(p, decode_event<events::GateProperty>(ev));
+      if (p.gate != gate_seq) continue;
+      // The catalog checked the property and the status against their enumerations.
+      const auto prop = gate::parse_property(p.property);
+      if (!prop) return event_error(ev, "\"property\" is not a gate property");
       auto& slot = properties[size_t(*prop)];
       if (slot) {
-        return p.error("a second result for property " + std::string(property) + " (first at seq " +
-                       std::to_string(slot->first) + ")");
+        return event_error(ev, "a second result for property " + p.property + " (first at seq " +
+                                   std::to_string(slot->first) + ")");
       }
-      if (status == "not_run") s.not_run.push_back(*prop);
+      if (p.status == "not_run") s.not_run.push_back(*prop);
       slot.emplace(ev.seq, JsonWriter()
-                               .str("property", property)
-                               .str("status", status)
-                               .str("reason", reason)
-                               .raw("cited", seq_array(cited))
+                               .str("property", p.property)
+                               .str("status", p.status)
+                               .str("reason", p.reason)
+                               .raw("cited", seq_array(p.cited))
                                .done());
     } else if (ev.type == events::kCoachUsed && ev.actor == "engine") {
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
