@@ -4,11 +4,13 @@
 Checks every Markdown link `[text](target)` whose target is not a URL: the file or folder
 must exist in the repository (relative to the page), and a `#fragment` must name a heading
 of the page it points to (GitHub's slugs). A link that leaves the repository is refused too.
-Usage: scripts/check-links.py [ROOT] (default: the folder above this script).
+Usage: scripts/check-links.py [ROOT] (default: the folder above this script), or
+--self-test.
 """
 import os
 import re
 import sys
+import tempfile
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -52,9 +54,7 @@ def pages(root):
                 yield os.path.join(folder, name)
 
 
-def main():
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
-                           os.path.join(os.path.dirname(__file__), ".."))
+def broken_links(root):
     bad = []
     for page in pages(root):
         rel_page = os.path.relpath(page, root)
@@ -71,6 +71,43 @@ def main():
                     bad.append(f"{where} names {os.path.relpath(dest, root)}, which does not exist")
                 elif fragment and dest.endswith(".md") and fragment not in anchors(dest):
                     bad.append(f"{where} names no heading #{fragment} of {os.path.relpath(dest, root)}")
+    return bad
+
+
+def self_test():
+    """Plants each kind of broken link in a scratch tree; fails unless each is caught and
+    the good links (a file, a heading, a URL, a link in code) pass."""
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "docs", "formats"))
+        def write(rel, text):
+            with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
+                f.write(text)
+        write("docs/A.md", "# Title\n\n## Two words\n")
+        write("README.md", "[a](docs/A.md) [h](docs/A.md#two-words) [u](https://x.org/y) "
+                           "`[c](nowhere.md)`\n```\n[f](nowhere.md)\n```\n")
+        write("docs/formats/B.md", "[up](../A.md#title)\n")
+        if broken_links(root):
+            print("check-links self-test: good links were refused: " + "; ".join(broken_links(root)),
+                  file=sys.stderr)
+            return 1
+        write("docs/formats/B.md", "[up](../A.md#title)\n[gone](../Gone.md)\n"
+                                   "[heading](../A.md#three)\n[out](../../../etc/passwd)\n")
+        found = broken_links(root)
+        kinds = ["does not exist", "no heading #three", "leaves the repository"]
+        missed = [k for k in kinds if not any(k in b for b in found)]
+        if missed or len(found) != 3:
+            print(f"check-links self-test: caught {found}, missed {missed}", file=sys.stderr)
+            return 1
+    print("check-links self-test: 3 planted broken links caught, the good links passed")
+    return 0
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--self-test":
+        return self_test()
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                           os.path.join(os.path.dirname(__file__), ".."))
+    bad = broken_links(root)
     for b in bad:
         print(b, file=sys.stderr)
     if bad:
