@@ -604,28 +604,6 @@ std::vector<std::string> vars_patterns(const std::string& project) {
   return out;
 }
 
-// The top-level keys of a vars file (vars_file.h's flat mapping); a line it cannot read as one
-// (a flow mapping, an anchor, a tag ...) is returned as "?LINE", so that it fails a check.
-std::vector<std::string> top_level_keys(std::string_view text) {
-  std::vector<std::string> keys;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty() || line[0] == '#' || line[0] == ' ' || line[0] == '\t' || line == "---" ||
-        line == "...")
-      continue;
-    const size_t colon = line.find(':');
-    const std::string key(line.substr(0, colon == std::string_view::npos ? 0 : colon));
-    keys.push_back(runner::is_var_key(key) && colon + 1 <= line.size() &&
-                           (colon + 1 == line.size() || line[colon + 1] == ' ')
-                       ? key
-                       : "?" + std::string(line.substr(0, 64)));
-  }
-  return keys;
-}
-
 // The hosts of [group] in an INI inventory (the first word of each line of that section).
 std::vector<std::string> inventory_hosts(std::string_view text, const std::string& group) {
   std::vector<std::string> hosts;
@@ -674,7 +652,7 @@ Status ansible_governs(const Params& p, const CheckContext& ctx, Verdict& v) {
     if (e.type != "file" || !matches(vars_patterns(project), path)) continue;
     std::string text;
     AURA_ASSIGN_OR_RETURN(text, view.read_file(path, 64 << 10));
-    for (const std::string& key : top_level_keys(text)) {
+    for (const std::string& key : runner::vars_keys(text)) {
       if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
       v.fail(n.name + ":" + path + ": " +
              (key[0] == '?' ? "a line that is not `key: value` (" + key.substr(1) + ")"

@@ -107,4 +107,24 @@ std::string vars_set(std::string_view text, std::string_view key, std::string_vi
   return out + line;
 }
 
+std::vector<std::string> vars_keys(std::string_view text) {
+  std::vector<std::string> keys;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line[0] == '#' || line[0] == ' ' || line[0] == '\t' || line == "---" ||
+        line == "...")
+      continue;
+    const size_t colon = line.find(':');
+    const std::string key(line.substr(0, colon == std::string_view::npos ? 0 : colon));
+    keys.push_back(is_var_key(key) && colon + 1 <= line.size() &&
+                           (colon + 1 == line.size() || line[colon + 1] == ' ')
+                       ? key
+                       : "?" + std::string(line.substr(0, 64)));
+  }
+  return keys;
+}
+
 }  // namespace aura::runner
