@@ -18,10 +18,10 @@
 #include "engine/gate/gate_runner.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/package/package.h"
-#include "engine/receipt/world_built.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
 #include "engine/scenario/scenario_package.h"
+#include "engine/world/world_built.h"
 
 namespace aura::attempt {
 namespace fs = std::filesystem;
@@ -78,7 +78,7 @@ Result<EventDraft> live_world_built(const AttemptState& s, world::World& w, std:
   world::BuildRecord record;
   AURA_ASSIGN_OR_RETURN(record, w.build_record());
   JsonWriter j = header(s);
-  AURA_RETURN_IF_ERROR(receipt::add_world_built_members(j, w.id(), record, sums, blobs));
+  AURA_RETURN_IF_ERROR(world::add_world_built_members(j, w.id(), record, sums, blobs));
   return draft(s, ev::kWorldBuilt, "supervisor", j.done());
 }
 

@@ -63,4 +63,11 @@ std::optional<Digest> digest_from_hex(std::string_view hex) {
   return d;
 }
 
+bool is_lower_hex64(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
 }  // namespace aura

@@ -43,5 +43,7 @@ inline Digest sha256(std::string_view bytes) { return sha256(as_bytes(bytes)); }
 std::string to_hex(std::span<const uint8_t> bytes);
 // Parses exactly 64 lowercase or uppercase hex digits.
 std::optional<Digest> digest_from_hex(std::string_view hex);
+// True for exactly 64 lowercase hex digits: a digest as the lab writes it.
+bool is_lower_hex64(std::string_view s);
 
 }  // namespace aura

@@ -10,7 +10,7 @@
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
 #include "engine/events/event_types.h"
-#include "engine/receipt/world_built.h"
+#include "engine/world/world_built.h"
 
 namespace aura::gate {
 namespace {
@@ -48,8 +48,8 @@ class PropertyRun {
       if (!record.ok()) return record.status().with_context("gate: world " + world_id);
       JsonWriter j = header();
       AURA_RETURN_IF_ERROR(
-          receipt::add_world_built_members(j, world_id, *record, in_.package_sums, blobs_));
-      drafts_.push_back({stream(), std::string(receipt::kWorldBuiltType), "supervisor", j.done()});
+          world::add_world_built_members(j, world_id, *record, in_.package_sums, blobs_));
+      drafts_.push_back({stream(), std::string(world::kWorldBuiltType), "supervisor", j.done()});
     }
     return worlds_.back().get();
   }

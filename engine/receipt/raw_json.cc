@@ -129,10 +129,4 @@ Status check_unique_members(simdjson::dom::object object, std::string_view what)
   return Status::ok();
 }
 
-bool is_lower_hex64(std::string_view s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
 }  // namespace aura::receipt

@@ -37,7 +37,4 @@ Result<std::string_view> raw_member(const std::vector<RawMember>& members, std::
 // DOM keeps duplicates, and two readers could then see different values.
 Status check_unique_members(simdjson::dom::object object, std::string_view what);
 
-// True for exactly 64 lowercase hex digits.
-bool is_lower_hex64(std::string_view s);
-
 }  // namespace aura::receipt

@@ -14,7 +14,7 @@
 #include "engine/intervention/intervention_ir.h"
 #include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_format.h"
-#include "engine/receipt/world_built.h"
+#include "engine/world/world_built.h"
 
 // Declares `lhs` from a Result, returning its status when it is an error.
 #define RECEIPT_LET_OR_RETURN(lhs, expr)                \
@@ -328,8 +328,8 @@ Result<WorldBuilt> parse_world_built(const StoredEvent& ev, const Payload& p) {
     }
     w.layers.emplace_back(layer);
   }
-  RECEIPT_LET_OR_RETURN(profile, find_ref(ev, p, "profile", kProfileRefKind));
-  RECEIPT_LET_OR_RETURN(sums, find_ref(ev, p, "sums", kSumsRefKind));
+  RECEIPT_LET_OR_RETURN(profile, find_ref(ev, p, "profile", world::kProfileRefKind));
+  RECEIPT_LET_OR_RETURN(sums, find_ref(ev, p, "sums", world::kSumsRefKind));
   w.profile = profile;
   w.sums = sums;
   return w;
@@ -436,7 +436,7 @@ Result<std::string> environment_section(
     if (to_hex(sha256(*sums)) != package_digest) {
       return Status::corruption(where + ": the sums blob does not hash to the package digest");
     }
-    auto image = image_digest(*sums, w.layers);
+    auto image = world::image_digest(*sums, w.layers);
     if (!image.ok()) return Status::corruption(where + ": " + image.status().message());
     if (to_hex(*image) != w.image_sha256) {
       return Status::corruption(where +
@@ -637,7 +637,7 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
       s.unlocked_evidence.insert(p.evidence);
       RECEIPT_LET_OR_RETURN(ref, find_decoded_ref(ev, p.refs, p.evidence, "probe.output"));
       unlocked[p.evidence] = {ev.seq, ref};
-    } else if (ev.type == kWorldBuiltType && ev.actor == "supervisor" && in_gate) {
+    } else if (ev.type == world::kWorldBuiltType && ev.actor == "supervisor" && in_gate) {
       RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
       RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
       if (g != gate_seq) continue;

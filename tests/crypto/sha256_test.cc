@@ -28,3 +28,10 @@ TEST_CASE("hex: digest round-trips and malformed hex is refused") {
   CHECK_FALSE(aura::digest_from_hex("abc").has_value());
   CHECK_FALSE(aura::digest_from_hex(std::string(64, 'g')).has_value());
 }
+
+TEST_CASE("is_lower_hex64: 64 lowercase hex digits only") {
+  CHECK(aura::is_lower_hex64(std::string(64, 'f')));
+  CHECK_FALSE(aura::is_lower_hex64(std::string(64, 'F')));
+  CHECK_FALSE(aura::is_lower_hex64(std::string(63, 'f')));
+  CHECK_FALSE(aura::is_lower_hex64(std::string(63, 'f') + "g"));
+}

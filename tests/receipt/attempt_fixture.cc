@@ -6,7 +6,7 @@
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
 #include "engine/events/event_types.h"
-#include "engine/receipt/world_built.h"
+#include "engine/world/world_built.h"
 
 namespace aura::testing {
 namespace {
@@ -232,7 +232,7 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
     record.layers = {world == "twin-1" ? "twin" : "fleet"};
     JsonWriter j;
     j.num("gate", fx.gate_seq).str("property", gate::property_name(p));
-    Status st = receipt::add_world_built_members(j, world, record, fixture_sums(), blobs);
+    Status st = world::add_world_built_members(j, world, record, fixture_sums(), blobs);
     REQUIRE_MESSAGE(st.is_ok(), st.message());
     std::string members = j.done();
     if (o.forge_image && world == "primary") {

@@ -54,10 +54,3 @@ TEST_CASE("raw_json: duplicate or escaped member names and non-objects are refus
                   .ok());
   CHECK_FALSE(raw_members(R"({"a")", "t").ok());
 }
-
-TEST_CASE("raw_json: lowercase hex digests only") {
-  CHECK(is_lower_hex64(std::string(64, 'f')));
-  CHECK_FALSE(is_lower_hex64(std::string(64, 'F')));
-  CHECK_FALSE(is_lower_hex64(std::string(63, 'f')));
-  CHECK_FALSE(is_lower_hex64(std::string(63, 'f') + "g"));
-}

@@ -12,8 +12,8 @@
 #include "engine/events/event_types.h"
 #include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_format.h"
-#include "engine/receipt/world_built.h"
 #include "engine/sign/dsse.h"
+#include "engine/world/world_built.h"
 #include "tests/cli/cli_util.h"
 #include "tests/cli/storage_edit.h"
 #include "tests/log/log_test_util.h"
@@ -770,7 +770,7 @@ TEST_CASE("receipt: the test vector of docs/formats/receipt.md") {
   CHECK(r.document.find(
             R"("evidence":"a43d4efacdb6c3a5dd3086d2433c82fc0e19c5931619743f5f4f65dadde8412f")") !=
         std::string::npos);
-  auto image = image_digest(aura::testing::fixture_sums(), {"fleet"});
+  auto image = world::image_digest(aura::testing::fixture_sums(), {"fleet"});
   REQUIRE(image.ok());
   CHECK(to_hex(*image) == "a1f8a5ab77ad412d625c923b57b601e00e97987d0ac9f8aa0faed892a582e1f6");
   CHECK(r.document.find(R"({"world":"primary","layers":["fleet"],"sha256":")"
@@ -817,13 +817,13 @@ TEST_CASE("receipt: a world built from another SHA256SUMS than the verified pack
   record.package_sums_sha256 = to_hex(sha256(testing::fixture_sums()));
   JsonWriter ok;
   const Status same =
-      receipt::add_world_built_members(ok, "primary", record, testing::fixture_sums(), *lab.blobs);
+      world::add_world_built_members(ok, "primary", record, testing::fixture_sums(), *lab.blobs);
   CHECK_MESSAGE(same.is_ok(), same.message());
 
   record.package_sums_sha256 = to_hex(sha256(testing::fixture_sums() + "\n"));
   JsonWriter bad;
   const Status other =
-      receipt::add_world_built_members(bad, "primary", record, testing::fixture_sums(), *lab.blobs);
+      world::add_world_built_members(bad, "primary", record, testing::fixture_sums(), *lab.blobs);
   CHECK(other.code() == ErrorCode::kFailedPrecondition);
   CHECK(other.message().find("world primary: build record: its files were checked against a "
                              "SHA256SUMS with SHA-256 " +

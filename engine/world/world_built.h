@@ -15,7 +15,7 @@
 #include "engine/events/event_types.h"
 #include "engine/world/world_driver.h"
 
-namespace aura::receipt {
+namespace aura::world {
 
 inline constexpr std::string_view kWorldBuiltType = events::kWorldBuilt;
 inline constexpr std::string_view kProfileRefKind = "sandbox.profile";
@@ -35,4 +35,4 @@ Status add_world_built_members(JsonWriter& j, std::string_view world_id,
                                const world::BuildRecord& record, std::string_view sums,
                                BlobStore& blobs);
 
-}  // namespace aura::receipt
+}  // namespace aura::world

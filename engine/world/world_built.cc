@@ -1,11 +1,10 @@
-#include "engine/receipt/world_built.h"
+#include "engine/world/world_built.h"
 
 #include <span>
 
 #include "engine/blob/evidence_ref.h"
-#include "engine/receipt/raw_json.h"
 
-namespace aura::receipt {
+namespace aura::world {
 
 Result<Digest> image_digest(std::string_view sums, const std::vector<std::string>& layers) {
   std::string covered;
@@ -83,4 +82,4 @@ Status add_world_built_members(JsonWriter& j, std::string_view world_id,
   return Status::ok();
 }
 
-}  // namespace aura::receipt
+}  // namespace aura::world
