@@ -1,7 +1,5 @@
 #include "workers/filetree/filetree_world.h"
 
-#include <simdjson.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include <variant>
 
 #include "engine/scenario/call_dom.h"
+#include "engine/scenario/check_params.h"
 #include "engine/scenario/target_rules.h"
 
 namespace aura::workers::filetree {
@@ -119,50 +118,41 @@ const CallShape* find_shape(const std::vector<CallShape>& shapes, std::string_vi
   return nullptr;
 }
 
-struct CheckParams {
+struct FleetCheck {
   std::string expect_text;
   std::string node, key, value;
 };
 
-Result<CheckParams> parse_check_params(std::string_view call, std::string_view params_json,
-                                       std::string_view path) {
+// The check's parameters by the rule every driver shares (engine/scenario/check_params.h), then
+// what each value must be in a fleet.
+Result<FleetCheck> parse_fleet_check(std::string_view call, std::string_view params_json,
+                                     std::string_view path) {
   namespace json = scenario::json;
-  simdjson::dom::parser parser;
-  auto root = json::parse_strict(parser, params_json.empty() ? "{}" : params_json, 4, path);
-  if (!root.ok()) return root.status();
-  static constexpr std::array<std::string_view, 1> kHealthy = {"expect_text"};
-  static constexpr std::array<std::string_view, 3> kValue = {"node", "key", "value"};
-  std::span<const std::string_view> names;
+  using Spec = scenario::CheckParamSpec;
+  static constexpr std::array<Spec, 1> kHealthy = {Spec{"expect_text"}};
+  static constexpr std::array<Spec, 3> kValue = {Spec{"node"}, Spec{"key"}, Spec{"value"}};
+  std::span<const Spec> spec;
   if (call == "fleet.healthy") {
-    names = kHealthy;
+    spec = kHealthy;
   } else if (call == "node.value") {
-    names = kValue;
+    spec = kValue;
   } else if (call != "fleet.converged") {
     return Status::invalid(std::string(path) + ": " + std::string(call) +
                            " is not a check the filetree driver implements");
   }
-  auto members = json::members_of(*root, path, names);
-  if (!members.ok()) return members.status();
-  std::vector<std::string> values;
-  for (size_t i = 0; i < names.size(); ++i) {
-    const std::string where = json::member_path(path, names[i]);
-    if (!(*members)[i]) return Status::invalid(where + ": required");
-    auto s = json::string_of(*(*members)[i], where);
-    if (!s.ok()) return s.status();
-    values.emplace_back(*s);
-  }
-  CheckParams out;
+  scenario::CheckParams params;
+  AURA_ASSIGN_OR_RETURN(params, scenario::parse_check_params(params_json, spec, path));
+  FleetCheck out;
   if (call == "fleet.healthy") {
-    out.expect_text = values[0];
-    if (out.expect_text.empty() || out.expect_text.size() > 256 ||
-        json::has_control(out.expect_text)) {
+    out.expect_text = params.get("expect_text");
+    if (out.expect_text.size() > 256 || json::has_control(out.expect_text)) {
       return Status::invalid(json::member_path(path, "expect_text") +
                              ": 1..256 bytes without control characters");
     }
   } else if (call == "node.value") {
-    out.node = values[0];
-    out.key = values[1];
-    out.value = values[2];
+    out.node = params.get("node");
+    out.key = params.get("key");
+    out.value = params.get("value");
     if (!is_fleet_name(out.node)) {
       return Status::invalid(json::member_path(path, "node") + ": not a node name");
     }
@@ -225,7 +215,7 @@ const std::vector<std::string_view>& selector_names() {
 }
 
 Status check_params(std::string_view call, std::string_view params_json, std::string_view path) {
-  return parse_check_params(call, params_json, path).status();
+  return parse_fleet_check(call, params_json, path).status();
 }
 
 Result<std::unique_ptr<FiletreeWorld>> FiletreeWorld::attach(
@@ -582,7 +572,7 @@ Result<CallOutput> FiletreeWorld::journal_undo() {
 }
 
 Result<CheckOutput> FiletreeWorld::check(const scenario::CheckSpec& check) {
-  auto params = parse_check_params(check.call, check.params_json, "checks." + check.id + ".params");
+  auto params = parse_fleet_check(check.call, check.params_json, "checks." + check.id + ".params");
   if (!params.ok()) return params.status();
   CheckOutput result;
   auto fleet = Fleet::load(*fs_);

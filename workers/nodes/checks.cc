@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 
 #include "engine/common/file_io.h"
 #include "engine/common/text.h"
+#include "engine/scenario/check_params.h"
 #include "workers/inspect/exe_identity.h"
 #include "workers/inspect/http_probe.h"
 #include "workers/inspect/node_view.h"
@@ -28,11 +28,11 @@ namespace {
 
 using world::CheckOutput;
 
-struct Param {
-  std::string_view name;
-  enum Type { kText, kInt, kBool } type;
-  bool required;
-};
+// The parameters are read by the rule every driver shares (engine/scenario/check_params.h).
+using Param = scenario::CheckParamSpec;
+using Params = scenario::CheckParams;
+constexpr auto kText = Param::Type::kText;
+constexpr auto kInt = Param::Type::kInteger;
 
 struct CheckShape {
   std::string_view call;
@@ -41,10 +41,9 @@ struct CheckShape {
 
 const std::vector<CheckShape>& shapes() {
   static const std::vector<Param> http = {
-      {"from", Param::kText, true},         {"to", Param::kText, true},
-      {"port", Param::kInt, true},          {"path", Param::kText, true},
-      {"expect_status", Param::kInt, true}, {"expect_text", Param::kText, false},
-      {"listener_exe", Param::kText, false}};
+      {"from", kText, true},         {"to", kText, true},           {"port", kInt, true},
+      {"path", kText, true},         {"expect_status", kInt, true}, {"expect_text", kText, false},
+      {"listener_exe", kText, false}};
   auto with = [](std::vector<Param> base, std::initializer_list<Param> more) {
     base.insert(base.end(), more);
     return base;
@@ -54,65 +53,61 @@ const std::vector<CheckShape>& shapes() {
       // The driver first runs the project's playbook on the `from` node (ansible.run, as the
       // fleet's scheduled converge would), then this is http.expect. With `drift`, that file is
       // first drifted on every `to` node, and the converge must have put each back.
-      {"ansible.converged", with(http, {{"drift", Param::kText, false}})},
+      {"ansible.converged", with(http, {{"drift", kText, false}})},
       // Every `to` node serves, through the configuration the project renders from its current
       // vars, the release those vars name (as_built.h: the image it compares against).
-      {"ansible.rendered", with(http, {{"project_role", Param::kText, true},
-                                       {"project", Param::kText, true},
-                                       {"template", Param::kText, true},
-                                       {"dest", Param::kText, true},
-                                       {"config", Param::kText, true},
-                                       {"group", Param::kText, true},
-                                       {"root_var", Param::kText, true},
-                                       {"index", Param::kText, true}})},
+      {"ansible.rendered", with(http, {{"project_role", kText, true},
+                                       {"project", kText, true},
+                                       {"template", kText, true},
+                                       {"dest", kText, true},
+                                       {"config", kText, true},
+                                       {"group", kText, true},
+                                       {"root_var", kText, true},
+                                       {"index", kText, true}})},
       // The project still governs: as built but for its vars files' values, which set only the
       // project's own variables, and its inventory lists every `hosts_role` node in `group`.
       {"ansible.governs",
-       {{"role", Param::kText, true},
-        {"project", Param::kText, true},
-        {"inventory", Param::kText, true},
-        {"group", Param::kText, true},
-        {"hosts_role", Param::kText, true},
-        {"vars_keys", Param::kText, true}}},
+       {{"role", kText, true},
+        {"project", kText, true},
+        {"inventory", kText, true},
+        {"group", kText, true},
+        {"hosts_role", kText, true},
+        {"vars_keys", kText, true}}},
       {"unix.expect",
-       {{"role", Param::kText, true},
-        {"socket", Param::kText, true},
-        {"path", Param::kText, true},
-        {"expect_status", Param::kInt, true},
-        {"expect_text", Param::kText, false}}},
+       {{"role", kText, true},
+        {"socket", kText, true},
+        {"path", kText, true},
+        {"expect_status", kInt, true},
+        {"expect_text", kText, false}}},
       {"file.expect",
-       {{"role", Param::kText, true},
-        {"path", Param::kText, true},
-        {"max_mode", Param::kText, false},
-        {"owner", Param::kText, false},
-        {"group", Param::kText, false}}},
-      {"modes.at_most",
-       {{"role", Param::kText, true},
-        {"paths", Param::kText, true},
-        {"max_mode", Param::kText, true}}},
+       {{"role", kText, true},
+        {"path", kText, true},
+        {"max_mode", kText, false},
+        {"owner", kText, false},
+        {"group", kText, false}}},
+      {"modes.at_most", {{"role", kText, true}, {"paths", kText, true}, {"max_mode", kText, true}}},
       {"proc.expect",
-       {{"role", Param::kText, true},
-        {"exe", Param::kText, true},
-        {"user", Param::kText, false},
-        {"not_user", Param::kText, false},
-        {"group", Param::kText, false},
-        {"groups", Param::kText, false},
-        {"min_count", Param::kInt, false}}},
+       {{"role", kText, true},
+        {"exe", kText, true},
+        {"user", kText, false},
+        {"not_user", kText, false},
+        {"group", kText, false},
+        {"groups", kText, false},
+        {"min_count", kInt, false}}},
       // Each path is the entry built (same inode, type, owner, group); its mode is as built, or
       // as built plus the search bit `user` lacked there (the one repair the layout allows).
-      {"layout.as_built",
-       {{"role", Param::kText, true}, {"paths", Param::kText, true}, {"user", Param::kText, true}}},
+      {"layout.as_built", {{"role", kText, true}, {"paths", kText, true}, {"user", kText, true}}},
       // The node's users and groups (ids, members) are as built: nothing added, removed, moved.
-      {"accounts.as_built", {{"role", Param::kText, true}}},
+      {"accounts.as_built", {{"role", kText, true}}},
       // The service's config is as built, and a request through its socket is recorded in the
       // state file under the state folder that config declares.
       {"state.declared",
-       {{"role", Param::kText, true},
-        {"config", Param::kText, true},
-        {"key", Param::kText, true},
-        {"file", Param::kText, true},
-        {"socket", Param::kText, true},
-        {"path", Param::kText, true}}},
+       {{"role", kText, true},
+        {"config", kText, true},
+        {"key", kText, true},
+        {"file", kText, true},
+        {"socket", kText, true},
+        {"path", kText, true}}},
   };
   return s;
 }
@@ -122,20 +117,6 @@ const CheckShape* find_shape(std::string_view call) {
     if (s.call == call) return &s;
   return nullptr;
 }
-
-struct Params {
-  std::map<std::string, std::string, std::less<>> text;
-  std::map<std::string, int64_t, std::less<>> num;
-  std::string get(std::string_view k) const {
-    auto it = text.find(k);
-    return it == text.end() ? std::string() : it->second;
-  }
-  std::optional<int64_t> get_int(std::string_view k) const {
-    auto it = num.find(k);
-    if (it == num.end()) return std::nullopt;
-    return it->second;
-  }
-};
 
 // A space-separated list.
 std::vector<std::string> words(const std::string& list) {
@@ -157,33 +138,9 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
     return Status::invalid(base + ".call: \"" + safe_text(check.call, 64) +
                            "\" is not a check of the nodes driver (" + names + ")");
   }
-  simdjson::dom::parser parser;
-  simdjson::dom::object obj;
-  if (parser.parse(check.params_json).get_object().get(obj) != simdjson::SUCCESS)
-    return Status::invalid(base + ".params: expected an object");
   Params p;
-  for (auto field : obj) {
-    const std::string key(field.key);
-    auto it = std::find_if(shape->params.begin(), shape->params.end(),
-                           [&](const Param& x) { return x.name == key; });
-    if (it == shape->params.end())
-      return Status::invalid(base + ".params." + key + ": unknown for " + check.call);
-    if (it->type == Param::kInt) {
-      int64_t v;
-      if (field.value.get_int64().get(v) != simdjson::SUCCESS || v < 0 || v > 65535)
-        return Status::invalid(base + ".params." + key + ": an integer 0..65535");
-      p.num[key] = v;
-    } else {
-      std::string_view v;
-      if (field.value.get_string().get(v) != simdjson::SUCCESS || v.empty() || v.size() > 1024)
-        return Status::invalid(base + ".params." + key + ": a string of 1..1024 bytes");
-      p.text[key] = std::string(v);
-    }
-  }
-  for (const Param& x : shape->params) {
-    if (x.required && !p.text.count(x.name) && !p.num.count(x.name))
-      return Status::invalid(base + ".params." + std::string(x.name) + ": required");
-  }
+  AURA_ASSIGN_OR_RETURN(
+      p, scenario::parse_check_params(check.params_json, shape->params, base + ".params"));
   for (size_t at = 0, end; at < p.get("paths").size(); at = end + 1) {
     const std::string list = p.get("paths");
     end = list.find(' ', at);
