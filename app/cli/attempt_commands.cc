@@ -251,14 +251,14 @@ int attempt_verify(Invocation& inv) {
 
 void print_gate(const gate::GateResult& g) {
   for (const auto& p : g.properties) {
-    std::cout << "  " << gate::property_name(p.property) << ": " << gate::status_name(p.status)
+    std::cout << "  " << gate::property_name(p.property) << ": " << gate::outcome_name(p.status)
               << (p.reason.empty() ? "" : " (" + p.reason + ")") << "\n";
   }
   std::cout << "verdict: " << gate::verdict_name(g.verdict) << "\n";
 }
 
-void gate_progress(gate::Property p, gate::Status s) {
-  std::cerr << "gate: " << gate::property_name(p) << " " << gate::status_name(s) << "\n";
+void gate_progress(gate::Property p, gate::Outcome s) {
+  std::cerr << "gate: " << gate::property_name(p) << " " << gate::outcome_name(s) << "\n";
 }
 
 int attempt_gate(Invocation& inv) {

@@ -409,7 +409,7 @@ class AttemptScript {
         return ev(events::kGateProperty, "engine",
                   R"(,"gate":)" + std::to_string(gate_seq_) + R"(,"property":")" +
                       std::string(gate::property_name(p.property)) + R"(","status":")" +
-                      std::string(gate::status_name(p.status)) + R"(","reason":)" + reason +
+                      std::string(gate::outcome_name(p.status)) + R"(","reason":)" + reason +
                       R"(,"cited":[)" + cited + "]");
       }
       case K::kVerdict: {

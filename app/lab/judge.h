@@ -44,8 +44,8 @@ struct JudgeReport {
 };
 
 struct JudgeProgress {
-  std::function<void(gate::Property, gate::Status)> gate;  // each property as it is decided
-  std::function<void(const JudgeCaseRun&)> case_done;      // each case as it ends
+  std::function<void(gate::Property, gate::Outcome)> gate;  // each property as it is decided
+  std::function<void(const JudgeCaseRun&)> case_done;       // each case as it ends
 };
 
 // Refuses a `cases` other than gold, bad or all, and an unknown scenario, before anything runs.

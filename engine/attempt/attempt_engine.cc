@@ -853,7 +853,7 @@ Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view
 
 Result<GateOutcome> AttemptEngine::gate(
     std::string_view id, std::string_view learner,
-    std::function<void(gate::Property, gate::Status)> progress) {
+    std::function<void(gate::Property, gate::Outcome)> progress) {
   std::lock_guard lock(mu_);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "gate", Phase::kTransferGate));
@@ -913,7 +913,7 @@ Result<GateOutcome> AttemptEngine::gate(
   for (const auto& p : o.result.properties) {
     drafts.push_back(ev::attempt_draft(
         ev::GateProperty{s.id, o.gate_seq, std::string(gate::property_name(p.property)),
-                         std::string(gate::status_name(p.status)), p.reason,
+                         std::string(gate::outcome_name(p.status)), p.reason,
                          std::vector<uint64_t>(p.cited.begin(), p.cited.end())},
         "engine"));
   }

@@ -132,7 +132,7 @@ class AttemptEngine {
   Result<VerifyResult> verify(std::string_view id, std::string_view learner);
   // transfer_gate -> receipt (VERIFIED) or reflect: the five properties on fresh worlds.
   Result<GateOutcome> gate(std::string_view id, std::string_view learner,
-                           std::function<void(gate::Property, gate::Status)> progress = {});
+                           std::function<void(gate::Property, gate::Outcome)> progress = {});
   // receipt -> reflect: signs the receipt, stores it as a blob, appends receipt.issued.
   Result<ReceiptOutcome> receipt(std::string_view id, std::string_view learner);
   // reflect -> done; the live world is destroyed.

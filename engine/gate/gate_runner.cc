@@ -307,9 +307,9 @@ Result<GateRunOutput> run_gate(const GateRunInput& in, EventLog& log, BlobStore&
     out.facts.insert(out.facts.end(), facts.begin(), facts.end());
     // Graded on this property's facts alone, exactly as the final grade will see them.
     const GateResult partial = grade(*in.spec, all);
-    const Status status = partial.properties[size_t(p)].status;
+    const Outcome status = partial.properties[size_t(p)].status;
     if (in.progress) in.progress(p, status);
-    if (status != Status::kPass && in.stop_at_first_failure) stopped = true;
+    if (status != Outcome::kPass && in.stop_at_first_failure) stopped = true;
   }
   return out;
 }

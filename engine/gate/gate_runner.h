@@ -62,7 +62,7 @@ struct GateRunInput {
   // Their events are still appended property by property in kProperties order.
   unsigned parallel = 1;
   // Called after each property with its name and status ("pass", "fail"): progress.
-  std::function<void(Property, Status)> progress;
+  std::function<void(Property, Outcome)> progress;
   // The package's SHA256SUMS bytes. When set, every world the gate builds is recorded as a
   // `world.built` event of its property (world::add_world_built_members) from the world's
   // build_record(); a world that cannot say what it was built from stops the gate.

@@ -77,7 +77,7 @@ std::string conflict_reason(std::string_view check, Stage stage, const std::stri
 
 // Collects the first failure reason; later failures are still examined (for citations) but do
 // not replace it.
-class Outcome {
+class FirstFailure {
  public:
   void fail(std::string reason) {
     if (reason_.empty()) reason_ = std::move(reason);
@@ -91,7 +91,7 @@ class Outcome {
 
 // The single fact in a slot, or nullptr after recording why there is not exactly one.
 const Fact* single_fact(FactIndex& index, const std::string& world, Stage stage,
-                        std::string_view check, Outcome& out) {
+                        std::string_view check, FirstFailure& out) {
   const auto& facts = index.examine(world, stage, check);
   if (facts.empty()) {
     out.fail("unknown: no fact for check " + std::string(check) + " " + where(stage, world));
@@ -124,7 +124,7 @@ bool has_role(const GateSpec::Check& c, WorldRole role) {
 // The checks a world of `role` must pass, in spec order.
 // Every required check of `role` ok at `stage` on `world`.
 void grade_checks(const GateSpec& spec, WorldRole role, const std::string& world, Stage stage,
-                  FactIndex& index, Outcome& out) {
+                  FactIndex& index, FirstFailure& out) {
   const auto checks = required_checks(spec, role);
   if (checks.empty()) {
     out.fail("unknown: no check applies to world role " + std::string(role_name(role)));
@@ -146,7 +146,7 @@ bool is_fingerprint(std::string_view v) {
 
 // The fingerprint value taken at `stage` on `world`, or nullptr after recording why not.
 const std::string* fingerprint(FactIndex& index, const std::string& world, Stage stage,
-                               Outcome& out) {
+                               FirstFailure& out) {
   const auto& facts = index.examine(world, stage, kFingerprintCheck);
   if (facts.empty()) {
     out.fail("unknown: no fingerprint " + where(stage, world));
@@ -164,7 +164,7 @@ const std::string* fingerprint(FactIndex& index, const std::string& world, Stage
 }
 
 void compare_fingerprints(FactIndex& index, const std::string& world, Stage reference, Stage later,
-                          Outcome& out) {
+                          FirstFailure& out) {
   const std::string* a = fingerprint(index, world, reference, out);
   const std::string* b = fingerprint(index, world, later, out);
   if (a != nullptr && b != nullptr && *a != *b) {
@@ -174,7 +174,7 @@ void compare_fingerprints(FactIndex& index, const std::string& world, Stage refe
 }
 
 // A world id the spec must name; records an unknown when it is empty.
-bool need_world(const std::string& id, std::string_view role, Outcome& out) {
+bool need_world(const std::string& id, std::string_view role, FirstFailure& out) {
   if (!id.empty()) return true;
   out.fail("unknown: no " + std::string(role) + " world");
   return false;
@@ -182,7 +182,7 @@ bool need_world(const std::string& id, std::string_view role, Outcome& out) {
 
 PropertyResult grade_property(const GateSpec& spec, Property p, const std::vector<Fact>& facts) {
   FactIndex index(p, facts);
-  Outcome out;
+  FirstFailure out;
   switch (p) {
     case Property::kPrimary:
       if (need_world(spec.primary_world, "primary", out)) {
@@ -222,7 +222,7 @@ PropertyResult grade_property(const GateSpec& spec, Property p, const std::vecto
   }
   PropertyResult r;
   r.property = p;
-  r.status = out.failed() ? Status::kFail : Status::kPass;
+  r.status = out.failed() ? Outcome::kFail : Outcome::kPass;
   r.reason = out.reason();
   r.cited = index.cited();
   return r;
@@ -232,7 +232,7 @@ PropertyResult grade_property(const GateSpec& spec, Property p, const std::vecto
 bool primary_recovered(const GateSpec& spec, const std::vector<Fact>& facts) {
   if (spec.primary_world.empty()) return false;
   FactIndex index(Property::kPrimary, facts);
-  Outcome out;
+  FirstFailure out;
   size_t postconditions = 0;
   for (const auto* c : required_checks(spec, WorldRole::kPrimary)) {
     if (c->kind != scenario::CheckKind::kPostcondition) continue;
@@ -289,13 +289,13 @@ std::optional<Stage> parse_stage(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view status_name(Status s) {
+std::string_view outcome_name(Outcome s) {
   switch (s) {
-    case Status::kPass:
+    case Outcome::kPass:
       return "pass";
-    case Status::kFail:
+    case Outcome::kFail:
       return "fail";
-    case Status::kNotRun:
+    case Outcome::kNotRun:
       return "not_run";
   }
   return "?";
@@ -355,12 +355,12 @@ GateResult grade(const GateSpec& spec, const std::vector<Fact>& facts,
     PropertyResult r;
     if (skipped(p)) {
       r.property = p;
-      r.status = Status::kNotRun;
+      r.status = Outcome::kNotRun;
       r.reason = "not run";
     } else {
       r = grade_property(spec, p, facts);
     }
-    all_pass = all_pass && r.status == Status::kPass;
+    all_pass = all_pass && r.status == Outcome::kPass;
     result.properties.push_back(std::move(r));
   }
   result.recovered = !skipped(Property::kPrimary) && primary_recovered(spec, facts);
@@ -381,7 +381,7 @@ std::string result_json(const GateResult& result) {
     for (uint64_t seq : r.cited) cited.raw(std::to_string(seq));
     properties.raw(JsonWriter()
                        .str("property", property_name(r.property))
-                       .str("status", status_name(r.status))
+                       .str("status", outcome_name(r.status))
                        .str("reason", r.reason)
                        .raw("cited", cited.done())
                        .done());

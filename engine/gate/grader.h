@@ -63,12 +63,12 @@ struct GateSpec {
 // promised check not already listed, in spec order.
 std::vector<const GateSpec::Check*> required_checks(const GateSpec& spec, scenario::WorldRole role);
 
-enum class Status { kPass, kFail, kNotRun };
-std::string_view status_name(Status s);  // "pass" "fail" "not_run"
+enum class Outcome { kPass, kFail, kNotRun };  // of one property (not aura::Status, an error)
+std::string_view outcome_name(Outcome o);      // "pass" "fail" "not_run"
 
 struct PropertyResult {
   Property property = Property::kPrimary;
-  Status status = Status::kFail;
+  Outcome status = Outcome::kFail;
   // Empty on pass; otherwise the first reason, e.g. "unknown: no fact for check fleet-health at
   // after_apply on world twin-1", "check secret-mode failed at after_apply on world primary",
   // "fingerprint after_rollback differs from before", "not run: gate stopped at primary".

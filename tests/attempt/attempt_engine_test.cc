@@ -294,8 +294,8 @@ TEST_CASE("attempt: gold is VERIFIED with a receipt that verifies offline and by
   auto& e = *lab.engine;
   const std::string id = lab.up_to_gate("gold");
   std::vector<std::string> seen;
-  auto g = e.gate(id, "alice", [&](gate::Property p, gate::Status s) {
-    seen.push_back(std::string(gate::property_name(p)) + ":" + std::string(gate::status_name(s)));
+  auto g = e.gate(id, "alice", [&](gate::Property p, gate::Outcome s) {
+    seen.push_back(std::string(gate::property_name(p)) + ":" + std::string(gate::outcome_name(s)));
   });
   REQUIRE_MESSAGE(g.ok(), g.status().message());
   CHECK(seen == std::vector<std::string>{"primary:pass", "twin:pass", "control:pass", "repeat:pass",
@@ -371,8 +371,8 @@ TEST_CASE("attempt: bad recovers the primary only and is RECOVERED_UNPROVEN; no 
     REQUIRE_MESSAGE(g.ok(), g.status().message());
     CHECK(g->result.verdict == gate::Verdict::kRecoveredUnproven);
     CHECK(g->result.recovered);
-    for (const auto& p : g->result.properties) CHECK(p.status != gate::Status::kNotRun);
-    CHECK(g->result.properties[1].status == gate::Status::kFail);  // the twin
+    for (const auto& p : g->result.properties) CHECK(p.status != gate::Outcome::kNotRun);
+    CHECK(g->result.properties[1].status == gate::Outcome::kFail);  // the twin
     CHECK(g->result.properties[1].reason.find("fleet-healthy") != std::string::npos);
     CHECK(phase_of(lab, id) == Phase::kReflect);
     auto r = e.receipt(id, "alice");
@@ -383,8 +383,8 @@ TEST_CASE("attempt: bad recovers the primary only and is RECOVERED_UNPROVEN; no 
     auto g = e.gate(id, "alice");
     REQUIRE(g.ok());
     // The bad fix hand-edits the rendered file: the primary's promised invariant fails first.
-    CHECK(g->result.properties[0].status == gate::Status::kFail);
-    for (size_t i = 1; i < 5; ++i) CHECK(g->result.properties[i].status == gate::Status::kNotRun);
+    CHECK(g->result.properties[0].status == gate::Outcome::kFail);
+    for (size_t i = 1; i < 5; ++i) CHECK(g->result.properties[i].status == gate::Outcome::kNotRun);
     CHECK(g->result.verdict == gate::Verdict::kRecoveredUnproven);
   }
 }

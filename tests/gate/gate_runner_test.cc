@@ -124,7 +124,7 @@ struct Gate {
     in.work_dir = lab.dir / "gate";
     in.stop_at_first_failure = stop_at_first_failure;
     in.parallel = parallel;
-    in.progress = [this](Property p, Status) { progressed.push_back(p); };
+    in.progress = [this](Property p, Outcome) { progressed.push_back(p); };
     return run_gate(in, *lab.log, *lab.blobs);
   }
 };
@@ -151,10 +151,10 @@ TEST_CASE("gate runner: learn mode stops at the first failing property and build
   const GateResult r = grade(g.spec, out->facts, out->not_run);
   CHECK(r.recovered);
   CHECK(r.verdict == Verdict::kRecoveredUnproven);
-  CHECK(r.properties[size_t(Property::kPrimary)].status == Status::kPass);
-  CHECK(r.properties[size_t(Property::kTwin)].status == Status::kFail);
+  CHECK(r.properties[size_t(Property::kPrimary)].status == Outcome::kPass);
+  CHECK(r.properties[size_t(Property::kTwin)].status == Outcome::kFail);
   for (Property p : {Property::kControl, Property::kRepeat, Property::kReversal})
-    CHECK(r.properties[size_t(p)].status == Status::kNotRun);
+    CHECK(r.properties[size_t(p)].status == Outcome::kNotRun);
 }
 
 TEST_CASE("gate runner: learn mode runs every property when none fails") {
@@ -186,7 +186,7 @@ TEST_CASE("gate runner: judge mode runs all five properties and appends them in 
     for (Property p : kProperties) {
       CAPTURE(property_name(p));
       CHECK(r.properties[size_t(p)].status ==
-            (p == Property::kTwin ? Status::kFail : Status::kPass));
+            (p == Property::kTwin ? Outcome::kFail : Outcome::kPass));
     }
   }
 }

@@ -88,10 +88,10 @@ void check_only_failure(const GateResult& r, Property failing, const std::string
   for (Property p : kProperties) {
     CAPTURE(property_name(p));
     if (p == failing) {
-      CHECK(of(r, p).status == Status::kFail);
+      CHECK(of(r, p).status == Outcome::kFail);
       CHECK(of(r, p).reason == reason);
     } else {
-      CHECK(of(r, p).status == Status::kPass);
+      CHECK(of(r, p).status == Outcome::kPass);
       CHECK(of(r, p).reason.empty());
     }
   }
@@ -116,7 +116,7 @@ TEST_CASE("grader: all five properties pass on complete facts -> VERIFIED") {
   for (size_t i = 0; i < 5; ++i) {
     CAPTURE(i);
     CHECK(r.properties[i].property == kProperties[i]);
-    CHECK(r.properties[i].status == Status::kPass);
+    CHECK(r.properties[i].status == Outcome::kPass);
     CHECK(r.properties[i].reason.empty());
     // Every fact recorded for a property is one it had to examine.
     CHECK(r.properties[i].cited == seqs_of(f.list, kProperties[i]));
@@ -208,7 +208,7 @@ TEST_CASE("grader: no facts at all -> every property unknown, NOT_RECOVERED") {
   CHECK_FALSE(r.recovered);
   CHECK(r.verdict == Verdict::kNotRecovered);
   for (const auto& p : r.properties) {
-    CHECK(p.status == Status::kFail);
+    CHECK(p.status == Outcome::kFail);
     CHECK(p.reason.rfind("unknown: ", 0) == 0);
     CHECK(p.cited.empty());
   }
@@ -374,7 +374,7 @@ TEST_CASE("grader: a role no check applies to cannot pass") {
     c.roles.erase(std::remove(c.roles.begin(), c.roles.end(), WorldRole::kControl), c.roles.end());
   }
   const GateResult r = grade(s, passing_facts().list);
-  CHECK(of(r, Property::kControl).status == Status::kFail);
+  CHECK(of(r, Property::kControl).status == Outcome::kFail);
   CHECK(of(r, Property::kControl).reason == "unknown: no check applies to world role control");
 }
 
@@ -425,10 +425,10 @@ TEST_CASE("grader: properties the gate stopped before are not_run and block VERI
               {Property::kTwin, Property::kControl, Property::kRepeat, Property::kReversal});
     CHECK(r.recovered);
     CHECK(r.verdict == Verdict::kRecoveredUnproven);
-    CHECK(of(r, Property::kPrimary).status == Status::kPass);
+    CHECK(of(r, Property::kPrimary).status == Outcome::kPass);
     for (Property p :
          {Property::kTwin, Property::kControl, Property::kRepeat, Property::kReversal}) {
-      CHECK(of(r, p).status == Status::kNotRun);
+      CHECK(of(r, p).status == Outcome::kNotRun);
       CHECK(of(r, p).reason == "not run");
       CHECK(of(r, p).cited.empty());
     }
@@ -436,7 +436,7 @@ TEST_CASE("grader: properties the gate stopped before are not_run and block VERI
   SUBCASE("one not_run property alone") {
     const GateResult r = grade(test_spec(), passing_facts().list, {Property::kReversal});
     CHECK(r.verdict == Verdict::kRecoveredUnproven);
-    CHECK(of(r, Property::kReversal).status == Status::kNotRun);
+    CHECK(of(r, Property::kReversal).status == Outcome::kNotRun);
   }
   SUBCASE("a primary not run is not recovered") {
     const GateResult r = grade(test_spec(), passing_facts().list, {Property::kPrimary});
@@ -512,5 +512,5 @@ TEST_CASE("grader: names parse back to their values and nothing else parses") {
   CHECK(verdict_name(Verdict::kVerified) == "VERIFIED");
   CHECK(verdict_name(Verdict::kRecoveredUnproven) == "RECOVERED_UNPROVEN");
   CHECK(verdict_name(Verdict::kNotRecovered) == "NOT_RECOVERED");
-  CHECK(status_name(Status::kNotRun) == "not_run");
+  CHECK(outcome_name(Outcome::kNotRun) == "not_run");
 }

@@ -293,7 +293,7 @@ AttemptFixture append_attempt(EventLog& log, BlobStore& blobs, const AttemptOpti
     w.add(
         events::kGateProperty, "engine",
         R"("gate":)" + g + R"(,"property":")" + std::string(gate::property_name(r.property)) +
-            R"(","status":")" + std::string(gate::status_name(r.status)) + R"(","reason":)" +
+            R"(","status":")" + std::string(gate::outcome_name(r.status)) + R"(","reason":)" +
             [&] {
               std::string s;
               json_append_string(s, r.reason);
