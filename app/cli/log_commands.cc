@@ -1,4 +1,4 @@
-// `aura keys …`, `aura blob …`, `aura log …` and `aura demo`.
+// `aura keys …`, `aura blob …` and `aura log …`.
 #include <simdjson.h>
 
 #include <fstream>
@@ -547,64 +547,6 @@ int log_restore(Invocation& inv) {
   return 0;
 }
 
-// Until the browser lab exists, the quick start runs this: a short attempt-shaped
-// story appended to the real log, a checkpoint, and the auditor's verify.
-int demo(Invocation& inv) {
-  if (Status s = check_folders(inv); !s.is_ok()) return inv.fail(s);
-  if (!fs::exists(inv.keys_dir / std::string(KeyStore::kPrivateKeyFile))) {
-    auto ks = KeyStore::init(inv.keys_dir);
-    if (!ks.ok()) return inv.fail(ks.status());
-    std::cout << "created lab key " << ks->lab_signer().name() << " in " << inv.keys_dir.string()
-              << "\n";
-  }
-  auto w = open_writer(inv);
-  if (!w.ok()) return inv.fail(w.status());
-  BlobStore* blobs = w->blobs.get();
-  const std::string output =
-      "nginx: [emerg] open() \"/srv/www/app/current\" failed (2: No such file)\n";
-  auto blob = blobs->put(as_bytes(output));
-  if (!blob.ok()) return inv.fail(blob.status());
-  const std::string ref =
-      evidence_ref_json({"ev-demo-1", blob->sha256, "probe.output", blob->bytes});
-  const uint64_t before = w->log->head().seq;
-  std::array<uint8_t, 4> id;
-  random_bytes(id);
-  const std::string stream = "attempt/demo-" + to_hex(id);
-  std::vector<EventDraft> story = {
-      {stream, events::kAttemptStarted, "learner:demo", R"({"scenario":"demo","phase":"observe"})"},
-      {stream, events::kDemoPredictionRecorded, "learner:demo",
-       R"({"hypothesis":"web2 drifted from group_vars"})"},
-      {stream, events::kProbeCompleted, "supervisor",
-       R"({"probe":"nginx.test","node":"web2","refs":[)" + ref + "]}"},
-  };
-  for (const auto& d : story) {
-    auto a = w->log->append(d);
-    if (!a.ok()) return inv.fail(a.status());
-    std::cout << "appended seq=" << a->seq << " " << d.type
-              << " hash=" << to_hex(a->hash).substr(0, 16) << "…\n";
-  }
-  auto ck = w->log->checkpoint();
-  if (!ck.ok()) return inv.fail(ck.status());
-  std::cout << "signed checkpoint at size " << ck->size << ":\n" << ck->signed_note;
-  VerifyOptions o;
-  o.keys = {w->keys->lab_verifier()};
-  o.blobs = &*blobs;
-  VerifyReport r = verify_log(*w->log, o);
-  std::cout << "log verify: " << (r.ok() ? "ok" : "FAILED") << ", " << r.events_checked
-            << " events, " << r.checkpoints_checked << " checkpoints, " << r.blobs_checked
-            << " blobs\n"
-            << "data folder: " << inv.data_dir.string() << " (events " << before + 1 << ".."
-            << w->log->head().seq << " are this run's)\n"
-            << "next: aura log verify --data " << inv.data_dir.string() << " --keys "
-            << inv.keys_dir.string() << "; aura log dump --data " << inv.data_dir.string() << "\n";
-  inv.emit_json(JsonWriter()
-                    .boolean("ok", r.ok())
-                    .num("head_seq", r.head_seq)
-                    .num("checkpoint_size", ck->size)
-                    .done());
-  return r.ok() ? 0 : 1;
-}
-
 }  // namespace
 
 void register_log_commands(CommandTable& r) {
@@ -731,14 +673,6 @@ void register_log_commands(CommandTable& r) {
          1,
          1,
          log_restore});
-  r.add({"demo",
-         "",
-         "append a short demo story to the log, checkpoint it and verify it",
-         "",
-         {},
-         0,
-         0,
-         demo});
 }
 
 }  // namespace aura::cli

@@ -55,46 +55,25 @@ inline constexpr char kSupervisorReaped[] = "supervisor.reaped";
 inline constexpr char kOperatorTypePrefix[] = "operator.";
 inline constexpr char kOperatorNote[] = "operator.note";  // the documented example
 
-// ---- written only by `aura demo` (to go with it): a story the engine never writes ----
-inline constexpr char kDemoPredictionRecorded[] = "prediction.recorded";
-
 // Every type above (the operator prefix aside), for checks and tools.
 inline constexpr std::string_view kAllTypes[] = {
-    kAttemptStarted,
-    kAttemptPhase,
-    kAttemptPredicted,
-    kAttemptAcknowledged,
-    kAttemptVerified,
-    kAttemptReflected,
-    kAttemptAbandoned,
-    kProbeRequested,
-    kProbeCompleted,
-    kInterventionSubmitted,
-    kScriptAuthorized,
-    kActionCompleted,
-    kApplyCompleted,
-    kAckReadback,
-    kWorldBuilt,
-    kWorldReset,
-    kVerifyFact,
-    kCoachUsed,
-    kGateStarted,
-    kGateAction,
-    kGateFact,
-    kGateProperty,
-    kGateVerdict,
-    kReceiptIssued,
-    kRunStarted,
-    kRunEnded,
-    kRunnerEvidence,
-    kEvidenceRejected,
-    kScenarioLoaded,
-    kScenarioRejected,
-    kScenarioSigned,
-    kCapabilitiesMeasured,
-    kSupervisorReaped,
-    kOperatorNote,
-    kDemoPredictionRecorded,
+    kAttemptStarted,   kAttemptPhase,
+    kAttemptPredicted, kAttemptAcknowledged,
+    kAttemptVerified,  kAttemptReflected,
+    kAttemptAbandoned, kProbeRequested,
+    kProbeCompleted,   kInterventionSubmitted,
+    kScriptAuthorized, kActionCompleted,
+    kApplyCompleted,   kAckReadback,
+    kWorldBuilt,       kWorldReset,
+    kVerifyFact,       kCoachUsed,
+    kGateStarted,      kGateAction,
+    kGateFact,         kGateProperty,
+    kGateVerdict,      kReceiptIssued,
+    kRunStarted,       kRunEnded,
+    kRunnerEvidence,   kEvidenceRejected,
+    kScenarioLoaded,   kScenarioRejected,
+    kScenarioSigned,   kCapabilitiesMeasured,
+    kSupervisorReaped, kOperatorNote,
 };
 
 }  // namespace aura::events

@@ -149,7 +149,7 @@ Status AttemptProjection::update(SqliteDb& db, const EventView& event, int64_t k
 }
 
 Status AttemptProjection::apply(SqliteDb& db, const EventView& event) {
-  const std::string_view id = attempt_id_of_stream(event.stream);
+  LAB_TRY(id, attempt_of(event));
   if (id.empty()) return Status::ok();
   const std::string_view type = event.type;
   const int64_t key = attempt_key(id);

@@ -67,7 +67,7 @@ Status EvidenceProjection::apply(SqliteDb& db, const EventView& event) {
   if (type != ev::kProbeRequested && type != ev::kProbeCompleted && type != ev::kActionCompleted) {
     return Status::ok();
   }
-  const std::string_view id = attempt_id_of_stream(event.stream);
+  LAB_TRY(id, attempt_of(event));
   if (id.empty()) return Status::ok();
   if (type == ev::kProbeCompleted) return probe_completed(db, event, id);
   if (type == ev::kActionCompleted) return action_completed(db, event, id);

@@ -35,7 +35,7 @@ std::string seqs_json(const std::vector<uint64_t>& seqs) {
 Status GateProjection::apply(SqliteDb& db, const EventView& event) {
   const std::string_view type = event.type;
   if (type != ev::kGateProperty && type != ev::kGateVerdict) return Status::ok();
-  const std::string_view id = attempt_id_of_stream(event.stream);
+  LAB_TRY(id, attempt_of(event));
   if (id.empty()) return Status::ok();
   const auto seq = static_cast<int64_t>(event.seq);
   // Rows are written once: the first result for a key is kept.

@@ -44,7 +44,7 @@ Status InterventionProjection::submitted(SqliteDb& db, const EventView& event,
 Status InterventionProjection::apply(SqliteDb& db, const EventView& event) {
   const std::string_view type = event.type;
   if (type != ev::kInterventionSubmitted && type != ev::kScriptAuthorized) return Status::ok();
-  const std::string_view id = attempt_id_of_stream(event.stream);
+  LAB_TRY(id, attempt_of(event));
   if (id.empty()) return Status::ok();
   if (type == ev::kInterventionSubmitted) return submitted(db, event, id);
   LAB_TRY(p, ev::ScriptAuthorized::decode(reader_, event));

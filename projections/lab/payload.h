@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "engine/common/status.h"
@@ -29,10 +30,22 @@ inline constexpr size_t kAttemptIdHexDigits = ev::kAttemptIdHexDigits;
 // The scenario registry's stream.
 inline constexpr std::string_view kScenarioStream = ev::kScenarioStream;
 
-// The attempt ID if `stream` is an attempt stream by the contract, else empty. Streams named
-// attempt/<anything else> (the demo's "attempt/demo-…") are not attempt streams.
+// The attempt ID if `stream` is an attempt stream by the contract, else empty.
 inline std::string_view attempt_id_of_stream(std::string_view stream) {
   return ev::attempt_id_of_stream(stream);
+}
+// The attempt ID of `e`'s stream; empty for a stream outside attempt/. A stream under attempt/
+// that is not "attempt/" + 16 lowercase hex digits is refused (kCorruption): only the engine
+// writes attempt streams (`aura log append` refuses them), and it writes no other name.
+inline Result<std::string_view> attempt_of(const EventView& e) {
+  const std::string_view id = attempt_id_of_stream(e.stream);
+  if (id.empty() && e.stream.starts_with(kAttemptStreamPrefix)) {
+    return Status::corruption(std::string(e.type) + " at seq " + std::to_string(e.seq) +
+                              ": stream \"" + std::string(e.stream) +
+                              "\" is under attempt/ but is not attempt/ and 16 lowercase hex "
+                              "digits");
+  }
+  return id;
 }
 // The 64 bits an attempt ID's 16 hex digits spell, as SQLite's int64 row key.
 // REQUIRES: `id` came from attempt_id_of_stream.

@@ -14,7 +14,7 @@ Status ReceiptProjection::create_schema(SqliteDb& db) {
 
 Status ReceiptProjection::apply(SqliteDb& db, const EventView& event) {
   if (event.type != ev::kReceiptIssued) return Status::ok();
-  const std::string_view id = attempt_id_of_stream(event.stream);
+  LAB_TRY(id, attempt_of(event));
   if (id.empty()) return Status::ok();
   LAB_TRY(p, ev::ReceiptIssued::decode(reader_, event));
   std::optional<std::string> blob;

@@ -68,7 +68,7 @@ TEST_CASE("aura --help lists every command and exits 0") {
   for (const char* expected :
        {"keys init", "blob put", "log append", "log head", "log verify", "log dump", "log tail",
         "log checkpoint", "log prove", "log consistency", "log check-proof", "log snapshot",
-        "log restore", "demo", "bench log"}) {
+        "log restore", "bench log", "setup", "judge"}) {
     CHECK_MESSAGE(std::find(commands.begin(), commands.end(), expected) != commands.end(),
                   expected << " is not listed by aura --help");
   }
@@ -92,7 +92,7 @@ TEST_CASE(
       CHECK(r.out.find("--json") != std::string::npos);
     }
   }
-  // Not even `keys init --help` or `demo --help` may create var/keys or var/aura.
+  // Not even `keys init --help` or `setup --help` may create var/keys or var/aura.
   CHECK(tree(cwd.path()).empty());
 }
 
@@ -240,7 +240,7 @@ TEST_CASE("writing commands refuse overlapping --data and --keys before creating
            {"log", "append", "--stream", "s", "--type", "operator.t"},
            {"log", "checkpoint"},
            {"log", "snapshot", "--out", (lab / "snap").string()},
-           {"demo"}}) {
+           {"caps", "--json"}}) {
     args.insert(args.end(), {"--data", data.string(), "--keys", keys.string()});
     CAPTURE(args[1]);
     CliResult r = run_aura(args);
@@ -292,7 +292,7 @@ TEST_CASE("an empty --data, --keys or --pubkey is refused with a message, not a 
            {"log", "verify", "--data", data, "--pubkey", ""},
            {"log", "check-proof", (lab / "p.json").string(), "--pubkey", ""},
            {"log", "restore", (lab / "snap").string(), "--data", "", "--keys", keys},
-           {"demo", "--data", "", "--keys", keys}}) {
+           {"caps", "--data", "", "--keys", keys}}) {
     std::string joined;
     for (const auto& a : args) joined += (a.empty() ? "''" : a) + " ";
     CAPTURE(joined);

@@ -1,4 +1,4 @@
-// `aura log append | head | dump | tail`, the writer lock, `demo` and `bench log`, as an
+// `aura log append | head | dump | tail`, the writer lock and `bench log`, as an
 // operator uses them.
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -342,7 +342,7 @@ TEST_CASE("while another process holds the data folder, writers say which pid an
              {"log", "append", "--stream", "s", "--type", "operator.t"},
              {"log", "checkpoint"},
              {"log", "snapshot", "--out", (lab / "snap").string()},
-             {"demo"}}) {
+             {"caps", "--json"}}) {
       CAPTURE(args[0] + " " + args[1]);
       CliResult r = lab.aura(args);
       CHECK_MESSAGE(r.exit_code == 1, r.describe());
@@ -362,38 +362,6 @@ TEST_CASE("while another process holds the data folder, writers say which pid an
   }
   // Released: appends go on where they stopped.
   CHECK(lab.append("s", "operator.t", R"({"i":3})") == 3);
-}
-
-TEST_CASE("demo run twice in one folder extends one valid log") {
-  Lab lab(Lab::Keys::kNone);  // demo creates the key itself the first time
-  CliResult first = lab.aura({"demo", "--json"});
-  REQUIRE_MESSAGE(first.exit_code == 0, first.describe());
-  Json j1(first.last_line());
-  CHECK(j1.boolean("ok") == true);
-  const uint64_t n1 = j1.u64("head_seq").value_or(0);
-  REQUIRE(n1 > 0);
-  CHECK(j1.u64("checkpoint_size") == n1);
-
-  CliResult second = lab.aura({"demo", "--json"});
-  REQUIRE_MESSAGE(second.exit_code == 0, second.describe());
-  Json j2(second.last_line());
-  CHECK(j2.boolean("ok") == true);
-  CHECK(j2.u64("head_seq") == 2 * n1);
-  CHECK(second.out.find("events " + std::to_string(n1 + 1) + ".." + std::to_string(2 * n1)) !=
-        std::string::npos);
-
-  CliResult v = lab.aura({"log", "verify", "--json"});
-  CHECK_MESSAGE(v.exit_code == 0, v.describe());
-  Json jv(v.last_line());
-  CHECK(jv.u64("head_seq") == 2 * n1);
-  CHECK(jv.u64("checkpoints_checked") == 2u);
-  CHECK(jv.u64("blobs_checked").value_or(0) >= 1);
-  // The second run's first event chains onto the first run's last.
-  CliResult d = lab.aura({"log", "dump"});
-  const auto lines = d.lines();
-  REQUIRE(lines.size() == 2 * n1);
-  CHECK(Json(lines[n1]).str("prev_hash") == Json(lines[n1 - 1]).str("hash"));
-  CHECK(Json(lines[n1]).str("stream") != Json(lines[0]).str("stream"));
 }
 
 namespace {

@@ -36,7 +36,7 @@ TEST_CASE(
   CHECK(to_hex(event_hash(1, Digest{}, 1700000000000000ull, "attempt/42", events::kAttemptStarted,
                           "learner:alice", R"({"scenario":"O1","seed":7})")) == kVectorHash);
   // The second event of the vector chains on the first.
-  CHECK(to_hex(event_hash(2, h, 1700000000000001ull, "attempt/42", events::kDemoPredictionRecorded,
+  CHECK(to_hex(event_hash(2, h, 1700000000000001ull, "attempt/42", "prediction.recorded",
                           "learner:alice", "{}")) ==
         "0a8c0626bf6a85779e0f3c623f39afd0d885688167f74232a4c2341d745ead1c");
 }

@@ -260,10 +260,8 @@ LabStory make_lab_story(BlobStore& store, int rounds) {
   lab(events::kScenarioRejected,
       R"({"v":1,"dir":"scenarios/unsigned","reason":"package.sig.json: missing"})");
   lab(events::kScenarioLoaded, scenario_loaded("scenarios/disk", "disk-full", "2.0.0", b.manifest));
-  // Events the projections must ignore: other streams, and a demo stream that is not an attempt.
+  // Events the projections must ignore: other streams.
   story.drafts.push_back({"log", "note.added", "operator", R"({"text":"hello"})"});
-  story.drafts.push_back({"attempt/demo-01", events::kAttemptStarted, "learner:demo",
-                          R"({"scenario":"demo","phase":"observe"})"});
   story.drafts.push_back({"lab/other", events::kScenarioLoaded, "engine", R"({"anything":1})"});
   // Two capability measurements (docs/CAPABILITIES.md): the second finds nginx, which the first
   // lacked; a measurement in another stream is ignored.
