@@ -10,9 +10,7 @@ its file and line, except in engine/events/ itself. A literal that is not a cata
 type (a forged or malformed type in a test) is not an event-type literal, nor is one
 on (or just below) a line marked NOLINT(event-type) (a receipt field spelled like a type).
 
-PENDING lists literals in files another change owns, tolerated until it lands (each
-is printed as pending); a pending entry no longer found is reported so the list
-shrinks. `--self-test` plants literals in a scratch tree and fails unless each is
+`--self-test` plants literals in a scratch tree and fails unless each is
 caught and a clean tree passes.
 """
 import os
@@ -27,11 +25,6 @@ EXEMPT = ("engine/events/",)
 OPT_OUT = "NOLINT(event-type)"
 TYPE_CONSTANT = re.compile(
     r'inline\s+constexpr\s+char\s+k\w+\[\]\s*=\s*"([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)"\s*;')
-
-# file -> literals it may still hold until the change that owns the file lands: each is
-# printed as pending. Empty: every event type is named by its constant.
-PENDING = {}
-
 
 def catalog_types(root):
     with open(os.path.join(root, CATALOG), encoding="utf-8") as f:
@@ -105,24 +98,12 @@ def literals(root, types):
 
 
 def check(root):
-    """Returns (errors, pending) as printable lines."""
+    """Returns the errors as printable lines."""
     types = catalog_types(root)
     if not types:
-        return [f"{CATALOG}: no event type constant found"], []
-    errors, pending, seen = [], [], set()
-    for rel, number, value in literals(root, types):
-        if value in PENDING.get(rel, ()):
-            pending.append(f"{rel}:{number}: \"{value}\" (pending: use the catalog constant)")
-            seen.add((rel, value))
-        else:
-            errors.append(f"{rel}:{number}: event type \"{value}\" spelled as a literal; use its "
-                          f"constant from {CATALOG}")
-    for rel, values in sorted(PENDING.items()):
-        for value in sorted(values):
-            if (rel, value) not in seen and os.path.exists(os.path.join(root, rel)):
-                errors.append(f"{rel}: \"{value}\" is gone: remove it from PENDING in "
-                              f"scripts/check-event-literals.py")
-    return errors, pending
+        return [f"{CATALOG}: no event type constant found"]
+    return [f"{rel}:{number}: event type \"{value}\" spelled as a literal; use its constant "
+            f"from {CATALOG}" for rel, number, value in literals(root, types)]
 
 
 def self_test():
@@ -142,9 +123,9 @@ def self_test():
               'auto forged = "attempt.bogus";\nauto t = events::kGateVerdict;\n')
         write("tests/t.cc", 'auto s = "attempt.started: member";\n'
               '// a receipt field: NOLINT(event-type)\nfail("gate.verdict", why);\n')
-        if check(root)[0]:
+        if check(root):
             print("check-event-literals self-test: a clean tree was refused: " +
-                  "; ".join(check(root)[0]), file=sys.stderr)
+                  "; ".join(check(root)), file=sys.stderr)
             return 1
         planted = {
             "engine/a/bad.cc": 'draft(s, "attempt.started", "engine", p);\n',
@@ -156,7 +137,7 @@ def self_test():
         }
         for rel, text in planted.items():
             write(rel, text)
-        caught = {e.split(":", 1)[0] for e in check(root)[0]}
+        caught = {e.split(":", 1)[0] for e in check(root)}
         missed = sorted(set(planted) - caught)
         if missed:
             print("check-event-literals self-test: missed " + ", ".join(missed), file=sys.stderr)
@@ -170,9 +151,7 @@ def main(argv):
     if len(argv) > 1 and argv[1] == "--self-test":
         return self_test()
     root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    errors, pending = check(root)
-    for line in pending:
-        print("check-event-literals: " + line)
+    errors = check(root)
     for line in errors:
         print("check-event-literals: " + line)
     if errors:
