@@ -81,6 +81,9 @@ Status Context::error(std::string_view path, std::string_view what) const {
     m += "$";
     if (!path.empty() && path[0] != '[') m += ".";
     m += path;
+  } else if (limits.style == PathStyle::kRelative) {
+    if (path.empty()) return Status::invalid(m + std::string(what));
+    m += path;
   } else if (path.empty()) {
     m += "payload";
   } else {

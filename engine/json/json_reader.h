@@ -21,8 +21,10 @@
 namespace aura::json {
 
 // How an error names its place. kJsonPath: "$.a.b[2]: what". kMember: "member \"a.b[2]\": what"
-// (the lab projections' wording, docs/PROJECTIONS.md); the root is "payload" there.
-enum class PathStyle { kJsonPath, kMember };
+// (the lab projections' wording, docs/PROJECTIONS.md); the root is "payload" there. kRelative:
+// "a.b[2]: what", relative to the document, and the root unnamed ("what"): the manifest's
+// wording (docs/formats/manifest.md, "Errors").
+enum class PathStyle { kJsonPath, kMember, kRelative };
 
 // Bounds checked on the whole document while it is read, before any getter runs. A getter may
 // set a tighter bound for one member.

@@ -7,22 +7,25 @@
 #include <span>
 #include <utility>
 
+#include "engine/json/json_reader.h"
 #include "engine/package/package.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/call_dom.h"
 #include "engine/scenario/manifest_format.h"
 
-// `target = value of expr` (a Result), or return its status.
 namespace aura::scenario {
 namespace {
 
 namespace mf = manifest_format;
-using json::Element;
-using Array = simdjson::dom::array;
+// The strict reader (engine/json) parses the document and refuses duplicates at any depth;
+// json:: here is the scenario layer's message helpers (quoted values, type names).
+namespace strict = ::aura::json;
+using strict::Array;
+using strict::Object;
+using strict::Value;
+using Names = std::span<const std::string_view>;
 
-Status invalid_at(std::string_view path, std::string_view what) {
-  return Status::invalid(std::string(path) + ": " + std::string(what));
-}
+constexpr std::string_view kFile = "manifest.json: ";
 
 // [a-z][a-z0-9<extra>]{0,max_bytes-1}
 bool is_word(std::string_view s, size_t max_bytes, std::string_view extra) {
@@ -52,213 +55,221 @@ bool is_call_name_text(std::string_view s) {
 }
 
 // ---- Values ----
+// Each reads one value the reader has already checked for duplicates and nesting, and words its
+// refusal as the manifest's errors are worded ("expected an integer, found a number").
 
-Result<std::string> text_of(Element v, std::string_view path, size_t min_bytes, size_t max_bytes,
+std::string found(const Value& v) { return std::string(json::type_name(v.element())); }
+
+Result<std::string_view> string_of(const Value& v) {
+  std::string_view s;
+  if (v.element().get_string().get(s) != simdjson::SUCCESS) {
+    return v.error("expected a string, found " + found(v));
+  }
+  return s;
+}
+
+Result<std::string> text_of(const Value& v, size_t min_bytes, size_t max_bytes,
                             std::string_view allowed_controls = {}) {
-  auto s = json::string_of(v, path);
-  if (!s.ok()) return s.status();
-  if (s->size() < min_bytes || s->size() > max_bytes) {
-    return invalid_at(path, std::to_string(s->size()) + " bytes; must be " +
-                                std::to_string(min_bytes) + ".." + std::to_string(max_bytes));
+  std::string_view s;
+  AURA_ASSIGN_OR_RETURN(s, string_of(v));
+  if (s.size() < min_bytes || s.size() > max_bytes) {
+    return v.error(std::to_string(s.size()) + " bytes; must be " + std::to_string(min_bytes) +
+                   ".." + std::to_string(max_bytes));
   }
-  if (json::has_control(*s, allowed_controls)) {
-    return invalid_at(path, allowed_controls.empty()
-                                ? "contains a control character"
-                                : "contains a control character other than newline and tab");
+  if (json::has_control(s, allowed_controls)) {
+    return v.error(allowed_controls.empty()
+                       ? "contains a control character"
+                       : "contains a control character other than newline and tab");
   }
-  return std::string(*s);
+  return std::string(s);
 }
 
-Result<std::string> word_of(Element v, std::string_view path, size_t max_bytes,
-                            std::string_view extra) {
-  auto s = json::string_of(v, path);
-  if (!s.ok()) return s.status();
-  if (!is_word(*s, max_bytes, extra)) {
-    return invalid_at(path, json::quoted(*s) + " must match " + word_pattern(max_bytes, extra));
+Result<std::string> word_of(const Value& v, size_t max_bytes, std::string_view extra) {
+  std::string_view s;
+  AURA_ASSIGN_OR_RETURN(s, string_of(v));
+  if (!is_word(s, max_bytes, extra)) {
+    return v.error(json::quoted(s) + " must match " + word_pattern(max_bytes, extra));
   }
-  return std::string(*s);
+  return std::string(s);
 }
 
-Result<int64_t> integer_of(Element v, std::string_view path, int64_t lo, int64_t hi) {
-  const auto type = v.type();
+Result<int64_t> integer_of(const Value& v, int64_t lo, int64_t hi) {
+  const auto type = v.element().type();
   const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  if (type == simdjson::dom::element_type::UINT64) {
-    return invalid_at(path, "out of range " + range);
-  }
+  if (type == simdjson::dom::element_type::UINT64) return v.error("out of range " + range);
   int64_t n = 0;
-  if (type != simdjson::dom::element_type::INT64 || v.get_int64().get(n) != simdjson::SUCCESS) {
-    return invalid_at(path, "expected an integer, found " + std::string(json::type_name(v)));
+  if (type != simdjson::dom::element_type::INT64 ||
+      v.element().get_int64().get(n) != simdjson::SUCCESS) {
+    return v.error("expected an integer, found " + found(v));
   }
-  if (n < lo || n > hi) return invalid_at(path, std::to_string(n) + " is out of range " + range);
+  if (n < lo || n > hi) return v.error(std::to_string(n) + " is out of range " + range);
   return n;
 }
 
-Result<bool> bool_of(Element v, std::string_view path) {
+Result<bool> bool_of(const Value& v) {
   bool b = false;
-  if (v.get_bool().get(b) != simdjson::SUCCESS) {
-    return invalid_at(path, "expected a boolean, found " + std::string(json::type_name(v)));
+  if (v.element().get_bool().get(b) != simdjson::SUCCESS) {
+    return v.error("expected a boolean, found " + found(v));
   }
   return b;
 }
 
-Result<Array> array_of(Element v, std::string_view path, size_t min_entries, size_t max_entries) {
-  Array a;
-  if (v.get_array().get(a) != simdjson::SUCCESS) {
-    return invalid_at(path, "expected an array, found " + std::string(json::type_name(v)));
+Result<Array> array_of(const Value& v, size_t min_entries, size_t max_entries) {
+  if (v.element().type() != simdjson::dom::element_type::ARRAY) {
+    return v.error("expected an array, found " + found(v));
   }
+  Array a;
+  AURA_ASSIGN_OR_RETURN(a, v.as_array());
   const size_t n = a.size();
   if (n > max_entries) {
-    return invalid_at(path, std::to_string(n) + " entries, more than the limit of " +
-                                std::to_string(max_entries));
+    return v.error(std::to_string(n) + " entries, more than the limit of " +
+                   std::to_string(max_entries));
   }
   if (n < min_entries) {
-    return invalid_at(
-        path, std::to_string(n) + " entries; needs at least " + std::to_string(min_entries));
+    return v.error(std::to_string(n) + " entries; needs at least " + std::to_string(min_entries));
   }
   return a;
 }
 
-// An object value kept as minified JSON text.
-Result<std::string> object_text_of(Element v, std::string_view path, size_t max_bytes) {
-  if (v.type() != simdjson::dom::element_type::OBJECT) {
-    return invalid_at(path, "expected an object, found " + std::string(json::type_name(v)));
+Result<Object> object_of(const Value& v) {
+  if (v.element().type() != simdjson::dom::element_type::OBJECT) {
+    return v.error("expected an object, found " + found(v));
   }
-  std::string text = simdjson::minify(v);
+  return v.as_object();
+}
+
+// An object whose members are all in `allowed`: the first other member is refused before any
+// member is read, so an unknown member is named even when a known one is also wrong.
+Result<Object> object_with(const Value& v, Names allowed) {
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_of(v));
+  for (std::string_view name : o.names()) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      return o.error(name, "unknown member");
+    }
+  }
+  return o;
+}
+
+// An object value kept as minified JSON text.
+Result<std::string> object_text_of(const Value& v, size_t max_bytes) {
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_of(v));
+  std::string text = v.minified();
   if (text.size() > max_bytes) {
-    return invalid_at(path, std::to_string(text.size()) +
-                                " bytes minified, more than the limit of " +
-                                std::to_string(max_bytes));
+    return v.error(std::to_string(text.size()) + " bytes minified, more than the limit of " +
+                   std::to_string(max_bytes));
   }
   return text;
 }
 
-// One JSON object being read: unknown members are refused up front; required members are
-// named in the error when missing.
-class Obj {
- public:
-  Obj() = default;
-  static Result<Obj> read(Element value, std::string path,
-                          std::span<const std::string_view> names) {
-    auto members = json::members_of(value, path, names);
-    if (!members.ok()) return members.status();
-    return Obj(std::move(path), names, std::move(members).value());
-  }
+// ---- Members ----
+// A required member missing is "missing (required)"; an optional one absent takes its default.
 
-  const std::string& path() const { return path_; }
-  std::string at(std::string_view name) const { return json::member_path(path_, name); }
+Result<Value> required(const Object& o, std::string_view name) {
+  if (!o.has(name)) return o.error(name, "missing (required)");
+  return o.value(name);
+}
 
-  std::optional<Element> get(std::string_view name) const {
-    for (size_t i = 0; i < names_.size(); ++i) {
-      if (names_[i] == name) return values_[i];
-    }
-    return std::nullopt;
-  }
-  Result<Element> need(std::string_view name) const {
-    auto v = get(name);
-    if (!v) return invalid_at(at(name), "missing (required)");
-    return *v;
-  }
+Result<std::string> required_text(const Object& o, std::string_view name, size_t min_bytes,
+                                  size_t max_bytes, std::string_view allowed_controls = {}) {
+  Value v;
+  AURA_ASSIGN_OR_RETURN(v, required(o, name));
+  return text_of(v, min_bytes, max_bytes, allowed_controls);
+}
 
-  Result<std::string> text(std::string_view name, size_t min_bytes, size_t max_bytes,
-                           std::string_view allowed_controls = {}) const {
-    auto v = need(name);
-    if (!v.ok()) return v.status();
-    return text_of(*v, at(name), min_bytes, max_bytes, allowed_controls);
-  }
-  // Absent: "".
-  Result<std::string> opt_text(std::string_view name, size_t max_bytes) const {
-    auto v = get(name);
-    if (!v) return std::string();
-    return text_of(*v, at(name), 0, max_bytes);
-  }
-  Result<std::string> word(std::string_view name, size_t max_bytes, std::string_view extra) const {
-    auto v = need(name);
-    if (!v.ok()) return v.status();
-    return word_of(*v, at(name), max_bytes, extra);
-  }
-  Result<std::string> call_name(std::string_view name) const {
-    auto v = need(name);
-    if (!v.ok()) return v.status();
-    auto s = json::string_of(*v, at(name));
-    if (!s.ok()) return s.status();
-    if (!is_call_name_text(*s)) {
-      return invalid_at(at(name), json::quoted(*s) +
-                                      " is not a call name ([a-z][a-z0-9_]*(.[a-z][a-z0-9_]*)+, "
-                                      "at most " +
-                                      std::to_string(mf::kMaxCallNameBytes) + " bytes)");
-    }
-    return std::string(*s);
-  }
-  Result<int64_t> integer(std::string_view name, int64_t lo, int64_t hi) const {
-    auto v = need(name);
-    if (!v.ok()) return v.status();
-    return integer_of(*v, at(name), lo, hi);
-  }
-  Result<int64_t> opt_integer(std::string_view name, int64_t lo, int64_t hi, int64_t dflt) const {
-    auto v = get(name);
-    if (!v) return dflt;
-    return integer_of(*v, at(name), lo, hi);
-  }
-  Result<bool> opt_bool(std::string_view name, bool dflt) const {
-    auto v = get(name);
-    if (!v) return dflt;
-    return bool_of(*v, at(name));
-  }
-  Result<Array> array(std::string_view name, size_t min_entries, size_t max_entries) const {
-    auto v = need(name);
-    if (!v.ok()) return v.status();
-    return array_of(*v, at(name), min_entries, max_entries);
-  }
-  // One of `choices` (a string); returns its index.
-  Result<size_t> choice(std::string_view name, std::span<const std::string_view> choices) const {
-    auto v = need(name);
-    if (!v.ok()) return v.status();
-    auto s = json::string_of(*v, at(name));
-    if (!s.ok()) return s.status();
-    for (size_t i = 0; i < choices.size(); ++i) {
-      if (*s == choices[i]) return i;
-    }
-    std::string list;
-    for (std::string_view c : choices)
-      list += (list.empty() ? "\"" : ", \"") + std::string(c) + "\"";
-    return invalid_at(at(name), json::quoted(*s) + " is not one of " + list);
-  }
+// Absent: "".
+Result<std::string> optional_text(const Object& o, std::string_view name, size_t max_bytes) {
+  auto v = o.optional_value(name);
+  if (!v) return std::string();
+  return text_of(*v, 0, max_bytes);
+}
 
- private:
-  Obj(std::string path, std::span<const std::string_view> names,
-      std::vector<std::optional<Element>> values)
-      : path_(std::move(path)), names_(names), values_(std::move(values)) {}
+Result<std::string> required_word(const Object& o, std::string_view name, size_t max_bytes,
+                                  std::string_view extra) {
+  Value v;
+  AURA_ASSIGN_OR_RETURN(v, required(o, name));
+  return word_of(v, max_bytes, extra);
+}
 
-  std::string path_;
-  std::span<const std::string_view> names_;
-  std::vector<std::optional<Element>> values_;
-};
+Result<std::string> required_call_name(const Object& o, std::string_view name) {
+  Value v;
+  AURA_ASSIGN_OR_RETURN(v, required(o, name));
+  std::string_view s;
+  AURA_ASSIGN_OR_RETURN(s, string_of(v));
+  if (!is_call_name_text(s)) {
+    return v.error(json::quoted(s) +
+                   " is not a call name ([a-z][a-z0-9_]*(.[a-z][a-z0-9_]*)+, at most " +
+                   std::to_string(mf::kMaxCallNameBytes) + " bytes)");
+  }
+  return std::string(s);
+}
+
+Result<int64_t> required_integer(const Object& o, std::string_view name, int64_t lo, int64_t hi) {
+  Value v;
+  AURA_ASSIGN_OR_RETURN(v, required(o, name));
+  return integer_of(v, lo, hi);
+}
+
+Result<int64_t> optional_integer(const Object& o, std::string_view name, int64_t lo, int64_t hi,
+                                 int64_t dflt) {
+  auto v = o.optional_value(name);
+  if (!v) return dflt;
+  return integer_of(*v, lo, hi);
+}
+
+Result<bool> optional_bool(const Object& o, std::string_view name, bool dflt) {
+  auto v = o.optional_value(name);
+  if (!v) return dflt;
+  return bool_of(*v);
+}
+
+Result<Array> required_array(const Object& o, std::string_view name, size_t min_entries,
+                             size_t max_entries) {
+  Value v;
+  AURA_ASSIGN_OR_RETURN(v, required(o, name));
+  return array_of(v, min_entries, max_entries);
+}
+
+// One of `choices` (a string); returns its index.
+Result<size_t> required_choice(const Object& o, std::string_view name, Names choices) {
+  Value v;
+  AURA_ASSIGN_OR_RETURN(v, required(o, name));
+  std::string_view s;
+  AURA_ASSIGN_OR_RETURN(s, string_of(v));
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (s == choices[i]) return i;
+  }
+  std::string list;
+  for (std::string_view c : choices) list += (list.empty() ? "\"" : ", \"") + std::string(c) + "\"";
+  return v.error(json::quoted(s) + " is not one of " + list);
+}
 
 // What a list entry is keyed by: the member that must be unique, and its value.
 template <class T>
 using KeyOf = const std::string& (*)(const T&);
 
 // Reads the array member `name` of `top`: min_entries..max_entries objects, each with only the
-// members `members`, each parsed by `parse(Obj) -> Result<T>`; `key_member` (read by `key`) must
-// differ between entries. An absent member is an empty list when min_entries is 0.
+// members `members`, each parsed by `parse(Object) -> Result<T>`; `key_member` (read by `key`)
+// must differ between entries. An absent member is an empty list when min_entries is 0.
 template <class T, class Parse>
-Result<std::vector<T>> parse_list(const Obj& top, std::string_view name, size_t min_entries,
-                                  size_t max_entries, std::span<const std::string_view> members,
-                                  std::string_view key_member, KeyOf<T> key, Parse parse) {
+Result<std::vector<T>> parse_list(const Object& top, std::string_view name, size_t min_entries,
+                                  size_t max_entries, Names members, std::string_view key_member,
+                                  KeyOf<T> key, Parse parse) {
   std::vector<T> out;
-  if (min_entries == 0 && !top.get(name)) return out;
+  if (min_entries == 0 && !top.has(name)) return out;
   Array entries;
-  AURA_ASSIGN_OR_RETURN(entries, top.array(name, min_entries, max_entries));
-  for (Element e : entries) {
-    Obj o;
-    AURA_ASSIGN_OR_RETURN(o, Obj::read(e, json::index_path(top.at(name), out.size()), members));
+  AURA_ASSIGN_OR_RETURN(entries, required_array(top, name, min_entries, max_entries));
+  for (const Value& e : entries.elements()) {
+    Object o;
+    AURA_ASSIGN_OR_RETURN(o, object_with(e, members));
     T item;
     AURA_ASSIGN_OR_RETURN(item, parse(o));
     for (size_t i = 0; i < out.size(); ++i) {
       if (key(out[i]) == key(item)) {
-        return invalid_at(o.at(key_member), std::string(key_member) + " " +
-                                                json::quoted(key(item)) + " is already used by " +
-                                                json::index_path(top.at(name), i));
+        return o.error(key_member, std::string(key_member) + " " + json::quoted(key(item)) +
+                                       " is already used by " +
+                                       json::index_path(entries.path(), i));
       }
     }
     out.push_back(std::move(item));
@@ -275,7 +286,7 @@ constexpr std::array<ParamType, 6> kParamTypeValues = {ParamType::kString,  Para
                                                        ParamType::kMode,    ParamType::kTarget};
 
 // The members each type takes: the three common ones first.
-std::span<const std::string_view> param_members(ParamType type) {
+Names param_members(ParamType type) {
   static constexpr std::array<std::string_view, 6> kString = {
       "type", "required", "description", "min_bytes", "max_bytes", "enum"};
   static constexpr std::array<std::string_view, 7> kPath = {
@@ -310,28 +321,27 @@ bool is_path_prefix(std::string_view p) {
   return p.size() >= 2 && p.back() == '/' && is_normalised_absolute_path(p.substr(0, p.size() - 1));
 }
 
-Status parse_byte_bounds(const Obj& o, ParamSchema& p, int64_t min_floor, int64_t max_limit) {
-  AURA_ASSIGN_OR_RETURN(p.max_bytes, o.opt_integer("max_bytes", 1, max_limit, p.max_bytes));
-  AURA_ASSIGN_OR_RETURN(p.min_bytes, o.opt_integer("min_bytes", min_floor, max_limit, p.min_bytes));
+Status parse_byte_bounds(const Object& o, ParamSchema& p, int64_t min_floor, int64_t max_limit) {
+  AURA_ASSIGN_OR_RETURN(p.max_bytes, optional_integer(o, "max_bytes", 1, max_limit, p.max_bytes));
+  AURA_ASSIGN_OR_RETURN(p.min_bytes,
+                        optional_integer(o, "min_bytes", min_floor, max_limit, p.min_bytes));
   if (p.min_bytes > p.max_bytes) {
-    return invalid_at(o.at("min_bytes"), std::to_string(p.min_bytes) + " is more than max_bytes " +
-                                             std::to_string(p.max_bytes));
+    return o.error("min_bytes", std::to_string(p.min_bytes) + " is more than max_bytes " +
+                                    std::to_string(p.max_bytes));
   }
   return Status::ok();
 }
 
-Status parse_enum(const Obj& o, ParamSchema& p) {
-  auto v = o.get("enum");
+Status parse_enum(const Object& o, ParamSchema& p) {
+  auto v = o.optional_value("enum");
   if (!v) return Status::ok();
   Array values;
-  AURA_ASSIGN_OR_RETURN(values, array_of(*v, o.at("enum"), 1, mf::kMaxEnumValues));
-  size_t i = 0;
-  for (Element e : values) {
-    const std::string path = json::index_path(o.at("enum"), i++);
+  AURA_ASSIGN_OR_RETURN(values, array_of(*v, 1, mf::kMaxEnumValues));
+  for (const Value& e : values.elements()) {
     std::string value;
-    AURA_ASSIGN_OR_RETURN(value, text_of(e, path, p.min_bytes, p.max_bytes));
+    AURA_ASSIGN_OR_RETURN(value, text_of(e, p.min_bytes, p.max_bytes));
     if (std::find(p.enum_values.begin(), p.enum_values.end(), value) != p.enum_values.end()) {
-      return invalid_at(path, json::quoted(value) + " is listed twice");
+      return e.error(json::quoted(value) + " is listed twice");
     }
     p.enum_values.push_back(std::move(value));
   }
@@ -339,113 +349,100 @@ Status parse_enum(const Obj& o, ParamSchema& p) {
 }
 
 // `member` ("prefixes", required, or "excludes", optional) into `out`.
-Status parse_prefixes(const Obj& o, ParamSchema& p, std::string_view member,
+Status parse_prefixes(const Object& o, ParamSchema& p, std::string_view member,
                       std::vector<std::string>& out) {
   Array prefixes;
   if (member == "excludes") {
-    auto v = o.get(member);
+    auto v = o.optional_value(member);
     if (!v) return Status::ok();
-    AURA_ASSIGN_OR_RETURN(prefixes, array_of(*v, o.at(member), 1, mf::kMaxPrefixes));
+    AURA_ASSIGN_OR_RETURN(prefixes, array_of(*v, 1, mf::kMaxPrefixes));
   } else {
-    AURA_ASSIGN_OR_RETURN(prefixes, o.array(member, 1, mf::kMaxPrefixes));
+    AURA_ASSIGN_OR_RETURN(prefixes, required_array(o, member, 1, mf::kMaxPrefixes));
   }
-  size_t i = 0;
-  for (Element e : prefixes) {
-    const std::string path = json::index_path(o.at(member), i++);
+  for (const Value& e : prefixes.elements()) {
     std::string prefix;
-    AURA_ASSIGN_OR_RETURN(prefix, text_of(e, path, 1, mf::kMaxPathBytes));
+    AURA_ASSIGN_OR_RETURN(prefix, text_of(e, 1, mf::kMaxPathBytes));
     if (!is_path_prefix(prefix)) {
-      return invalid_at(path, json::quoted(prefix) +
-                                  " must be absolute and end in '/' (normalised: no empty, . or .. "
-                                  "component)");
+      return e.error(json::quoted(prefix) +
+                     " must be absolute and end in '/' (normalised: no empty, . or .. component)");
     }
     if (prefix.size() >= p.max_bytes) {
-      return invalid_at(path, "no path under " + json::quoted(prefix) + " fits max_bytes " +
-                                  std::to_string(p.max_bytes));
+      return e.error("no path under " + json::quoted(prefix) + " fits max_bytes " +
+                     std::to_string(p.max_bytes));
     }
     if (std::find(out.begin(), out.end(), prefix) != out.end()) {
-      return invalid_at(path, json::quoted(prefix) + " is listed twice");
+      return e.error(json::quoted(prefix) + " is listed twice");
     }
     out.push_back(std::move(prefix));
   }
   return Status::ok();
 }
 
-Status parse_mode_mask(const Obj& o, ParamSchema& p) {
-  auto v = o.get("mode_mask");
+Status parse_mode_mask(const Object& o, ParamSchema& p) {
+  auto v = o.optional_value("mode_mask");
   if (!v) return Status::ok();
-  auto s = json::string_of(*v, o.at("mode_mask"));
-  if (!s.ok()) return s.status();
+  std::string_view s;
+  AURA_ASSIGN_OR_RETURN(s, string_of(*v));
   uint32_t bits = 0;
-  bool octal = s->size() == 3 || s->size() == 4;
-  for (char c : *s) {
+  bool octal = s.size() == 3 || s.size() == 4;
+  for (char c : s) {
     if (c < '0' || c > '7') octal = false;
     bits = bits * 8 + static_cast<uint32_t>(c - '0');
   }
-  if (!octal) {
-    return invalid_at(o.at("mode_mask"), json::quoted(*s) + " is not 3 or 4 octal digits");
-  }
+  if (!octal) return v->error(json::quoted(s) + " is not 3 or 4 octal digits");
   p.mode_mask = bits & mf::kModeBits;
   return Status::ok();
 }
 
-Status parse_target_param(const Obj& o, ParamSchema& p, const std::vector<TargetTerm>& targets) {
-  AURA_ASSIGN_OR_RETURN(p.target_kind, o.word("target_kind", mf::kMaxTargetKindBytes, "_-"));
+Status parse_target_param(const Object& o, ParamSchema& p, const std::vector<TargetTerm>& targets) {
+  AURA_ASSIGN_OR_RETURN(p.target_kind,
+                        required_word(o, "target_kind", mf::kMaxTargetKindBytes, "_-"));
   if (std::none_of(targets.begin(), targets.end(),
                    [&](const TargetTerm& t) { return t.kind == p.target_kind; })) {
-    return invalid_at(o.at("target_kind"),
-                      "no target term has kind " + json::quoted(p.target_kind));
+    return o.error("target_kind", "no target term has kind " + json::quoted(p.target_kind));
   }
-  AURA_ASSIGN_OR_RETURN(p.allow_literal, o.opt_bool("allow_literal", p.allow_literal));
+  AURA_ASSIGN_OR_RETURN(p.allow_literal, optional_bool(o, "allow_literal", p.allow_literal));
   AURA_ASSIGN_OR_RETURN(
       p.max_literal_bytes,
-      o.opt_integer("max_literal_bytes", 1, mf::kMaxLiteralBytes, p.max_literal_bytes));
+      optional_integer(o, "max_literal_bytes", 1, mf::kMaxLiteralBytes, p.max_literal_bytes));
   return Status::ok();
 }
 
-Result<ParamSchema> parse_param(std::string_view name, Element value, const std::string& path,
+Result<ParamSchema> parse_param(std::string_view name, const Value& value,
                                 const std::vector<TargetTerm>& targets) {
   ParamSchema p;
   if (!is_word(name, mf::kMaxParamNameBytes, "_")) {
-    return invalid_at(path,
-                      "parameter name must match " + word_pattern(mf::kMaxParamNameBytes, "_"));
+    return value.error("parameter name must match " + word_pattern(mf::kMaxParamNameBytes, "_"));
   }
   p.name = std::string(name);
   // The type decides which members are allowed, so it is read first.
-  simdjson::dom::object object;
-  if (value.get_object().get(object) != simdjson::SUCCESS) {
-    return invalid_at(path, "expected an object, found " + std::string(json::type_name(value)));
-  }
-  Element type_value;
-  if (object["type"].get(type_value) != simdjson::SUCCESS) {
-    return invalid_at(json::member_path(path, "type"), "missing (required)");
-  }
-  auto type_text = json::string_of(type_value, json::member_path(path, "type"));
-  if (!type_text.ok()) return type_text.status();
-  const auto it = std::find(kParamTypes.begin(), kParamTypes.end(), *type_text);
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_of(value));
+  Value type_value;
+  AURA_ASSIGN_OR_RETURN(type_value, required(o, "type"));
+  std::string_view type_text;
+  AURA_ASSIGN_OR_RETURN(type_text, string_of(type_value));
+  const auto it = std::find(kParamTypes.begin(), kParamTypes.end(), type_text);
   if (it == kParamTypes.end()) {
-    return invalid_at(json::member_path(path, "type"),
-                      json::quoted(*type_text) +
-                          " is not one of \"string\", \"integer\", \"boolean\", \"path\", "
-                          "\"mode\", \"target\"");
+    return type_value.error(json::quoted(type_text) +
+                            " is not one of \"string\", \"integer\", \"boolean\", \"path\", "
+                            "\"mode\", \"target\"");
   }
   p.type = kParamTypeValues[static_cast<size_t>(it - kParamTypes.begin())];
   // A member another type takes gets a clearer message than "unknown member".
-  const auto allowed = param_members(p.type);
-  for (auto field : object) {
-    if (std::find(allowed.begin(), allowed.end(), field.key) != allowed.end()) continue;
+  const Names allowed = param_members(p.type);
+  for (std::string_view member : o.names()) {
+    if (std::find(allowed.begin(), allowed.end(), member) != allowed.end()) continue;
     for (ParamType other : kParamTypeValues) {
-      const auto members = param_members(other);
-      if (std::find(members.begin(), members.end(), field.key) != members.end()) {
-        return invalid_at(json::member_path(path, field.key),
-                          "not a member of a " + std::string(*type_text) + " parameter");
+      const Names members = param_members(other);
+      if (std::find(members.begin(), members.end(), member) != members.end()) {
+        return o.error(member, "not a member of a " + std::string(type_text) + " parameter");
       }
     }
   }
-  Obj o;
-  AURA_ASSIGN_OR_RETURN(o, Obj::read(value, path, allowed));
-  AURA_ASSIGN_OR_RETURN(p.required, o.opt_bool("required", true));
-  AURA_ASSIGN_OR_RETURN(p.description, o.opt_text("description", mf::kMaxDescriptionBytes));
+  AURA_ASSIGN_OR_RETURN(o, object_with(value, allowed));
+  AURA_ASSIGN_OR_RETURN(p.required, optional_bool(o, "required", true));
+  AURA_ASSIGN_OR_RETURN(p.description, optional_text(o, "description", mf::kMaxDescriptionBytes));
   switch (p.type) {
     case ParamType::kString:
       AURA_RETURN_IF_ERROR(parse_byte_bounds(o, p, 0, mf::kMaxStringBytes));
@@ -457,11 +454,10 @@ Result<ParamSchema> parse_param(std::string_view name, Element value, const std:
       AURA_RETURN_IF_ERROR(parse_prefixes(o, p, "excludes", p.path_excludes));
       break;
     case ParamType::kInteger:
-      AURA_ASSIGN_OR_RETURN(p.min, o.integer("min", INT64_MIN, INT64_MAX));
-      AURA_ASSIGN_OR_RETURN(p.max, o.integer("max", INT64_MIN, INT64_MAX));
+      AURA_ASSIGN_OR_RETURN(p.min, required_integer(o, "min", INT64_MIN, INT64_MAX));
+      AURA_ASSIGN_OR_RETURN(p.max, required_integer(o, "max", INT64_MIN, INT64_MAX));
       if (p.min > p.max) {
-        return invalid_at(o.at("min"),
-                          std::to_string(p.min) + " is more than max " + std::to_string(p.max));
+        return o.error("min", std::to_string(p.min) + " is more than max " + std::to_string(p.max));
       }
       break;
     case ParamType::kBoolean:
@@ -480,43 +476,38 @@ Result<ParamSchema> parse_param(std::string_view name, Element value, const std:
 
 enum class Catalog { kProbes, kActions };
 
-Result<CallSpec> parse_call_spec(const Obj& o, Catalog catalog,
+Result<CallSpec> parse_call_spec(const Object& o, Catalog catalog,
                                  const std::vector<TargetTerm>& targets) {
   CallSpec spec;
-  AURA_ASSIGN_OR_RETURN(spec.name, o.call_name("call"));
-  AURA_ASSIGN_OR_RETURN(spec.summary, o.text("summary", 1, mf::kMaxSummaryBytes));
+  AURA_ASSIGN_OR_RETURN(spec.name, required_call_name(o, "call"));
+  AURA_ASSIGN_OR_RETURN(spec.summary, required_text(o, "summary", 1, mf::kMaxSummaryBytes));
   if (catalog == Catalog::kProbes) {
-    AURA_ASSIGN_OR_RETURN(spec.cost, o.opt_integer("cost", 1, mf::kMaxProbeCost, spec.cost));
+    AURA_ASSIGN_OR_RETURN(spec.cost, optional_integer(o, "cost", 1, mf::kMaxProbeCost, spec.cost));
     AURA_ASSIGN_OR_RETURN(spec.max_output_bytes,
-                          o.opt_integer("max_output_bytes", 1, mf::kMaxProbeOutputBytes,
-                                        static_cast<int64_t>(spec.max_output_bytes)));
+                          optional_integer(o, "max_output_bytes", 1, mf::kMaxProbeOutputBytes,
+                                           static_cast<int64_t>(spec.max_output_bytes)));
   }
-  if (auto params = o.get("params")) {
-    simdjson::dom::object object;
-    if (params->get_object().get(object) != simdjson::SUCCESS) {
-      return invalid_at(o.at("params"),
-                        "expected an object, found " + std::string(json::type_name(*params)));
+  if (auto value = o.optional_value("params")) {
+    Object params;
+    AURA_ASSIGN_OR_RETURN(params, object_of(*value));
+    if (params.size() > mf::kMaxParams) {
+      return params.error("", std::to_string(params.size()) +
+                                  " parameters, more than the limit of " +
+                                  std::to_string(mf::kMaxParams));
     }
-    if (object.size() > mf::kMaxParams) {
-      return invalid_at(o.at("params"), std::to_string(object.size()) +
-                                            " parameters, more than the limit of " +
-                                            std::to_string(mf::kMaxParams));
-    }
-    for (auto field : object) {
-      const std::string param_path = json::member_path(o.at("params"), field.key);
-      if (std::any_of(spec.params.begin(), spec.params.end(),
-                      [&](const ParamSchema& p) { return p.name == field.key; })) {
-        return invalid_at(param_path, "duplicate member");
-      }
+    // The reader has refused a parameter declared twice (a duplicate member).
+    for (std::string_view name : params.names()) {
+      Value schema;
+      AURA_ASSIGN_OR_RETURN(schema, params.value(name));
       ParamSchema p;
-      AURA_ASSIGN_OR_RETURN(p, parse_param(field.key, field.value, param_path, targets));
+      AURA_ASSIGN_OR_RETURN(p, parse_param(name, schema, targets));
       spec.params.push_back(std::move(p));
     }
   }
   return spec;
 }
 
-Result<std::vector<CallSpec>> parse_catalog(const Obj& top, Catalog catalog,
+Result<std::vector<CallSpec>> parse_catalog(const Object& top, Catalog catalog,
                                             const std::vector<TargetTerm>& targets) {
   static constexpr std::array<std::string_view, 5> kProbe = {"call", "summary", "params", "cost",
                                                              "max_output_bytes"};
@@ -524,44 +515,44 @@ Result<std::vector<CallSpec>> parse_catalog(const Obj& top, Catalog catalog,
   const bool probes = catalog == Catalog::kProbes;
   return parse_list<CallSpec>(
       top, probes ? "probes" : "actions", 1, probes ? mf::kMaxProbes : mf::kMaxActions,
-      probes ? std::span<const std::string_view>(kProbe)
-             : std::span<const std::string_view>(kAction),
-      "call", [](const CallSpec& c) -> const std::string& { return c.name; },
-      [&](const Obj& o) { return parse_call_spec(o, catalog, targets); });
+      probes ? Names(kProbe) : Names(kAction), "call",
+      [](const CallSpec& c) -> const std::string& { return c.name; },
+      [&](const Object& o) { return parse_call_spec(o, catalog, targets); });
 }
 
 // ---- Hypotheses, targets, worlds ----
 
-Result<std::vector<Hypothesis>> parse_hypotheses(const Obj& top) {
+Result<std::vector<Hypothesis>> parse_hypotheses(const Object& top) {
   static constexpr std::array<std::string_view, 2> kMembers = {"id", "text"};
   return parse_list<Hypothesis>(
       top, "hypotheses", mf::kMinHypotheses, mf::kMaxHypotheses, kMembers, "id",
       [](const Hypothesis& h) -> const std::string& { return h.id; },
-      [](const Obj& o) -> Result<Hypothesis> {
+      [](const Object& o) -> Result<Hypothesis> {
         Hypothesis h;
-        AURA_ASSIGN_OR_RETURN(h.id, o.word("id", mf::kMaxHypothesisIdBytes, "_-"));
-        AURA_ASSIGN_OR_RETURN(h.text, o.text("text", 1, mf::kMaxHypothesisTextBytes));
+        AURA_ASSIGN_OR_RETURN(h.id, required_word(o, "id", mf::kMaxHypothesisIdBytes, "_-"));
+        AURA_ASSIGN_OR_RETURN(h.text, required_text(o, "text", 1, mf::kMaxHypothesisTextBytes));
         return h;
       });
 }
 
-Result<std::vector<TargetTerm>> parse_targets(const Obj& top) {
+Result<std::vector<TargetTerm>> parse_targets(const Object& top) {
   static constexpr std::array<std::string_view, 5> kMembers = {"name", "type", "kind",
                                                                "description", "max_matches"};
   static constexpr std::array<std::string_view, 2> kTypes = {"role", "selector"};
   return parse_list<TargetTerm>(
       top, "targets", 0, mf::kMaxTargets, kMembers, "name",
       [](const TargetTerm& t) -> const std::string& { return t.name; },
-      [](const Obj& o) -> Result<TargetTerm> {
+      [](const Object& o) -> Result<TargetTerm> {
         TargetTerm t;
-        AURA_ASSIGN_OR_RETURN(t.name, o.word("name", mf::kMaxTargetNameBytes, "_-"));
+        AURA_ASSIGN_OR_RETURN(t.name, required_word(o, "name", mf::kMaxTargetNameBytes, "_-"));
         size_t type = 0;
-        AURA_ASSIGN_OR_RETURN(type, o.choice("type", kTypes));
+        AURA_ASSIGN_OR_RETURN(type, required_choice(o, "type", kTypes));
         t.selector = type == 1;
-        AURA_ASSIGN_OR_RETURN(t.kind, o.word("kind", mf::kMaxTargetKindBytes, "_-"));
-        AURA_ASSIGN_OR_RETURN(t.description, o.text("description", 1, mf::kMaxDescriptionBytes));
-        AURA_ASSIGN_OR_RETURN(t.max_matches,
-                              o.opt_integer("max_matches", 1, mf::kMaxMatches, t.max_matches));
+        AURA_ASSIGN_OR_RETURN(t.kind, required_word(o, "kind", mf::kMaxTargetKindBytes, "_-"));
+        AURA_ASSIGN_OR_RETURN(t.description,
+                              required_text(o, "description", 1, mf::kMaxDescriptionBytes));
+        AURA_ASSIGN_OR_RETURN(
+            t.max_matches, optional_integer(o, "max_matches", 1, mf::kMaxMatches, t.max_matches));
         return t;
       });
 }
@@ -570,7 +561,7 @@ constexpr std::array<std::string_view, 3> kRoleNames = {"primary", "twin", "cont
 constexpr std::array<WorldRole, 3> kRoles = {WorldRole::kPrimary, WorldRole::kTwin,
                                              WorldRole::kControl};
 
-Result<std::vector<WorldSpec>> parse_worlds(const Obj& top) {
+Result<std::vector<WorldSpec>> parse_worlds(const Object& top) {
   static constexpr std::array<std::string_view, 4> kMembers = {"id", "role", "description",
                                                                "build"};
   std::vector<WorldSpec> out;
@@ -578,18 +569,17 @@ Result<std::vector<WorldSpec>> parse_worlds(const Obj& top) {
       out, parse_list<WorldSpec>(
                top, "worlds", mf::kMinWorlds, mf::kMaxWorlds, kMembers, "id",
                [](const WorldSpec& w) -> const std::string& { return w.id; },
-               [](const Obj& o) -> Result<WorldSpec> {
+               [](const Object& o) -> Result<WorldSpec> {
                  WorldSpec w;
-                 AURA_ASSIGN_OR_RETURN(w.id, o.word("id", mf::kMaxWorldIdBytes, "_-"));
+                 AURA_ASSIGN_OR_RETURN(w.id, required_word(o, "id", mf::kMaxWorldIdBytes, "_-"));
                  size_t role = 0;
-                 AURA_ASSIGN_OR_RETURN(role, o.choice("role", kRoleNames));
+                 AURA_ASSIGN_OR_RETURN(role, required_choice(o, "role", kRoleNames));
                  w.role = kRoles[role];
                  AURA_ASSIGN_OR_RETURN(w.description,
-                                       o.opt_text("description", mf::kMaxDescriptionBytes));
-                 Element build;
-                 AURA_ASSIGN_OR_RETURN(build, o.need("build"));
-                 AURA_ASSIGN_OR_RETURN(w.build_json,
-                                       object_text_of(build, o.at("build"), mf::kMaxBuildBytes));
+                                       optional_text(o, "description", mf::kMaxDescriptionBytes));
+                 Value build;
+                 AURA_ASSIGN_OR_RETURN(build, required(o, "build"));
+                 AURA_ASSIGN_OR_RETURN(w.build_json, object_text_of(build, mf::kMaxBuildBytes));
                  return w;
                }));
   for (size_t r = 0; r < kRoles.size(); ++r) {
@@ -597,10 +587,9 @@ Result<std::vector<WorldSpec>> parse_worlds(const Obj& top) {
                                  [&](const WorldSpec& w) { return w.role == kRoles[r]; });
     const bool twin = kRoles[r] == WorldRole::kTwin;
     if (twin ? n == 0 : n != 1) {
-      return invalid_at(top.at("worlds"),
-                        std::string(twin ? "needs at least one" : "needs exactly one") +
-                            " world with role \"" + std::string(kRoleNames[r]) + "\" (found " +
-                            std::to_string(n) + ")");
+      return top.error("worlds", std::string(twin ? "needs at least one" : "needs exactly one") +
+                                     " world with role \"" + std::string(kRoleNames[r]) +
+                                     "\" (found " + std::to_string(n) + ")");
     }
   }
   return out;
@@ -608,51 +597,49 @@ Result<std::vector<WorldSpec>> parse_worlds(const Obj& top) {
 
 // ---- Checks ----
 
-Result<std::vector<WorldRole>> parse_roles(const Obj& o) {
-  auto v = o.get("roles");
+Result<std::vector<WorldRole>> parse_roles(const Object& o) {
+  auto v = o.optional_value("roles");
   if (!v) return std::vector<WorldRole>(kRoles.begin(), kRoles.end());
   Array entries;
-  AURA_ASSIGN_OR_RETURN(entries, array_of(*v, o.at("roles"), 1, kRoles.size()));
+  AURA_ASSIGN_OR_RETURN(entries, array_of(*v, 1, kRoles.size()));
   std::vector<WorldRole> out;
-  for (Element e : entries) {
-    const std::string path = json::index_path(o.at("roles"), out.size());
-    auto s = json::string_of(e, path);
-    if (!s.ok()) return s.status();
-    const auto it = std::find(kRoleNames.begin(), kRoleNames.end(), *s);
+  for (const Value& e : entries.elements()) {
+    std::string_view s;
+    AURA_ASSIGN_OR_RETURN(s, string_of(e));
+    const auto it = std::find(kRoleNames.begin(), kRoleNames.end(), s);
     if (it == kRoleNames.end()) {
-      return invalid_at(path, json::quoted(*s) + " is not a world role (primary, twin, control)");
+      return e.error(json::quoted(s) + " is not a world role (primary, twin, control)");
     }
     const WorldRole role = kRoles[static_cast<size_t>(it - kRoleNames.begin())];
     if (std::find(out.begin(), out.end(), role) != out.end()) {
-      return invalid_at(path, json::quoted(*s) + " is listed twice");
+      return e.error(json::quoted(s) + " is listed twice");
     }
     out.push_back(role);
   }
   return out;
 }
 
-Result<CheckSpec> parse_check(const Obj& o) {
+Result<CheckSpec> parse_check(const Object& o) {
   static constexpr std::array<std::string_view, 2> kKinds = {"postcondition", "invariant"};
   CheckSpec c;
-  AURA_ASSIGN_OR_RETURN(c.id, o.word("id", mf::kMaxCheckIdBytes, "_.-"));
+  AURA_ASSIGN_OR_RETURN(c.id, required_word(o, "id", mf::kMaxCheckIdBytes, "_.-"));
   if (c.id == mf::kReservedCheckId) {
-    return invalid_at(o.at("id"), json::quoted(c.id) + " is reserved for the gate's fingerprint");
+    return o.error("id", json::quoted(c.id) + " is reserved for the gate's fingerprint");
   }
   size_t kind = 0;
-  AURA_ASSIGN_OR_RETURN(kind, o.choice("kind", kKinds));
+  AURA_ASSIGN_OR_RETURN(kind, required_choice(o, "kind", kKinds));
   c.kind = kind == 0 ? CheckKind::kPostcondition : CheckKind::kInvariant;
-  AURA_ASSIGN_OR_RETURN(c.description, o.opt_text("description", mf::kMaxDescriptionBytes));
-  AURA_ASSIGN_OR_RETURN(c.call, o.call_name("call"));
+  AURA_ASSIGN_OR_RETURN(c.description, optional_text(o, "description", mf::kMaxDescriptionBytes));
+  AURA_ASSIGN_OR_RETURN(c.call, required_call_name(o, "call"));
   c.params_json = "{}";
-  if (auto params = o.get("params")) {
-    AURA_ASSIGN_OR_RETURN(c.params_json,
-                          object_text_of(*params, o.at("params"), mf::kMaxCheckParamsBytes));
+  if (auto params = o.optional_value("params")) {
+    AURA_ASSIGN_OR_RETURN(c.params_json, object_text_of(*params, mf::kMaxCheckParamsBytes));
   }
   AURA_ASSIGN_OR_RETURN(c.roles, parse_roles(o));
   return c;
 }
 
-Result<std::vector<CheckSpec>> parse_checks(const Obj& top) {
+Result<std::vector<CheckSpec>> parse_checks(const Object& top) {
   static constexpr std::array<std::string_view, 6> kMembers = {"id",   "kind",   "description",
                                                                "call", "params", "roles"};
   std::vector<CheckSpec> out;
@@ -669,13 +656,11 @@ Result<std::vector<CheckSpec>> parse_checks(const Obj& top) {
     });
   };
   if (!applies(WorldRole::kPrimary, true)) {
-    return invalid_at(top.at("checks"),
-                      "needs at least one postcondition that applies to role \"primary\"");
+    return top.error("checks", "needs at least one postcondition that applies to role \"primary\"");
   }
   for (size_t r = 0; r < kRoles.size(); ++r) {
     if (!applies(kRoles[r], false)) {
-      return invalid_at(top.at("checks"),
-                        "no check applies to role \"" + std::string(kRoleNames[r]) + "\"");
+      return top.error("checks", "no check applies to role \"" + std::string(kRoleNames[r]) + "\"");
     }
   }
   return out;
@@ -684,53 +669,51 @@ Result<std::vector<CheckSpec>> parse_checks(const Obj& top) {
 // ---- Judge ----
 
 // The probes and IR of a case, or of one of its variants.
-Status parse_judge_body(const Obj& o, JudgeCase& c) {
-  if (auto probes = o.get("probes")) {
+Status parse_judge_body(const Object& o, JudgeCase& c) {
+  if (auto probes = o.optional_value("probes")) {
     Array entries;
-    AURA_ASSIGN_OR_RETURN(entries, array_of(*probes, o.at("probes"), 0, mf::kMaxJudgeProbes));
-    for (Element e : entries) {
-      const std::string path = json::index_path(o.at("probes"), c.probe_calls_json.size());
+    AURA_ASSIGN_OR_RETURN(entries, array_of(*probes, 0, mf::kMaxJudgeProbes));
+    for (const Value& e : entries.elements()) {
       std::string text;
-      AURA_ASSIGN_OR_RETURN(text, object_text_of(e, path, mf::kMaxJudgeProbeBytes));
+      AURA_ASSIGN_OR_RETURN(text, object_text_of(e, mf::kMaxJudgeProbeBytes));
       c.probe_calls_json.push_back(std::move(text));
     }
   }
-  Element ir;
-  AURA_ASSIGN_OR_RETURN(ir, o.need("ir"));
-  AURA_ASSIGN_OR_RETURN(c.ir_json, object_text_of(ir, o.at("ir"), mf::kMaxJudgeIrBytes));
+  Value ir;
+  AURA_ASSIGN_OR_RETURN(ir, required(o, "ir"));
+  AURA_ASSIGN_OR_RETURN(c.ir_json, object_text_of(ir, mf::kMaxJudgeIrBytes));
   return Status::ok();
 }
 
-Result<JudgeCase> parse_judge_case(const Obj& judge, std::string_view name) {
+Result<JudgeCase> parse_judge_case(const Object& judge, std::string_view name) {
   static constexpr std::array<std::string_view, 4> kMembers = {"expect", "probes", "ir",
                                                                "variants"};
   static constexpr std::array<std::string_view, 2> kVariant = {"probes", "ir"};
   static constexpr std::array<std::string_view, 1> kGold = {"VERIFIED"};
   static constexpr std::array<std::string_view, 2> kBad = {"RECOVERED_UNPROVEN", "NOT_RECOVERED"};
-  Element value;
-  AURA_ASSIGN_OR_RETURN(value, judge.need(name));
-  Obj o;
-  AURA_ASSIGN_OR_RETURN(o, Obj::read(value, judge.at(name), kMembers));
+  Value value;
+  AURA_ASSIGN_OR_RETURN(value, required(judge, name));
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_with(value, kMembers));
   JudgeCase c;
   c.name = std::string(name);
   size_t expect = 0;
   const bool gold = name == "gold";
-  AURA_ASSIGN_OR_RETURN(expect, o.choice("expect", gold ? std::span<const std::string_view>(kGold)
-                                                        : std::span<const std::string_view>(kBad)));
+  AURA_ASSIGN_OR_RETURN(expect, required_choice(o, "expect", gold ? Names(kGold) : Names(kBad)));
   c.expect_verdict = std::string(gold ? kGold[expect] : kBad[expect]);
-  auto variants = o.get("variants");
+  auto variants = o.optional_value("variants");
   if (!variants) {
     AURA_RETURN_IF_ERROR(parse_judge_body(o, c));
     return c;
   }
-  if (o.get("probes") || o.get("ir"))
-    return Status::invalid(o.at("variants") + ": stands instead of probes and ir, not beside them");
+  if (o.has("probes") || o.has("ir")) {
+    return variants->error("stands instead of probes and ir, not beside them");
+  }
   Array entries;
-  AURA_ASSIGN_OR_RETURN(entries, array_of(*variants, o.at("variants"), 1, 16));
-  for (Element e : entries) {
-    const std::string path = json::index_path(o.at("variants"), c.variants.size());
-    Obj vo;
-    AURA_ASSIGN_OR_RETURN(vo, Obj::read(e, path, kVariant));
+  AURA_ASSIGN_OR_RETURN(entries, array_of(*variants, 1, 16));
+  for (const Value& e : entries.elements()) {
+    Object vo;
+    AURA_ASSIGN_OR_RETURN(vo, object_with(e, kVariant));
     JudgeCase v;
     v.name = c.name;
     v.expect_verdict = c.expect_verdict;
@@ -742,12 +725,12 @@ Result<JudgeCase> parse_judge_case(const Obj& judge, std::string_view name) {
   return c;
 }
 
-Result<std::vector<JudgeCase>> parse_judge(const Obj& top) {
+Result<std::vector<JudgeCase>> parse_judge(const Object& top) {
   static constexpr std::array<std::string_view, 2> kCases = {"gold", "bad"};
-  Element value;
-  AURA_ASSIGN_OR_RETURN(value, top.need("judge"));
-  Obj judge;
-  AURA_ASSIGN_OR_RETURN(judge, Obj::read(value, top.at("judge"), kCases));
+  Value value;
+  AURA_ASSIGN_OR_RETURN(value, required(top, "judge"));
+  Object judge;
+  AURA_ASSIGN_OR_RETURN(judge, object_with(value, kCases));
   std::vector<JudgeCase> out;
   for (std::string_view name : kCases) {
     JudgeCase c;
@@ -759,52 +742,46 @@ Result<std::vector<JudgeCase>> parse_judge(const Obj& top) {
 
 // ---- The document ----
 
-Result<Manifest> parse_document(std::string_view bytes) {
+Result<Manifest> parse_document(const Value& root) {
   static constexpr std::array<std::string_view, 16> kTop = {
       "schema", "id",           "version",       "family",     "title",   "briefing",
       "driver", "probe_budget", "allow_scripts", "hypotheses", "targets", "worlds",
       "probes", "actions",      "checks",        "judge"};
-  if (bytes.size() > mf::kMaxManifestBytes) {
-    return Status::invalid(std::to_string(bytes.size()) + " bytes, more than the limit of " +
-                           std::to_string(mf::kMaxManifestBytes));
+  if (root.element().type() != simdjson::dom::element_type::OBJECT) {
+    return root.error("expected a JSON object, found " + found(root));
   }
-  simdjson::dom::parser parser;
-  Element root;
-  AURA_ASSIGN_OR_RETURN(root, json::parse_strict(parser, bytes, mf::kMaxDepth, ""));
-  simdjson::dom::object object;
-  if (root.get_object().get(object) != simdjson::SUCCESS) {
-    return Status::invalid("expected a JSON object, found " + std::string(json::type_name(root)));
-  }
-  Obj top;
-  AURA_ASSIGN_OR_RETURN(top, Obj::read(root, "", kTop));
+  Object top;
+  AURA_ASSIGN_OR_RETURN(top, object_with(root, kTop));
   // The version comes first, so a reader can tell the schema before reading anything else.
-  if (!top.get("schema")) return invalid_at("schema", "missing (required)");
-  if ((*object.begin()).key != "schema") return invalid_at("schema", "must be the first member");
+  if (!top.has("schema")) return top.error("schema", "missing (required)");
+  if (top.first_name() != "schema") return top.error("schema", "must be the first member");
   int64_t schema = 0;
-  AURA_ASSIGN_OR_RETURN(schema, top.integer("schema", INT64_MIN, INT64_MAX));
+  AURA_ASSIGN_OR_RETURN(schema, required_integer(top, "schema", INT64_MIN, INT64_MAX));
   if (schema != mf::kSchemaVersion) {
-    return invalid_at("schema", std::to_string(schema) + " is not a supported schema (only " +
-                                    std::to_string(mf::kSchemaVersion) + ")");
+    return top.error("schema", std::to_string(schema) + " is not a supported schema (only " +
+                                   std::to_string(mf::kSchemaVersion) + ")");
   }
 
   Manifest m;
   m.schema = static_cast<int>(schema);
-  AURA_ASSIGN_OR_RETURN(m.id, top.text("id", 1, package_format::kMaxIdBytes));
+  AURA_ASSIGN_OR_RETURN(m.id, required_text(top, "id", 1, package_format::kMaxIdBytes));
   if (!is_valid_package_id(m.id)) {
-    return invalid_at("id", json::quoted(m.id) + " must match [a-z0-9][a-z0-9._-]{0,63}");
+    return top.error("id", json::quoted(m.id) + " must match [a-z0-9][a-z0-9._-]{0,63}");
   }
-  AURA_ASSIGN_OR_RETURN(m.version, top.text("version", 1, package_format::kMaxVersionBytes));
+  AURA_ASSIGN_OR_RETURN(m.version,
+                        required_text(top, "version", 1, package_format::kMaxVersionBytes));
   if (!is_valid_package_version(m.version)) {
-    return invalid_at("version", json::quoted(m.version) + " must be 1..32 of [0-9A-Za-z.+-]");
+    return top.error("version", json::quoted(m.version) + " must be 1..32 of [0-9A-Za-z.+-]");
   }
-  AURA_ASSIGN_OR_RETURN(m.family, top.text("family", 1, package_format::kMaxFamilyBytes));
-  AURA_ASSIGN_OR_RETURN(m.title, top.text("title", 1, package_format::kMaxTitleBytes));
-  AURA_ASSIGN_OR_RETURN(m.briefing, top.text("briefing", 1, mf::kMaxBriefingBytes, "\n\t"));
-  AURA_ASSIGN_OR_RETURN(m.driver, top.word("driver", mf::kMaxDriverBytes, "_-"));
+  AURA_ASSIGN_OR_RETURN(m.family, required_text(top, "family", 1, package_format::kMaxFamilyBytes));
+  AURA_ASSIGN_OR_RETURN(m.title, required_text(top, "title", 1, package_format::kMaxTitleBytes));
+  AURA_ASSIGN_OR_RETURN(m.briefing,
+                        required_text(top, "briefing", 1, mf::kMaxBriefingBytes, "\n\t"));
+  AURA_ASSIGN_OR_RETURN(m.driver, required_word(top, "driver", mf::kMaxDriverBytes, "_-"));
   AURA_ASSIGN_OR_RETURN(m.probe_budget,
-                        top.opt_integer("probe_budget", mf::kMinProbeBudget, mf::kMaxProbeBudget,
-                                        mf::kDefaultProbeBudget));
-  AURA_ASSIGN_OR_RETURN(m.allow_scripts, top.opt_bool("allow_scripts", false));
+                        optional_integer(top, "probe_budget", mf::kMinProbeBudget,
+                                         mf::kMaxProbeBudget, mf::kDefaultProbeBudget));
+  AURA_ASSIGN_OR_RETURN(m.allow_scripts, optional_bool(top, "allow_scripts", false));
   AURA_ASSIGN_OR_RETURN(m.hypotheses, parse_hypotheses(top));
   AURA_ASSIGN_OR_RETURN(m.targets, parse_targets(top));
   AURA_ASSIGN_OR_RETURN(m.worlds, parse_worlds(top));
@@ -835,13 +812,38 @@ std::string_view check_kind_name(CheckKind kind) {
 }
 
 Result<Manifest> parse_manifest(std::string_view manifest_bytes) {
-  auto m = parse_document(manifest_bytes);
-  if (m.ok()) return m;
-  // Paths are relative to the document; a document-level error has an empty path.
-  const Status error = m.status();
-  std::string_view message = error.message();
-  if (message.starts_with(": ")) message.remove_prefix(2);
-  return Status::invalid("manifest.json: " + std::string(message));
+  const std::string file(kFile);
+  if (manifest_bytes.size() > mf::kMaxManifestBytes) {
+    return Status::invalid(file + std::to_string(manifest_bytes.size()) +
+                           " bytes, more than the limit of " +
+                           std::to_string(mf::kMaxManifestBytes));
+  }
+  // Nesting is checked on the raw bytes, before any parser (or recursive walk) sees them.
+  if (Status deep = json::check_depth(manifest_bytes, mf::kMaxDepth, ""); !deep.is_ok()) {
+    return Status::invalid(file + deep.message());
+  }
+  // Every object's members and every array's elements are bounded by the document's size; the
+  // schema's own bounds are checked member by member, each with its limit in the message.
+  strict::Limits limits;
+  limits.max_bytes = mf::kMaxManifestBytes;
+  limits.max_depth = mf::kMaxDepth;
+  limits.max_members = mf::kMaxManifestBytes;
+  limits.max_elements = mf::kMaxManifestBytes;
+  limits.max_string_bytes = mf::kMaxManifestBytes;
+  limits.style = strict::PathStyle::kRelative;
+  limits.prefix = file;
+  strict::Reader reader(std::move(limits));
+  auto root = reader.parse(manifest_bytes);
+  if (!root.ok()) {
+    // The reader says "not JSON (...)"; the manifest's documented wording is "not valid JSON".
+    const std::string m = root.status().message();
+    const std::string not_json = file + "not JSON (";
+    if (m.starts_with(not_json)) {
+      return Status::invalid(file + "not valid JSON (" + m.substr(not_json.size()));
+    }
+    return root.status();
+  }
+  return parse_document(*root);
 }
 
 const CallSpec* Manifest::find_probe(std::string_view name) const {

@@ -216,6 +216,22 @@ TEST_CASE("json reader: the member style names members as the lab projections do
   CHECK(parse_error(r, "x").find("attempt.started: payload: not JSON") == 0);
 }
 
+TEST_CASE("json reader: the relative style names paths from the document, the root unnamed") {
+  Limits l;
+  l.style = PathStyle::kRelative;
+  l.prefix = "manifest.json: ";
+  Reader r(l);
+  Object o = must_object(r, R"({"worlds":[{"build":{}}],"n":"x"})");
+  auto worlds = o.array("worlds");
+  REQUIRE(worlds.ok());
+  auto world = worlds->elements()[0].as_object();
+  REQUIRE(world.ok());
+  CHECK(error_of(world->required_string("id")) == "manifest.json: worlds[0].id: missing");
+  CHECK(error_of(o.required_u64("n")) == "manifest.json: n: not a non-negative integer");
+  CHECK(error_of(r.parse_object("[1]")) == "manifest.json: not an object");
+  CHECK(parse_error(r, R"({"a":{"b":1,"b":2}})") == "manifest.json: a.b: duplicate member");
+}
+
 TEST_CASE("json reader: a non-printable member name is shown safely in a path") {
   Reader r;
   CHECK(parse_error(r, "{\"a\\u0001\":1,\"a\\u0001\":2}") == "$.a?: duplicate member");
