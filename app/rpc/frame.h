@@ -1,0 +1,59 @@
+// The daemon protocol's frames (docs/formats/daemon-protocol.md): an 8-byte header ("AD",
+// version, kind, big-endian body length) and a body capped by kind. Blocking reads and writes
+// on a socket with a deadline; the header is checked before any body byte is read.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "engine/common/status.h"
+
+namespace aura::rpc {
+
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kHeaderBytes = 8;
+
+enum class Kind : uint8_t { kRequest = 1, kReply = 2, kEvent = 3, kKeepAlive = 4 };
+std::string_view kind_name(Kind k);
+
+inline constexpr size_t kMaxRequestBytes = 327680;  // an IR of 256 KiB and its envelope
+inline constexpr size_t kMaxReplyBytes = size_t(8) << 20;
+inline constexpr size_t kMaxEventBytes = size_t(1) << 20;
+size_t max_body(Kind k);
+
+struct Header {
+  Kind kind = Kind::kRequest;
+  uint32_t length = 0;
+};
+
+// The frame's bytes. The body must fit its kind's cap (checked by the caller's own bounds; a
+// body over the cap is refused here too, as kInvalidArgument).
+Result<std::string> encode_frame(Kind kind, std::string_view body);
+
+// Checks magic, version, kind and the length against the kind's cap. Errors name the field.
+Result<Header> decode_header(std::span<const uint8_t, kHeaderBytes> bytes);
+
+struct Frame {
+  Kind kind = Kind::kRequest;
+  std::string body;
+};
+
+using Clock = std::chrono::steady_clock;
+
+// Reads one frame from `fd`. Waits up to `idle` for its first byte, then up to `whole` for the
+// rest. nullopt: the peer closed the connection before a frame began (an orderly end). A header
+// that fails decode_header is kInvalidArgument (the caller closes); a timeout, a close inside a
+// frame or a socket error is kUnavailable or kIo naming what happened.
+Result<std::optional<Frame>> read_frame(int fd, std::chrono::milliseconds idle,
+                                        std::chrono::milliseconds whole);
+
+// Writes a whole frame within `whole` (MSG_NOSIGNAL: a closed peer is an error, not a signal).
+Status write_frame(int fd, Kind kind, std::string_view body, std::chrono::milliseconds whole);
+
+}  // namespace aura::rpc

@@ -1,0 +1,184 @@
+// The daemon protocol's frames and messages (docs/formats/daemon-protocol.md): the test vector
+// byte for byte, header refusals, caps, timeouts and the strict request/reply readers.
+#include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <string>
+#include <thread>
+
+#include "app/rpc/frame.h"
+#include "app/rpc/message.h"
+
+using namespace aura;
+using namespace aura::rpc;
+
+namespace {
+
+std::string hex(std::string_view b) {
+  static const char* d = "0123456789abcdef";
+  std::string o;
+  for (unsigned char c : b) {
+    o += d[c >> 4];
+    o += d[c & 15];
+  }
+  return o;
+}
+
+struct Pair {
+  int a = -1, b = -1;
+  Pair() {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+    a = fds[0];
+    b = fds[1];
+  }
+  ~Pair() {
+    if (a >= 0) ::close(a);
+    if (b >= 0) ::close(b);
+  }
+};
+
+Result<Header> header_of(std::string bytes) {
+  std::array<uint8_t, kHeaderBytes> h{};
+  for (size_t i = 0; i < kHeaderBytes; ++i) h[i] = uint8_t(bytes[i]);
+  return decode_header(h);
+}
+
+}  // namespace
+
+TEST_CASE("the documented test vector, byte for byte") {
+  Request r;
+  r.op = "health";
+  r.request_id = "0123456789abcdef";
+  std::string body = r.encode();
+  CHECK(body == R"({"v":1,"op":"health","request_id":"0123456789abcdef","args":{}})");
+  auto f = encode_frame(Kind::kRequest, body);
+  REQUIRE(f.ok());
+  CHECK(hex(*f) ==
+        "414401010000003f7b2276223a312c226f70223a226865616c7468222c22726571756573745f6964223a22"
+        "30313233343536373839616263646566222c2261726773223a7b7d7d");
+}
+
+TEST_CASE("headers: magic, version, kind and caps are refused before the body") {
+  std::string good = *encode_frame(Kind::kRequest, "{}");
+  CHECK(header_of(good).ok());
+  std::string bad = good;
+  bad[0] = 'X';
+  CHECK(header_of(bad).status().message().find("magic") != std::string::npos);
+  bad = good;
+  bad[2] = 2;
+  CHECK(header_of(bad).status().message().find("version 2") != std::string::npos);
+  bad = good;
+  bad[3] = 9;
+  CHECK(header_of(bad).status().message().find("kind 9") != std::string::npos);
+  // A request length one over its cap.
+  bad = good;
+  uint32_t n = uint32_t(kMaxRequestBytes + 1);
+  bad[4] = char(n >> 24);
+  bad[5] = char(n >> 16);
+  bad[6] = char(n >> 8);
+  bad[7] = char(n);
+  CHECK(header_of(bad).status().message().find("over its cap") != std::string::npos);
+  // A keep-alive has no body.
+  bad = *encode_frame(Kind::kKeepAlive, "");
+  bad[7] = 1;
+  CHECK(!header_of(bad).ok());
+  CHECK(!encode_frame(Kind::kRequest, std::string(kMaxRequestBytes + 1, ' ')).ok());
+}
+
+TEST_CASE("read_frame: a frame, an orderly close, a stall inside a frame") {
+  Pair p;
+  REQUIRE(write_frame(p.a, Kind::kReply, "{\"x\":1}", std::chrono::seconds(1)).is_ok());
+  auto f = read_frame(p.b, std::chrono::seconds(1), std::chrono::seconds(1));
+  REQUIRE(f.ok());
+  REQUIRE(f->has_value());
+  CHECK((*f)->kind == Kind::kReply);
+  CHECK((*f)->body == "{\"x\":1}");
+
+  // Nothing comes: the idle wait ends with an error, not a frame.
+  auto idle = read_frame(p.b, std::chrono::milliseconds(50), std::chrono::seconds(1));
+  CHECK(!idle.ok());
+
+  // Half a header, then nothing: the whole-frame deadline ends it.
+  std::string half = encode_frame(Kind::kRequest, "{}")->substr(0, 4);
+  REQUIRE(::send(p.a, half.data(), half.size(), 0) == 4);
+  auto stalled = read_frame(p.b, std::chrono::seconds(1), std::chrono::milliseconds(100));
+  CHECK(!stalled.ok());
+  CHECK(stalled.status().message().find("timed out") != std::string::npos);
+
+  // The peer closes before a frame: an orderly end (nullopt).
+  Pair q;
+  ::close(q.a);
+  q.a = -1;
+  auto closed = read_frame(q.b, std::chrono::seconds(1), std::chrono::seconds(1));
+  REQUIRE(closed.ok());
+  CHECK(!closed->has_value());
+}
+
+TEST_CASE("requests are read strictly, naming the JSON path") {
+  auto ok = parse_request(
+      R"({"v":1,"op":"attempt.state","request_id":"00000000000000aa",)"
+      R"("auth":{"capability":"0000000000000000000000000000000000000000000000000000000000000001"},)"
+      R"("args":{"attempt":"0123456789abcdef"}})");
+  REQUIRE(ok.ok());
+  CHECK(ok->op == "attempt.state");
+  CHECK(ok->auth == AuthKind::kCapability);
+  CHECK(ok->args_json == R"({"attempt":"0123456789abcdef"})");
+
+  auto err = [](std::string_view body) {
+    auto r = parse_request(body);
+    REQUIRE(!r.ok());
+    return r.status().message();
+  };
+  CHECK(err(R"({"op":"health","v":1,"request_id":"00000000000000aa"})").find("first") !=
+        std::string::npos);
+  CHECK(err(R"({"v":2,"op":"health","request_id":"00000000000000aa"})").find("version 2") !=
+        std::string::npos);
+  CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000aa","extra":1})").find("$.extra") !=
+        std::string::npos);
+  CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000aa","args":{"a":1,"a":2}})")
+            .find("$.args") != std::string::npos);
+  CHECK(err(R"({"v":1,"op":"Health","request_id":"00000000000000aa"})").find("$.op") !=
+        std::string::npos);
+  CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000AA"})").find("$.request_id") !=
+        std::string::npos);
+  CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000aa","auth":{"capability":"ab"}})")
+            .find("$.auth.capability") != std::string::npos);
+  CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000aa","args":[]})").find("$.args") !=
+        std::string::npos);
+  // Nesting past 32.
+  std::string deep = R"({"v":1,"op":"health","request_id":"00000000000000aa","args":)";
+  for (int i = 0; i < 40; ++i) deep += "{\"a\":";
+  deep += "1";
+  for (int i = 0; i < 41; ++i) deep += "}";
+  CHECK(!parse_request(deep).ok());
+}
+
+TEST_CASE("replies round trip, errors with their fields") {
+  Reply r;
+  r.request_id = "00000000000000aa";
+  r.status = 409;
+  ApiError e = api_error(409, "out_of_phase", "probe needs phase inspect");
+  e.phase = "observe";
+  e.expected = {"predict"};
+  e.next = "aura attempt predict";
+  r.error = e;
+  auto back = parse_reply(r.encode());
+  REQUIRE(back.ok());
+  REQUIRE(back->error.has_value());
+  CHECK(back->status == 409);
+  CHECK(back->error->phase == "observe");
+  CHECK(back->error->expected == std::vector<std::string>{"predict"});
+  CHECK(back->error->next == "aura attempt predict");
+
+  Reply ok;
+  ok.request_id = "00000000000000bb";
+  ok.body_json = R"({"a":[1,2]})";
+  auto b = parse_reply(ok.encode());
+  REQUIRE(b.ok());
+  CHECK(!b->error);
+  CHECK(b->body_json == R"({"a":[1,2]})");
+  CHECK(!parse_reply(R"({"v":1,"request_id":"00000000000000bb","status":700,"body":{}})").ok());
+}
