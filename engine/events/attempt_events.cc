@@ -4,82 +4,16 @@
 #include <cstdint>
 
 #include "engine/common/json_writer.h"
+#include "engine/events/payload_codec.h"
 
 namespace aura::events {
 
+using namespace codec;
+
 namespace {
 
-JsonWriter header(const std::string& attempt) {
-  JsonWriter j;
-  j.num("v", kPayloadVersion).str("attempt", attempt);
-  return j;
-}
-
-std::string refs_json(const std::vector<EvidenceRef>& refs) {
-  JsonArray a;
-  for (const EvidenceRef& r : refs) a.raw(evidence_ref_json(r));
-  return a.done();
-}
-
-std::string seqs_json(const std::vector<uint64_t>& seqs) {
-  JsonArray a;
-  for (uint64_t s : seqs) a.raw(std::to_string(s));
-  return a.done();
-}
-
-std::string strings_json(const std::vector<std::string>& strings) {
-  JsonArray a;
-  for (const std::string& s : strings) a.str(s);
-  return a.done();
-}
-
-// A non-negative integer that fits int64 (counts, seqs, sizes: SQLite's integers).
-Result<uint64_t> read_count(const json::Object& o, std::string_view name) {
-  uint64_t v = 0;
-  AURA_ASSIGN_OR_RETURN(v, o.required_u64(name));
-  if (v > uint64_t(INT64_MAX)) return o.error(name, "larger than 2^63-1");
-  return v;
-}
-
-Result<std::string> read_string(const json::Object& o, std::string_view name) {
-  std::string_view v;
-  AURA_ASSIGN_OR_RETURN(v, o.required_string(name));
-  return std::string(v);
-}
-
-Result<std::string> read_enum(const json::Object& o, std::string_view name,
-                              std::span<const std::string_view> allowed) {
-  std::string_view v;
-  AURA_ASSIGN_OR_RETURN(v, o.required_enum(name, allowed));
-  return std::string(v);
-}
-
-Result<std::string> read_hex(const json::Object& o, std::string_view name) {
-  std::string_view v;
-  AURA_ASSIGN_OR_RETURN(v, read_sha256_hex(o, name));
-  return std::string(v);
-}
-
-Result<std::optional<std::string>> read_string_or_null(const json::Object& o,
-                                                       std::string_view name) {
-  std::optional<std::string_view> v;
-  AURA_ASSIGN_OR_RETURN(v, o.string_or_null(name));
-  if (!v) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(*v));
-}
-
-Result<std::vector<std::string>> read_strings(const json::Array& a) {
-  std::vector<std::string_view> views;
-  AURA_ASSIGN_OR_RETURN(views, a.strings());
-  return std::vector<std::string>(views.begin(), views.end());
-}
-
-// Opens `e`'s payload and reads its "attempt" (PayloadReader checked it against the stream).
 Result<json::Object> open(PayloadReader& r, const EventView& e, std::string& attempt) {
-  json::Object o;
-  AURA_ASSIGN_OR_RETURN(o, r.open(e));
-  AURA_ASSIGN_OR_RETURN(attempt, read_string(o, "attempt"));
-  return o;
+  return open_attempt(r, e, attempt);
 }
 
 }  // namespace
@@ -197,15 +131,11 @@ Result<ProbeRequested> ProbeRequested::decode(PayloadReader& r, const EventView&
 }
 
 std::string ProbeCompleted::encode() const {
-  return header(attempt)
-      .num("probe", probe)
-      .str("evidence", evidence)
-      .num("exit_code", exit_code)
-      .boolean("truncated", truncated)
-      .str("error", error.value_or(""))
-      .raw("resolved", strings_json(resolved))
-      .raw("refs", refs_json(refs))
-      .done();
+  JsonWriter j = header(attempt);
+  j.num("probe", probe).str("evidence", evidence).num("exit_code", exit_code);
+  j.boolean("truncated", truncated);
+  str_or_null(j, "error", error);
+  return j.raw("resolved", strings_json(resolved)).raw("refs", refs_json(refs)).done();
 }
 
 Result<ProbeCompleted> ProbeCompleted::decode(PayloadReader& r, const EventView& e) {
@@ -271,7 +201,14 @@ Result<ScriptAuthorized> ScriptAuthorized::decode(PayloadReader& r, const EventV
   return p;
 }
 
-// ---- action.completed ----
+// ---- action.completed, apply.completed ----
+
+std::string ActionCompleted::encode() const {
+  JsonWriter j = header(attempt);
+  j.str("world", world).str("stage", stage).num("index", index);
+  write_action_members(j, *this);
+  return j.raw("refs", refs_json(refs)).done();
+}
 
 Result<ActionCompleted> ActionCompleted::decode(PayloadReader& r, const EventView& e) {
   ActionCompleted p;
@@ -283,20 +220,125 @@ Result<ActionCompleted> ActionCompleted::decode(PayloadReader& r, const EventVie
   AURA_ASSIGN_OR_RETURN(text, o.optional_string("stage"));
   p.stage = std::string(text.value_or(""));
   AURA_ASSIGN_OR_RETURN(p.index, read_count(o, "index"));
-  if (auto call = o.optional_value("call")) {
-    p.call = call->minified();
-  } else {
-    AURA_ASSIGN_OR_RETURN(p.script_sha256, read_hex(o, "script_sha256"));
-  }
-  AURA_ASSIGN_OR_RETURN(p.exit_code, o.required_i64("exit_code"));
-  AURA_ASSIGN_OR_RETURN(p.error, read_string_or_null(o, "error"));
-  std::optional<bool> truncated;
-  AURA_ASSIGN_OR_RETURN(truncated, o.optional_bool("truncated"));
-  p.truncated = truncated.value_or(false);
-  std::optional<json::Array> resolved;
-  AURA_ASSIGN_OR_RETURN(resolved, o.optional_array("resolved"));
-  if (resolved) AURA_ASSIGN_OR_RETURN(p.resolved, read_strings(*resolved));
+  AURA_RETURN_IF_ERROR(read_action_members(o, p));
   AURA_ASSIGN_OR_RETURN(p.refs, r.refs());
+  return p;
+}
+
+std::string ApplyCompleted::encode() const {
+  return header(attempt)
+      .num("revision", revision)
+      .num("actions", actions)
+      .num("failed", failed)
+      .boolean("aborted", aborted)
+      .done();
+}
+
+Result<ApplyCompleted> ApplyCompleted::decode(PayloadReader& r, const EventView& e) {
+  ApplyCompleted p;
+  json::Object o;
+  AURA_ASSIGN_OR_RETURN(o, open(r, e, p.attempt));
+  AURA_ASSIGN_OR_RETURN(p.revision, read_count(o, "revision"));
+  AURA_ASSIGN_OR_RETURN(p.actions, read_count(o, "actions"));
+  AURA_ASSIGN_OR_RETURN(p.failed, read_count(o, "failed"));
+  if (p.failed > p.actions) return o.error("failed", "more than actions");
+  AURA_ASSIGN_OR_RETURN(p.aborted, o.required_bool("aborted"));
+  return p;
+}
+
+// ---- ack.readback, attempt.acknowledged ----
+
+std::string AckReadback::actions_json() const {
+  JsonArray list;
+  for (const Line& l : actions) {
+    JsonWriter j;
+    j.num("index", l.index);
+    if (l.call) {
+      j.raw("call", *l.call);
+    } else {
+      j.str("script_sha256", l.script_sha256.value_or(""));
+    }
+    list.raw(j.boolean("typed", l.typed)
+                 .str("observed", l.observed)
+                 .raw("differences", strings_json(l.differences))
+                 .done());
+  }
+  return list.done();
+}
+
+std::string AckReadback::encode() const {
+  return header(attempt)
+      .num("revision", revision)
+      .boolean("as_requested", as_requested)
+      .raw("actions", actions_json())
+      .done();
+}
+
+Result<AckReadback> AckReadback::decode(PayloadReader& r, const EventView& e) {
+  AckReadback p;
+  json::Object o;
+  AURA_ASSIGN_OR_RETURN(o, open(r, e, p.attempt));
+  AURA_ASSIGN_OR_RETURN(p.revision, read_count(o, "revision"));
+  AURA_ASSIGN_OR_RETURN(p.as_requested, o.required_bool("as_requested"));
+  json::Array list;
+  AURA_ASSIGN_OR_RETURN(list, o.array("actions"));
+  for (const json::Value& v : list.elements()) {
+    json::Object a;
+    AURA_ASSIGN_OR_RETURN(a, v.as_object());
+    Line l;
+    AURA_ASSIGN_OR_RETURN(l.index, read_count(a, "index"));
+    if (auto call = a.optional_value("call")) {
+      l.call = call->minified();
+    } else {
+      AURA_ASSIGN_OR_RETURN(l.script_sha256, read_hex(a, "script_sha256"));
+    }
+    AURA_ASSIGN_OR_RETURN(l.typed, a.required_bool("typed"));
+    AURA_ASSIGN_OR_RETURN(l.observed, read_string(a, "observed"));
+    json::Array differences;
+    AURA_ASSIGN_OR_RETURN(differences, a.array("differences"));
+    AURA_ASSIGN_OR_RETURN(l.differences, read_strings(differences));
+    p.actions.push_back(std::move(l));
+  }
+  return p;
+}
+
+std::string AttemptAcknowledged::encode() const {
+  return header(attempt)
+      .num("readback", readback)
+      .str("readback_sha256", readback_sha256)
+      .str("note", note)
+      .done();
+}
+
+Result<AttemptAcknowledged> AttemptAcknowledged::decode(PayloadReader& r, const EventView& e) {
+  AttemptAcknowledged p;
+  json::Object o;
+  AURA_ASSIGN_OR_RETURN(o, open(r, e, p.attempt));
+  AURA_ASSIGN_OR_RETURN(p.readback, read_count(o, "readback"));
+  AURA_ASSIGN_OR_RETURN(p.readback_sha256, read_hex(o, "readback_sha256"));
+  AURA_ASSIGN_OR_RETURN(p.note, read_string(o, "note"));
+  return p;
+}
+
+// ---- verify.fact ----
+
+std::string VerifyFact::encode() const {
+  return header(attempt)
+      .str("check", check)
+      .str("kind", kind)
+      .boolean("ok", ok)
+      .str("observed", observed)
+      .done();
+}
+
+Result<VerifyFact> VerifyFact::decode(PayloadReader& r, const EventView& e) {
+  VerifyFact p;
+  json::Object o;
+  AURA_ASSIGN_OR_RETURN(o, open(r, e, p.attempt));
+  AURA_ASSIGN_OR_RETURN(p.check, read_string(o, "check"));
+  AURA_ASSIGN_OR_RETURN(p.kind, read_enum(o, "kind", kCheckKinds));
+  AURA_ASSIGN_OR_RETURN(p.ok, o.required_bool("ok"));
+  AURA_ASSIGN_OR_RETURN(p.observed, read_string(o, "observed"));
   return p;
 }
 
@@ -390,7 +432,39 @@ Result<ReceiptIssued> ReceiptIssued::decode(PayloadReader& r, const EventView& e
   return p;
 }
 
-// ---- attempt.abandoned ----
+// ---- coach.used ----
+
+std::string CoachUsed::encode() const {
+  return header(attempt)
+      .num("call", call)
+      .str("request_sha256", request_sha256)
+      .str("response_sha256", response_sha256)
+      .str("model", model)
+      .done();
+}
+
+Result<CoachUsed> CoachUsed::decode(PayloadReader& r, const EventView& e) {
+  CoachUsed p;
+  json::Object o;
+  AURA_ASSIGN_OR_RETURN(o, open(r, e, p.attempt));
+  AURA_ASSIGN_OR_RETURN(p.call, read_count(o, "call"));
+  AURA_ASSIGN_OR_RETURN(p.request_sha256, read_hex(o, "request_sha256"));
+  AURA_ASSIGN_OR_RETURN(p.response_sha256, read_hex(o, "response_sha256"));
+  AURA_ASSIGN_OR_RETURN(p.model, read_string(o, "model"));
+  return p;
+}
+
+// ---- attempt.reflected, attempt.abandoned ----
+
+std::string AttemptReflected::encode() const { return header(attempt).str("text", text).done(); }
+
+Result<AttemptReflected> AttemptReflected::decode(PayloadReader& r, const EventView& e) {
+  AttemptReflected p;
+  json::Object o;
+  AURA_ASSIGN_OR_RETURN(o, open(r, e, p.attempt));
+  AURA_ASSIGN_OR_RETURN(p.text, read_string(o, "text"));
+  return p;
+}
 
 std::string AttemptAbandoned::encode() const {
   return header(attempt).str("reason", reason).done();

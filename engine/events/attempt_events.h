@@ -1,4 +1,5 @@
-// Typed payloads of the attempt events the lab reads back (docs/ATTEMPTS.md), each with ONE
+// Typed payloads of the attempt's events (docs/ATTEMPTS.md; the gate's and the worlds' are in
+// gate_events.h and world_events.h), each with ONE
 // encoder (the exact bytes the engine appends: members in the documented order, compact JSON)
 // and ONE strict decoder on PayloadReader (no duplicate member, "v":1 first, the stream's
 // attempt, each member's type and bounds). Every payload begins "v":1,"attempt":ID.
@@ -30,6 +31,7 @@ inline constexpr std::string_view kProperties[] = {"primary", "twin", "control",
                                                    "reversal"};
 inline constexpr std::string_view kPropertyStatuses[] = {"pass", "fail", "not_run"};
 inline constexpr std::string_view kScriptStatuses[] = {"pending_feedback", "pending_execution"};
+inline constexpr std::string_view kCheckKinds[] = {"postcondition", "invariant"};
 
 // A string of 64 lowercase hex digits (a SHA-256), or an error naming the member.
 Result<std::string_view> read_sha256_hex(const json::Object& o, std::string_view name);
@@ -84,7 +86,7 @@ struct ProbeCompleted {
   std::string evidence;  // "ev-<probe>"
   int64_t exit_code = 0;
   bool truncated = false;
-  std::optional<std::string> error;  // written as a string; null is read as none
+  std::optional<std::string> error;  // the engine always writes a string; none is written null
   std::vector<std::string> resolved;
   std::vector<EvidenceRef> refs;  // id evidence, kind "probe.output" (none: no output)
 
@@ -117,20 +119,79 @@ struct ScriptAuthorized {
   static Result<ScriptAuthorized> decode(PayloadReader& r, const EventView& e);
 };
 
-// action.completed (the live world's apply); gate.action has the same action members.
-struct ActionCompleted {
-  static constexpr std::string_view kType = kActionCompleted;
-  std::string attempt, world, stage;
-  uint64_t index = 0;
+// What an action event (action.completed here, gate.action in gate_events.h) records of one
+// action after its own members.
+struct ActionMembers {
   std::optional<std::string> call;           // compact JSON; or
   std::optional<std::string> script_sha256;  // for a script
   int64_t exit_code = 0;
-  std::optional<std::string> error;  // written as a string; null is read as none
+  std::optional<std::string> error;  // the supervisor always writes a string; none is written null
   bool truncated = false;
   std::vector<std::string> resolved;
+};
+
+// One action of the IR run on the live world by apply.
+struct ActionCompleted : ActionMembers {
+  static constexpr std::string_view kType = kActionCompleted;
+  std::string attempt, world, stage;  // "live", "apply"
+  uint64_t index = 0;
   std::vector<EvidenceRef> refs;  // id "act-<n>", kind "action.output"
 
+  std::string encode() const;
   static Result<ActionCompleted> decode(PayloadReader& r, const EventView& e);
+};
+
+struct ApplyCompleted {
+  static constexpr std::string_view kType = kApplyCompleted;
+  std::string attempt;
+  uint64_t revision = 0, actions = 0, failed = 0;  // failed: a non-zero exit or an error
+  bool aborted = false;                            // a host failure stopped the apply
+
+  std::string encode() const;
+  static Result<ApplyCompleted> decode(PayloadReader& r, const EventView& e);
+};
+
+// The supervisor's readback of the last apply (docs/ATTEMPTS.md, "ACK").
+struct AckReadback {
+  static constexpr std::string_view kType = kAckReadback;
+  struct Line {
+    uint64_t index = 0;
+    std::optional<std::string> call;           // compact JSON; or
+    std::optional<std::string> script_sha256;  // for a script
+    bool typed = false;                        // false: nothing to compare
+    std::string observed;
+    std::vector<std::string> differences;
+  };
+  std::string attempt;
+  uint64_t revision = 0;
+  bool as_requested = false;
+  std::vector<Line> actions;
+
+  // The "actions" member's bytes: attempt.acknowledged's readback_sha256 is their SHA-256.
+  std::string actions_json() const;
+  std::string encode() const;
+  static Result<AckReadback> decode(PayloadReader& r, const EventView& e);
+};
+
+struct AttemptAcknowledged {
+  static constexpr std::string_view kType = kAttemptAcknowledged;
+  std::string attempt;
+  uint64_t readback = 0;        // the seq of the ack.readback confirmed
+  std::string readback_sha256;  // of its actions_json()
+  std::string note;             // may be empty
+
+  std::string encode() const;
+  static Result<AttemptAcknowledged> decode(PayloadReader& r, const EventView& e);
+};
+
+struct VerifyFact {
+  static constexpr std::string_view kType = kVerifyFact;
+  std::string attempt, check, kind;  // kind: kCheckKinds
+  bool ok = false;
+  std::string observed;
+
+  std::string encode() const;
+  static Result<VerifyFact> decode(PayloadReader& r, const EventView& e);
 };
 
 struct AttemptVerified {
@@ -174,6 +235,25 @@ struct ReceiptIssued {
 
   std::string encode() const;
   static Result<ReceiptIssued> decode(PayloadReader& r, const EventView& e);
+};
+
+// Reserved for the Evidence Coach; disclosed on receipts (docs/formats/receipt.md).
+struct CoachUsed {
+  static constexpr std::string_view kType = kCoachUsed;
+  std::string attempt;
+  uint64_t call = 0;  // 1, 2, ...
+  std::string request_sha256, response_sha256, model;
+
+  std::string encode() const;
+  static Result<CoachUsed> decode(PayloadReader& r, const EventView& e);
+};
+
+struct AttemptReflected {
+  static constexpr std::string_view kType = kAttemptReflected;
+  std::string attempt, text;
+
+  std::string encode() const;
+  static Result<AttemptReflected> decode(PayloadReader& r, const EventView& e);
 };
 
 struct AttemptAbandoned {
