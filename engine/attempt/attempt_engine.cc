@@ -14,7 +14,9 @@
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
 #include "engine/events/attempt_events.h"
+#include "engine/events/gate_events.h"
 #include "engine/events/registry_events.h"
+#include "engine/events/world_events.h"
 #include "engine/gate/gate_runner.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/package/package.h"
@@ -29,17 +31,6 @@ namespace ev = aura::events;
 namespace {
 
 std::string learner_actor(std::string_view learner) { return "learner:" + std::string(learner); }
-
-JsonWriter header(const AttemptState& s) {
-  JsonWriter j;
-  j.num("v", 1).str("attempt", s.id);
-  return j;
-}
-
-EventDraft draft(const AttemptState& s, std::string_view type, std::string actor,
-                 std::string payload) {
-  return {stream_of(s.id), std::string(type), std::move(actor), std::move(payload)};
-}
 
 EventDraft phase_event(const AttemptState& s, Phase from, Phase to) {
   return ev::attempt_draft(
@@ -77,9 +68,9 @@ Result<EventDraft> live_world_built(const AttemptState& s, world::World& w, std:
                                     BlobStore& blobs) {
   world::BuildRecord record;
   AURA_ASSIGN_OR_RETURN(record, w.build_record());
-  JsonWriter j = header(s);
-  AURA_RETURN_IF_ERROR(world::add_world_built_members(j, w.id(), record, sums, blobs));
-  return draft(s, ev::kWorldBuilt, "supervisor", j.done());
+  ev::WorldBuilt built;
+  AURA_ASSIGN_OR_RETURN(built, world::world_built_event(s.id, w.id(), record, sums, blobs));
+  return ev::attempt_draft(built, "supervisor");
 }
 
 // Every scenario.loaded of the registry stream, in log order (a malformed one is corruption).
@@ -345,9 +336,8 @@ Result<std::string> AttemptEngine::reset(std::string_view id, std::string_view l
   AURA_ASSIGN_OR_RETURN(old, end_world(b, live));
   auto world = b.driver->create(b.package_dir, b.manifest, b.manifest.primary()->id, s.seed, live);
   if (!world.ok()) return world.status().with_context("building the live world afresh");
-  std::vector<EventDraft> drafts = {
-      draft(s, ev::kWorldReset, learner_actor(learner),
-            header(s).str("reason", reason).str("world", "live").str("previous", old).done())};
+  std::vector<EventDraft> drafts = {ev::attempt_draft(
+      ev::WorldReset{s.id, std::string(reason), "live", old}, learner_actor(learner))};
   auto built = live_world_built(s, **world, b.sums, *ctx_.blobs);
   if (!built.ok()) {
     (void)b.driver->destroy(std::move(world).value());
@@ -632,14 +622,13 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
     const auto& rec = records[i];
     BlobInfo blob;
     AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, rec.output));
-    const std::string ref_id = "act-" + std::to_string(s.actions_run + i + 1);
-    JsonWriter j = header(s);
-    j.str("world", "live").str("stage", "apply").num("index", uint64_t(i));
-    gate::write_action_members(j, rec);
-    j.raw("refs", JsonArray()
-                      .raw(evidence_ref_json({ref_id, blob.sha256, "action.output", blob.bytes}))
-                      .done());
-    drafts.push_back(draft(s, ev::kActionCompleted, "supervisor", j.done()));
+    ev::ActionCompleted action{gate::action_members(rec)};
+    action.attempt = s.id;
+    action.world = "live";
+    action.stage = "apply";
+    action.index = i;
+    action.refs = one_ref("act-" + std::to_string(s.actions_run + i + 1), blob, "action.output");
+    drafts.push_back(ev::attempt_draft(action, "supervisor"));
     const bool failed = rec.exit_code != 0 || !rec.error.empty();
     r.failed += failed ? 1 : 0;
     r.aborted = r.aborted || rec.host_failure;
@@ -648,13 +637,8 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
                       (rec.error.empty() ? "" : " (" + rec.error + ")"));
   }
   r.actions = uint32_t(records.size());
-  drafts.push_back(draft(s, ev::kApplyCompleted, "supervisor",
-                         header(s)
-                             .num("revision", uint64_t(s.revision))
-                             .num("actions", uint64_t(r.actions))
-                             .num("failed", uint64_t(r.failed))
-                             .boolean("aborted", r.aborted)
-                             .done()));
+  drafts.push_back(ev::attempt_draft(
+      ev::ApplyCompleted{s.id, s.revision, r.actions, r.failed, r.aborted}, "supervisor"));
   drafts.push_back(phase_event(s, Phase::kApply, Phase::kAck));
   AURA_RETURN_IF_ERROR(append(std::move(drafts)));
   return r;
@@ -733,7 +717,7 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
   // The supervisor reads every action's effect back from the live world as it is now.
   AckResult r;
   r.as_requested = true;
-  JsonArray lines;
+  ev::AckReadback readback{s.id, s.revision, true, {}};
   std::string differences;
   for (size_t i = 0; i < ir.actions.size(); ++i) {
     const intervention::Action& a = ir.actions[i];
@@ -758,34 +742,25 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
       AURA_ASSIGN_OR_RETURN(line.readback, world->read_back(a.call, applied[i].call));
     }
     line.readback.observed = safe_text(line.readback.observed, 4096);
-    JsonArray diffs;
+    ev::AckReadback::Line recorded{
+        i, std::nullopt, std::nullopt, line.readback.typed, line.readback.observed, {}};
+    if (a.is_script) {
+      recorded.script_sha256 = to_hex(a.script_sha256);
+    } else {
+      recorded.call = scenario::call_json(a.call);
+    }
     for (auto& d : line.readback.differences) {
       d = safe_text(d, 1024);
-      diffs.str(d);
+      recorded.differences.push_back(d);
       differences += (differences.empty() ? "" : "; ") + std::string("action ") +
                      std::to_string(i) + " (" + (a.is_script ? "script" : a.call.name) + "): " + d;
     }
     if (!line.readback.differences.empty()) r.as_requested = false;
-    JsonWriter j;
-    j.num("index", uint64_t(i));
-    if (a.is_script) {
-      j.str("script_sha256", to_hex(a.script_sha256));
-    } else {
-      j.raw("call", scenario::call_json(a.call));
-    }
-    j.boolean("typed", line.readback.typed)
-        .str("observed", line.readback.observed)
-        .raw("differences", diffs.done());
-    lines.raw(j.done());
+    readback.actions.push_back(std::move(recorded));
     r.lines.push_back(std::move(line));
   }
-  const std::string readback = lines.done();
-  auto recorded = ctx_.log->append(draft(s, ev::kAckReadback, "supervisor",
-                                         header(s)
-                                             .num("revision", uint64_t(s.revision))
-                                             .boolean("as_requested", r.as_requested)
-                                             .raw("actions", readback)
-                                             .done()));
+  readback.as_requested = r.as_requested;
+  auto recorded = ctx_.log->append(ev::attempt_draft(readback, "supervisor"));
   if (!recorded.ok()) return recorded.status();
   r.readback_seq = recorded->seq;
   if (result != nullptr) *result = r;
@@ -796,12 +771,10 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
         "); the attempt stays in phase ack: 'aura attempt reset " + s.id +
         "' rebuilds the live world");
   }
-  return append({draft(s, ev::kAttemptAcknowledged, learner_actor(learner),
-                       header(s)
-                           .num("readback", r.readback_seq)
-                           .str("readback_sha256", to_hex(sha256(readback)))
-                           .str("note", note)
-                           .done()),
+  return append({ev::attempt_draft(ev::AttemptAcknowledged{s.id, r.readback_seq,
+                                                           to_hex(sha256(readback.actions_json())),
+                                                           std::string(note)},
+                                   learner_actor(learner)),
                  phase_event(s, Phase::kAck, Phase::kVerify)});
 }
 
@@ -832,13 +805,10 @@ Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view
       ++postconditions;
       all_ok = all_ok && out.ok;
     }
-    facts.push_back(draft(s, ev::kVerifyFact, "supervisor",
-                          header(s)
-                              .str("check", c->id)
-                              .str("kind", scenario::check_kind_name(check->kind))
-                              .boolean("ok", out.ok)
-                              .str("observed", safe_text(out.observed, 1024))
-                              .done()));
+    facts.push_back(ev::attempt_draft(
+        ev::VerifyFact{s.id, c->id, std::string(scenario::check_kind_name(check->kind)), out.ok,
+                       safe_text(out.observed, 1024)},
+        "supervisor"));
   }
   r.recovered = postconditions > 0 && all_ok;
   // The supervisor's facts first; the engine's conclusion cites their seqs.
@@ -865,21 +835,14 @@ Result<GateOutcome> AttemptEngine::gate(
   const bool stop_early = s.mode != "judge";
 
   const std::string capabilities = b.driver->capabilities_json();
-  const std::string environment =
-      JsonWriter()
-          .str("kernel_release", kernel_release())
-          .str("lab_build_digest", ctx_.lab_build_digest)
-          .str("sandbox_profile_digest", b.driver->profile_digest())
-          .str("capability_snapshot_digest", to_hex(sha256(capabilities)))
-          .done();
-  auto started = ctx_.log->append(draft(s, ev::kGateStarted, "engine",
-                                        header(s)
-                                            .num("revision", uint64_t(s.revision))
-                                            .str("ir_sha256", s.ir_sha256)
-                                            .boolean("stop_at_first_failure", stop_early)
-                                            .raw("environment", environment)
-                                            .raw("capabilities", capabilities)
-                                            .done()));
+  const ev::GateStarted gate_started{s.id,
+                                     s.revision,
+                                     s.ir_sha256,
+                                     stop_early,
+                                     {kernel_release(), ctx_.lab_build_digest,
+                                      b.driver->profile_digest(), to_hex(sha256(capabilities))},
+                                     capabilities};
+  auto started = ctx_.log->append(ev::attempt_draft(gate_started, "engine"));
   if (!started.ok()) return started.status();
 
   gate::GateRunInput in;
@@ -966,7 +929,7 @@ Status AttemptEngine::reflect(std::string_view id, std::string_view learner,
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "reflect", Phase::kReflect));
   AURA_RETURN_IF_ERROR(learner_text("the reflection", text, false));
   AURA_RETURN_IF_ERROR(append(
-      {draft(s, ev::kAttemptReflected, learner_actor(learner), header(s).str("text", text).done()),
+      {ev::attempt_draft(ev::AttemptReflected{s.id, std::string(text)}, learner_actor(learner)),
        phase_event(s, Phase::kReflect, Phase::kDone)}));
   destroy_live(s);
   return Status::ok();

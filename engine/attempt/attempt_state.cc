@@ -2,6 +2,8 @@
 
 #include "engine/blob/evidence_ref.h"
 #include "engine/events/attempt_events.h"
+#include "engine/events/gate_events.h"
+#include "engine/events/world_events.h"
 
 namespace aura::attempt {
 namespace {
@@ -115,10 +117,12 @@ Status fold_next(AttemptState& s, ev::PayloadReader& r, const EventView& e) {
     AURA_RETURN_IF_ERROR(decode_in_fold<ev::ActionCompleted>(r, e).status());
     s.actions_run++;
   } else if (type == ev::kApplyCompleted) {
+    AURA_RETURN_IF_ERROR(decode_in_fold<ev::ApplyCompleted>(r, e).status());
     s.applied = true;
     for (auto& [sha, st] : s.scripts)
       if (st == ScriptStatus::kPendingExecution) st = ScriptStatus::kExecuted;
   } else if (type == ev::kWorldReset) {
+    AURA_RETURN_IF_ERROR(decode_in_fold<ev::WorldReset>(r, e).status());
     // A fresh live world: nothing of the IR has run on it.
     s.applied = false;
     s.recovered_live = false;
@@ -129,6 +133,7 @@ Status fold_next(AttemptState& s, ev::PayloadReader& r, const EventView& e) {
     AURA_ASSIGN_OR_RETURN(p, decode_in_fold<ev::AttemptVerified>(r, e));
     s.recovered_live = p.recovered;
   } else if (type == ev::kGateStarted) {
+    AURA_RETURN_IF_ERROR(decode_in_fold<ev::GateStarted>(r, e).status());
     s.gate_seq = e.seq;
   } else if (type == ev::kGateVerdict) {
     ev::GateVerdict p;

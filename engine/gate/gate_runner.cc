@@ -9,7 +9,9 @@
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
-#include "engine/events/event_types.h"
+#include "engine/events/attempt_events.h"
+#include "engine/events/gate_events.h"
+#include "engine/events/world_events.h"
 #include "engine/world/world_built.h"
 
 namespace aura::gate {
@@ -46,10 +48,11 @@ class PropertyRun {
     if (!in_.package_sums.empty()) {
       auto record = worlds_.back()->build_record();
       if (!record.ok()) return record.status().with_context("gate: world " + world_id);
-      JsonWriter j = header();
-      AURA_RETURN_IF_ERROR(
-          world::add_world_built_members(j, world_id, *record, in_.package_sums, blobs_));
-      drafts_.push_back({stream(), std::string(world::kWorldBuiltType), "supervisor", j.done()});
+      events::WorldBuilt built;
+      AURA_ASSIGN_OR_RETURN(built, world::world_built_event(in_.attempt_id, world_id, *record,
+                                                            in_.package_sums, blobs_));
+      built.gate = events::WorldBuilt::Gate{in_.gate_seq, std::string(property_name(property_))};
+      drafts_.push_back(events::attempt_draft(built, "supervisor"));
     }
     return worlds_.back().get();
   }
@@ -62,13 +65,15 @@ class PropertyRun {
       auto blob =
           blobs_.put(std::span(reinterpret_cast<const uint8_t*>(r.output.data()), r.output.size()));
       if (!blob.ok()) return blob.status().with_context("storing a gate action's output");
-      JsonWriter j = header();
-      j.str("world", w.id()).str("stage", stage).num("index", uint64_t(i));
-      write_action_members(j, r);
-      JsonArray refs;
-      refs.raw(evidence_ref_json({"output", blob->sha256, "action.output", blob->bytes}));
-      j.raw("refs", refs.done());
-      drafts_.push_back({stream(), events::kGateAction, "supervisor", j.done()});
+      events::GateAction action{action_members(r)};
+      action.attempt = in_.attempt_id;
+      action.gate = in_.gate_seq;
+      action.property = property_name(property_);
+      action.world = w.id();
+      action.stage = stage;
+      action.index = i;
+      action.refs = {{"output", blob->sha256, "action.output", blob->bytes}};
+      drafts_.push_back(events::attempt_draft(action, "supervisor"));
     }
     return aura::Status::ok();
   }
@@ -112,22 +117,18 @@ class PropertyRun {
   }
 
  private:
-  std::string stream() const { return "attempt/" + in_.attempt_id; }
-  JsonWriter header() const {
-    JsonWriter j;
-    j.num("v", 1).str("attempt", in_.attempt_id).num("gate", in_.gate_seq);
-    j.str("property", property_name(property_));
-    return j;
-  }
   void add_fact(const std::string& world, Stage stage, const std::string& check, bool ok,
                 const std::string& observed, const std::string& value) {
-    JsonWriter j = header();
-    j.str("world", world)
-        .str("stage", stage_name(stage))
-        .str("check", check)
-        .boolean("ok", ok)
-        .str("observed", observed);
-    if (!value.empty()) j.str("value", value);
+    events::GateFact fact{in_.attempt_id,
+                          in_.gate_seq,
+                          std::string(property_name(property_)),
+                          world,
+                          std::string(stage_name(stage)),
+                          check,
+                          ok,
+                          observed,
+                          std::nullopt};
+    if (!value.empty()) fact.value = value;
     Fact f;
     f.property = property_;
     f.world = world;
@@ -136,7 +137,7 @@ class PropertyRun {
     f.ok = ok;
     f.value = value;
     facts_.emplace_back(drafts_.size(), std::move(f));
-    drafts_.push_back({stream(), events::kGateFact, "supervisor", j.done()});
+    drafts_.push_back(events::attempt_draft(fact, "supervisor"));
   }
 
   const GateRunInput& in_;
@@ -230,16 +231,18 @@ std::vector<ActionRecord> run_actions(world::World& world,
   return records;
 }
 
-void write_action_members(JsonWriter& w, const ActionRecord& r) {
+events::ActionMembers action_members(const ActionRecord& r) {
+  events::ActionMembers m;
   if (r.script_sha256.empty()) {
-    w.raw("call", r.call_json);
+    m.call = r.call_json;
   } else {
-    w.str("script_sha256", r.script_sha256);
+    m.script_sha256 = r.script_sha256;
   }
-  w.num("exit_code", int64_t(r.exit_code)).str("error", r.error).boolean("truncated", r.truncated);
-  JsonArray resolved;
-  for (const auto& s : r.resolved) resolved.str(s);
-  w.raw("resolved", resolved.done());
+  m.exit_code = r.exit_code;
+  m.error = r.error;
+  m.truncated = r.truncated;
+  m.resolved = r.resolved;
+  return m;
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include "engine/blob/blob_store.h"
 #include "engine/common/json_writer.h"
 #include "engine/common/status.h"
+#include "engine/events/attempt_events.h"
 #include "engine/gate/grader.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/log/event_log.h"
@@ -42,9 +43,9 @@ ActionRecord run_action(world::World& world, const intervention::Action& action)
 std::vector<ActionRecord> run_actions(world::World& world,
                                       const std::vector<intervention::Action>& actions);
 
-// Writes the members an action event records after its own: "call" (the call's JSON) or
-// "script_sha256", then exit_code, error, truncated, resolved.
-void write_action_members(JsonWriter& w, const ActionRecord& record);
+// The members an action event (events::ActionCompleted, events::GateAction) records of `r`:
+// call (the call's JSON) or script_sha256, exit_code, error, truncated, resolved.
+events::ActionMembers action_members(const ActionRecord& r);
 
 struct GateRunInput {
   std::string attempt_id;  // 16 lowercase hex

@@ -11,6 +11,8 @@
 #include "engine/common/json_writer.h"
 #include "engine/events/attempt_events.h"
 #include "engine/events/event_types.h"
+#include "engine/events/gate_events.h"
+#include "engine/events/world_events.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_format.h"
@@ -69,7 +71,6 @@ class Payload {
   }
 
   Status error(const std::string& what) const { return Status::corruption(where_ + ": " + what); }
-  bool has(std::string_view key) const { return object_.at_key(key).error() == simdjson::SUCCESS; }
 
   Result<simdjson::dom::element> element(std::string_view key) const {
     simdjson::dom::element e;
@@ -89,19 +90,6 @@ class Payload {
     uint64_t v = 0;
     if (e->get_uint64().get(v) != simdjson::SUCCESS) return wrong(key, "a non-negative integer");
     return v;
-  }
-  Result<bool> boolean(std::string_view key) const {
-    auto e = element(key);
-    if (!e.ok()) return e.status();
-    bool v = false;
-    if (e->get_bool().get(v) != simdjson::SUCCESS) return wrong(key, "a boolean");
-    return v;
-  }
-  Result<std::string_view> hex64(std::string_view key) const {
-    auto s = str(key);
-    if (!s.ok()) return s.status();
-    if (!is_lower_hex64(*s)) return wrong(key, "64 lowercase hex digits");
-    return *s;
   }
   // The member's exact bytes; `open` ('{' or '[') says which kind of value it must be.
   Result<std::string_view> raw(std::string_view key, char open) const {
@@ -166,19 +154,6 @@ std::string scenario_section(const events::AttemptStarted& started) {
       .done();
 }
 
-// The ref named `id` of kind `kind` in the event's refs.
-Result<EvidenceRef> find_ref(const StoredEvent& ev, const Payload& p, std::string_view id,
-                             std::string_view kind) {
-  auto refs = extract_refs(ev.payload);
-  if (!refs.ok()) return p.error(refs.status().message());
-  for (const auto& r : *refs) {
-    if (r.id != id) continue;
-    if (r.kind != kind) return p.error("ref " + r.id + " has kind " + r.kind);
-    return r;
-  }
-  return p.error("no ref with id " + std::string(id));
-}
-
 std::string seq_array(const std::vector<uint64_t>& seqs) {
   JsonArray a;
   for (uint64_t s : seqs) a.raw(std::to_string(s));
@@ -192,35 +167,26 @@ struct FactRecord {
   std::string json;  // the receipt's form of it
 };
 
-Result<FactRecord> parse_fact(const StoredEvent& ev, const Payload& p) {
+FactRecord fact_record(const StoredEvent& ev, const events::GateFact& p) {
   FactRecord r;
   r.fact.seq = ev.seq;
-  RECEIPT_LET_OR_RETURN(property, p.str("property"));
-  RECEIPT_LET_OR_RETURN(world, p.str("world"));
-  RECEIPT_LET_OR_RETURN(stage, p.str("stage"));
-  RECEIPT_LET_OR_RETURN(check, p.str("check"));
-  RECEIPT_LET_OR_RETURN(ok, p.boolean("ok"));
-  auto prop = gate::parse_property(property);
-  if (!prop) return p.error("\"property\" is not a gate property");
-  auto st = gate::parse_stage(stage);
-  if (!st) return p.error("\"stage\" is not a gate stage");
-  r.fact.property = *prop;
-  r.fact.world = std::string(world);
-  r.fact.stage = *st;
-  r.fact.check = std::string(check);
-  r.fact.ok = ok;
+  // The catalog checked the property and the stage against their enumerations.
+  r.fact.property = *gate::parse_property(p.property);
+  r.fact.world = p.world;
+  r.fact.stage = *gate::parse_stage(p.stage);
+  r.fact.check = p.check;
+  r.fact.ok = p.ok;
   JsonWriter w;
   w.num("seq", ev.seq)
-      .str("property", property)
-      .str("world", world)
-      .str("stage", stage)
-      .str("check", check)
-      .boolean("ok", ok);
-  if (p.has("value")) {
-    RECEIPT_LET_OR_RETURN(value, p.str("value"));
-    r.fact.value = std::string(value);
+      .str("property", p.property)
+      .str("world", p.world)
+      .str("stage", p.stage)
+      .str("check", p.check)
+      .boolean("ok", p.ok);
+  if (p.value) {
+    r.fact.value = *p.value;
     r.has_value = true;
-    w.str("value", value);
+    w.str("value", *p.value);
   }
   r.json = w.done();
   return r;
@@ -296,42 +262,16 @@ struct WorldBuilt {
   EvidenceRef profile, sums;
 };
 
-Result<WorldBuilt> parse_world_built(const StoredEvent& ev, const Payload& p) {
+Result<WorldBuilt> world_built_record(const StoredEvent& ev, const events::WorldBuilt& p) {
   WorldBuilt w;
-  RECEIPT_LET_OR_RETURN(world, p.str("world"));
-  RECEIPT_LET_OR_RETURN(profile_sha, p.hex64("profile_sha256"));
-  RECEIPT_LET_OR_RETURN(image_sha, p.hex64("image_sha256"));
-  RECEIPT_LET_OR_RETURN(binaries, p.element("binaries"));
-  RECEIPT_LET_OR_RETURN(layers, p.element("layers"));
-  w.world = std::string(world);
-  w.profile_sha256 = std::string(profile_sha);
-  w.image_sha256 = std::string(image_sha);
-  simdjson::dom::object bins;
-  if (binaries.get_object().get(bins) != simdjson::SUCCESS) {
-    return p.error("\"binaries\" is not an object");
-  }
-  if (Status st = check_unique_members(bins, "binaries"); !st.is_ok()) return p.error(st.message());
-  for (auto field : bins) {
-    std::string_view digest;
-    if (field.value.get_string().get(digest) != simdjson::SUCCESS || !is_lower_hex64(digest)) {
-      return p.error("\"binaries." + std::string(field.key) + "\" is not 64 lowercase hex digits");
-    }
-    w.binaries[std::string(field.key)] = std::string(digest);
-  }
-  simdjson::dom::array arr;
-  if (layers.get_array().get(arr) != simdjson::SUCCESS)
-    return p.error("\"layers\" is not an array");
-  for (auto l : arr) {
-    std::string_view layer;
-    if (l.get_string().get(layer) != simdjson::SUCCESS) {
-      return p.error("\"layers\" holds a value that is not a string");
-    }
-    w.layers.emplace_back(layer);
-  }
-  RECEIPT_LET_OR_RETURN(profile, find_ref(ev, p, "profile", world::kProfileRefKind));
-  RECEIPT_LET_OR_RETURN(sums, find_ref(ev, p, "sums", world::kSumsRefKind));
-  w.profile = profile;
-  w.sums = sums;
+  w.world = p.world;
+  w.profile_sha256 = p.profile_sha256;
+  w.image_sha256 = p.image_sha256;
+  // The catalog refused a duplicate path and a digest that is not 64 lowercase hex.
+  w.binaries = std::map<std::string, std::string>(p.binaries.begin(), p.binaries.end());
+  w.layers = p.layers;
+  AURA_ASSIGN_OR_RETURN(w.profile, find_decoded_ref(ev, p.refs, "profile", world::kProfileRefKind));
+  AURA_ASSIGN_OR_RETURN(w.sums, find_decoded_ref(ev, p.refs, "sums", world::kSumsRefKind));
   return w;
 }
 
@@ -374,8 +314,8 @@ Result<std::string> evidence_section(
 // The environment section, every part recomputed from the log and its blobs.
 Result<std::string> environment_section(
     const EventLog& log, const BlobStore& blobs, const ReceiptSections& s, uint64_t gate_seq,
-    std::string_view kernel_release, std::string_view lab_build_digest, const Payload& started,
-    const std::vector<std::pair<uint64_t, WorldBuilt>>& worlds) {
+    std::string_view kernel_release, std::string_view lab_build_digest,
+    std::string_view package_digest, const std::vector<std::pair<uint64_t, WorldBuilt>>& worlds) {
   const std::string gate = "gate " + std::to_string(gate_seq);
   // The capability panel: the latest measurement recorded before the gate.
   uint64_t caps_seq = 0;
@@ -400,11 +340,6 @@ Result<std::string> environment_section(
     return Status::failed_precondition(s.stream + ": " + gate +
                                        " recorded no world.built; a receipt binds what the "
                                        "gate's worlds were built from");
-  }
-  RECEIPT_LET_OR_RETURN(scenario_e, started.element("scenario"));
-  std::string_view package_digest;
-  if (scenario_e["package_digest"].get_string().get(package_digest) != simdjson::SUCCESS) {
-    return started.error("\"scenario.package_digest\" is missing");
   }
   std::string profile_sha256;
   std::map<std::string, std::string> binaries;
@@ -583,17 +518,11 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   if (gate_it == evs.end() || gate_it->type != events::kGateStarted || gate_it->actor != "engine") {
     return vp.error("\"gate\" is not an engine gate.started of this attempt");
   }
-  RECEIPT_LET_OR_RETURN(gp, Payload::parse(*gate_it, s.attempt));
-  RECEIPT_LET_OR_RETURN(revision, gp.u64("revision"));
-  RECEIPT_LET_OR_RETURN(ir_sha256, gp.hex64("ir_sha256"));
-  RECEIPT_LET_OR_RETURN(gate_env, gp.element("environment"));
-  simdjson::dom::object gate_env_object;
-  std::string_view kernel_release, lab_build_digest;
-  if (gate_env.get_object().get(gate_env_object) != simdjson::SUCCESS ||
-      gate_env_object["kernel_release"].get_string().get(kernel_release) != simdjson::SUCCESS ||
-      gate_env_object["lab_build_digest"].get_string().get(lab_build_digest) != simdjson::SUCCESS) {
-    return gp.error("\"environment\" lacks kernel_release or lab_build_digest");
-  }
+  RECEIPT_LET_OR_RETURN(gate_started, decode_event<events::GateStarted>(*gate_it));
+  const uint64_t revision = gate_started.revision;
+  const std::string& ir_sha256 = gate_started.ir_sha256;
+  const std::string& kernel_release = gate_started.environment.kernel_release;
+  const std::string& lab_build_digest = gate_started.environment.lab_build_digest;
   if (!is_lower_hex64(lab_build_digest) || lab_build_digest == rf::kUnknownDigest) {
     return Status::failed_precondition(
         s.stream + ": the lab build digest of gate " + std::to_string(gate_seq) +
@@ -603,13 +532,12 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   }
 
   // The scenario and its manifest.
-  RECEIPT_LET_OR_RETURN(sp, Payload::parse(started, s.attempt));
   RECEIPT_LET_OR_RETURN(started_payload, decode_event<events::AttemptStarted>(started));
   s.scenario = scenario_section(started_payload);
   RECEIPT_LET_OR_RETURN(manifest_ref, find_decoded_ref(started, started_payload.refs, "manifest",
                                                        "scenario.manifest"));
   if (to_hex(manifest_ref.sha256) != started_payload.scenario.manifest_sha256) {
-    return sp.error("ref manifest is not the scenario's manifest_sha256");
+    return event_error(started, "ref manifest is not the scenario's manifest_sha256");
   }
   s.manifest_ref = manifest_ref;
 
@@ -638,16 +566,15 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
       RECEIPT_LET_OR_RETURN(ref, find_decoded_ref(ev, p.refs, p.evidence, "probe.output"));
       unlocked[p.evidence] = {ev.seq, ref};
     } else if (ev.type == world::kWorldBuiltType && ev.actor == "supervisor" && in_gate) {
-      RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
-      RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
-      if (g != gate_seq) continue;
-      RECEIPT_LET_OR_RETURN(w, parse_world_built(ev, p));
+      RECEIPT_LET_OR_RETURN(p, decode_event<events::WorldBuilt>(ev));
+      if (!p.gate) return event_error(ev, "member \"gate\": missing (a live world in the gate)");
+      if (p.gate->gate != gate_seq) continue;
+      RECEIPT_LET_OR_RETURN(w, world_built_record(ev, p));
       worlds.emplace_back(ev.seq, std::move(w));
     } else if (ev.type == events::kGateFact && ev.actor == "supervisor" && in_gate) {
-      RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
-      RECEIPT_LET_OR_RETURN(g, p.u64("gate"));
-      if (g != gate_seq) continue;
-      RECEIPT_LET_OR_RETURN(f, parse_fact(ev, p));
+      RECEIPT_LET_OR_RETURN(p, decode_event<events::GateFact>(ev));
+      if (p.gate != gate_seq) continue;
+      FactRecord f = fact_record(ev, p);
       (f.fact.stage == gate::Stage::kBefore ? before : after).raw(f.json);
       if (f.fact.property == gate::Property::kReversal) reversal_facts.push_back(ev.seq);
       s.grader_facts.push_back(std::move(f.fact));
@@ -670,16 +597,12 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
                                .raw("cited", seq_array(p.cited))
                                .done());
     } else if (ev.type == events::kCoachUsed && ev.actor == "engine") {
-      RECEIPT_LET_OR_RETURN(p, Payload::parse(ev, s.attempt));
-      RECEIPT_LET_OR_RETURN(call, p.u64("call"));
-      RECEIPT_LET_OR_RETURN(request, p.hex64("request_sha256"));
-      RECEIPT_LET_OR_RETURN(response, p.hex64("response_sha256"));
-      RECEIPT_LET_OR_RETURN(model, p.str("model"));
+      RECEIPT_LET_OR_RETURN(p, decode_event<events::CoachUsed>(ev));
       calls.raw(JsonWriter()
-                    .num("call", call)
-                    .str("request_sha256", request)
-                    .str("response_sha256", response)
-                    .str("model", model)
+                    .num("call", p.call)
+                    .str("request_sha256", p.request_sha256)
+                    .str("response_sha256", p.response_sha256)
+                    .str("model", p.model)
                     .done());
       ++call_count;
     }
@@ -687,8 +610,9 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
   s.facts = JsonWriter().raw("before", before.done()).raw("after", after.done()).done();
   RECEIPT_LET_OR_RETURN(evidence, evidence_section(s, unlocked));
   s.evidence = std::move(evidence);
-  RECEIPT_LET_OR_RETURN(environment, environment_section(log, blobs, s, gate_seq, kernel_release,
-                                                         lab_build_digest, sp, worlds));
+  RECEIPT_LET_OR_RETURN(
+      environment, environment_section(log, blobs, s, gate_seq, kernel_release, lab_build_digest,
+                                       started_payload.scenario.package_digest, worlds));
   s.environment = std::move(environment);
 
   JsonArray props;

@@ -39,9 +39,9 @@ Result<Digest> image_digest(std::string_view sums, const std::vector<std::string
   return sha256(covered);
 }
 
-Status add_world_built_members(JsonWriter& j, std::string_view world_id,
-                               const world::BuildRecord& record, std::string_view sums,
-                               BlobStore& blobs) {
+Result<events::WorldBuilt> world_built_event(std::string_view attempt, std::string_view world_id,
+                                             const world::BuildRecord& record,
+                                             std::string_view sums, BlobStore& blobs) {
   const std::string what = "world " + std::string(world_id) + ": build record: ";
   if (record.profile.empty()) return Status::invalid(what + "no sandbox profile");
   if (!record.package_sums_sha256.empty() && record.package_sums_sha256 != to_hex(sha256(sums))) {
@@ -50,15 +50,16 @@ Status add_world_built_members(JsonWriter& j, std::string_view world_id,
         record.package_sums_sha256 + ", not the verified package's " + to_hex(sha256(sums)) +
         ": the package changed while the world was built");
   }
-  JsonWriter binaries;
+  events::WorldBuilt e;
+  e.attempt = std::string(attempt);
+  e.world = std::string(world_id);
   for (const auto& [path, digest] : record.binaries) {
     if (!is_lower_hex64(digest)) {
       return Status::invalid(what + "the digest of " + path + " is not 64 lowercase hex");
     }
-    binaries.str(path, digest);
+    e.binaries.emplace_back(path, digest);
   }
-  JsonArray layers;
-  for (const std::string& l : record.layers) layers.str(l);
+  e.layers = record.layers;
   auto image = image_digest(sums, record.layers);
   if (!image.ok()) return Status::invalid(what + image.status().message());
   const auto put = [&](std::string_view bytes) {
@@ -68,17 +69,19 @@ Status add_world_built_members(JsonWriter& j, std::string_view world_id,
   if (!profile.ok()) return profile.status().with_context(what + "storing the profile");
   auto sums_blob = put(sums);
   if (!sums_blob.ok()) return sums_blob.status().with_context(what + "storing SHA256SUMS");
-  JsonArray refs;
-  refs.raw(evidence_ref_json(
-      {"profile", profile->sha256, std::string(kProfileRefKind), profile->bytes}));
-  refs.raw(
-      evidence_ref_json({"sums", sums_blob->sha256, std::string(kSumsRefKind), sums_blob->bytes}));
-  j.str("world", world_id)
-      .str("profile_sha256", to_hex(profile->sha256))
-      .raw("binaries", binaries.done())
-      .raw("layers", layers.done())
-      .str("image_sha256", to_hex(*image))
-      .raw("refs", refs.done());
+  e.profile_sha256 = to_hex(profile->sha256);
+  e.image_sha256 = to_hex(*image);
+  e.refs = {{"profile", profile->sha256, std::string(kProfileRefKind), profile->bytes},
+            {"sums", sums_blob->sha256, std::string(kSumsRefKind), sums_blob->bytes}};
+  return e;
+}
+
+Status add_world_built_members(JsonWriter& j, std::string_view world_id,
+                               const world::BuildRecord& record, std::string_view sums,
+                               BlobStore& blobs) {
+  events::WorldBuilt e;
+  AURA_ASSIGN_OR_RETURN(e, world_built_event("", world_id, record, sums, blobs));
+  e.encode_members(j);
   return Status::ok();
 }
 

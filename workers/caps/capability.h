@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/events/event_types.h"
+#include "engine/events/registry_events.h"
 
 namespace aura::caps {
 
@@ -34,8 +35,10 @@ Measurement measure_capabilities();
 // Only the named tools (on PATH, run with their version flag); used by measure_capabilities.
 std::vector<Capability> measure_tools();
 
-// The capability event's payload, docs/CAPABILITIES.md:
+// The measurement as the capability event (docs/CAPABILITIES.md), and that event's payload
+// encoded by the event catalog:
 // {"v":1,"host":...,"kernel_release":...,"capabilities":[{"name":..,"available":..,"reason":..}]}
+events::CapabilitiesMeasured measurement_event(const Measurement& m);
 std::string measurement_payload(const Measurement& m);
 // [{"name":..,"available":..,"reason":..},...]
 std::string capabilities_json(const std::vector<Capability>& caps);

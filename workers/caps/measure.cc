@@ -1,7 +1,7 @@
 // The whole panel in its documented order, and the event payload that records it.
 #include <sys/utsname.h>
 
-#include "engine/common/json_writer.h"
+#include "engine/events/capability_events.h"
 #include "workers/caps/capability.h"
 #include "workers/caps/probes.h"
 
@@ -21,25 +21,19 @@ Measurement measure_capabilities() {
   return m;
 }
 
-std::string capabilities_json(const std::vector<Capability>& caps) {
-  JsonArray a;
-  for (const Capability& c : caps) {
-    a.raw(JsonWriter()
-              .str("name", c.name)
-              .boolean("available", c.available)
-              .str("reason", c.reason)
-              .done());
-  }
-  return a.done();
+events::CapabilitiesMeasured measurement_event(const Measurement& m) {
+  events::CapabilitiesMeasured e{m.host, m.kernel_release, {}};
+  for (const Capability& c : m.capabilities)
+    e.capabilities.push_back({c.name, c.available, c.reason});
+  return e;
 }
 
 std::string measurement_payload(const Measurement& m) {
-  return JsonWriter()
-      .num("v", uint64_t{1})
-      .str("host", m.host)
-      .str("kernel_release", m.kernel_release)
-      .raw("capabilities", capabilities_json(m.capabilities))
-      .done();
+  return events::encode(measurement_event(m));
+}
+
+std::string capabilities_json(const std::vector<Capability>& caps) {
+  return events::capabilities_json(measurement_event({"", "", caps}));
 }
 
 }  // namespace aura::caps
