@@ -16,5 +16,6 @@ int main(int argc, char** argv) {
   aura::cli::register_worker_commands(commands);
   aura::cli::register_bench_worlds_commands(commands);
   aura::cli::register_bench_sandbox_commands(commands);
+  aura::cli::register_daemon_commands(commands);
   return commands.main(argc, argv);
 }

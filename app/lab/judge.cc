@@ -36,6 +36,7 @@ Result<JudgeCaseRun> judge_case(AttemptEngine& e, const scenario::JudgeCase& jud
   attempt::StartRequest req{learner, scenario_id, "judge", seed};
   AURA_ASSIGN_OR_RETURN(run.attempt, e.start(req));
   const std::string& id = run.attempt;
+  if (progress.case_started) progress.case_started(id);
   // The IR's own hypothesis is the prediction: judge mode tests the fix, not the guess.
   simdjson::dom::parser parser;
   std::string_view hypothesis;
@@ -84,10 +85,14 @@ bool JudgeReport::all_expected() const {
 
 Result<JudgeReport> judge(Session& session, const JudgeRequest& req,
                           const JudgeProgress& progress) {
+  return judge(*session.engine, req, progress);
+}
+
+Result<JudgeReport> judge(AttemptEngine& e, const JudgeRequest& req,
+                          const JudgeProgress& progress) {
   if (req.cases != "all" && req.cases != "gold" && req.cases != "bad") {
     return Status::invalid("--case must be gold, bad or all");
   }
-  AttemptEngine& e = *session.engine;
   JudgeReport report;
   AURA_ASSIGN_OR_RETURN(report.scenario_id, e.scenario_named(req.scenario));
   auto m = e.scenario_manifest(report.scenario_id);

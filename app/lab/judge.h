@@ -44,12 +44,16 @@ struct JudgeReport {
 };
 
 struct JudgeProgress {
-  std::function<void(gate::Property, gate::Outcome)> gate;  // each property as it is decided
-  std::function<void(const JudgeCaseRun&)> case_done;       // each case as it ends
+  std::function<void(const std::string& attempt)> case_started;  // each case's attempt, started
+  std::function<void(gate::Property, gate::Outcome)> gate;       // each property as it is decided
+  std::function<void(const JudgeCaseRun&)> case_done;            // each case as it ends
 };
 
 // Refuses a `cases` other than gold, bad or all, and an unknown scenario, before anything runs.
 Result<JudgeReport> judge(Session& session, const JudgeRequest& req,
+                          const JudgeProgress& progress = {});
+// The same on an engine of its own (the daemon's judge engine, beside the learners').
+Result<JudgeReport> judge(attempt::AttemptEngine& engine, const JudgeRequest& req,
                           const JudgeProgress& progress = {});
 
 }  // namespace aura::app

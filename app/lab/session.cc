@@ -45,6 +45,7 @@ Result<std::unique_ptr<Session>> open_session(const LabFolders& f, SessionOption
   ctx.drivers = [host](std::string_view name) { return workers::make_driver(name, host); };
   ctx.lab_build_digest = o.build_digest;
   ctx.persist_live_worlds = o.persist_live_worlds;
+  session->context = ctx;
   session->engine = std::make_unique<attempt::AttemptEngine>(std::move(ctx));
   return session;
 }

@@ -28,6 +28,12 @@ struct Session {
   TrustStore trust;
   writer::TokenRegistry tokens;
   std::unique_ptr<attempt::AttemptEngine> engine;
+  // What `engine` was made with: another engine on the same log, blobs and drivers (the
+  // daemon's judge engine) is made from it.
+  attempt::EngineContext context;
+  std::unique_ptr<attempt::AttemptEngine> new_engine() const {
+    return std::make_unique<attempt::AttemptEngine>(context);
+  }
 };
 
 Result<std::unique_ptr<Session>> open_session(const LabFolders& f, SessionOptions o = {});

@@ -30,6 +30,8 @@ inline constexpr char kWorldBuilt[] = "world.built";
 inline constexpr char kWorldReset[] = "world.reset";
 inline constexpr char kVerifyFact[] = "verify.fact";
 inline constexpr char kCoachUsed[] = "coach.used";
+// Who may drive the attempt through the lab's service: its capability's SHA-256 (app/lab/access.h).
+inline constexpr char kAttemptAccess[] = "attempt.access";
 // The TransferGate's (docs/GATE.md).
 inline constexpr char kGateStarted[] = "gate.started";
 inline constexpr char kGateAction[] = "gate.action";
@@ -57,23 +59,41 @@ inline constexpr char kOperatorNote[] = "operator.note";  // the documented exam
 
 // Every type above (the operator prefix aside), for checks and tools.
 inline constexpr std::string_view kAllTypes[] = {
-    kAttemptStarted,   kAttemptPhase,
-    kAttemptPredicted, kAttemptAcknowledged,
-    kAttemptVerified,  kAttemptReflected,
-    kAttemptAbandoned, kProbeRequested,
-    kProbeCompleted,   kInterventionSubmitted,
-    kScriptAuthorized, kActionCompleted,
-    kApplyCompleted,   kAckReadback,
-    kWorldBuilt,       kWorldReset,
-    kVerifyFact,       kCoachUsed,
-    kGateStarted,      kGateAction,
-    kGateFact,         kGateProperty,
-    kGateVerdict,      kReceiptIssued,
-    kRunStarted,       kRunEnded,
-    kRunnerEvidence,   kEvidenceRejected,
-    kScenarioLoaded,   kScenarioRejected,
-    kScenarioSigned,   kCapabilitiesMeasured,
-    kSupervisorReaped, kOperatorNote,
+    kAttemptStarted,
+    kAttemptPhase,
+    kAttemptPredicted,
+    kAttemptAcknowledged,
+    kAttemptVerified,
+    kAttemptReflected,
+    kAttemptAbandoned,
+    kProbeRequested,
+    kProbeCompleted,
+    kInterventionSubmitted,
+    kScriptAuthorized,
+    kActionCompleted,
+    kApplyCompleted,
+    kAckReadback,
+    kWorldBuilt,
+    kWorldReset,
+    kVerifyFact,
+    kCoachUsed,
+    kAttemptAccess,
+    kGateStarted,
+    kGateAction,
+    kGateFact,
+    kGateProperty,
+    kGateVerdict,
+    kReceiptIssued,
+    kRunStarted,
+    kRunEnded,
+    kRunnerEvidence,
+    kEvidenceRejected,
+    kScenarioLoaded,
+    kScenarioRejected,
+    kScenarioSigned,
+    kCapabilitiesMeasured,
+    kSupervisorReaped,
+    kOperatorNote,
 };
 
 }  // namespace aura::events

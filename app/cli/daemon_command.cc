@@ -1,0 +1,85 @@
+// `aura daemon`: the engine daemon in the foreground (docs/formats/daemon-protocol.md). Its log
+// lines (JSON, one per line) go to stderr; SIGINT or SIGTERM stop it, and what it started ends.
+#include <signal.h>
+
+#include <iostream>
+#include <thread>
+
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
+#include "app/daemon/daemon.h"
+#include "engine/common/json_writer.h"
+
+namespace aura::cli {
+namespace fs = std::filesystem;
+namespace {
+
+int daemon_main(Invocation& inv) {
+  daemon::Options o;
+  o.folders = {inv.data_dir, inv.keys_dir};
+  o.socket = inv.has("socket") ? fs::path(inv.get("socket")) : daemon::default_socket(inv.data_dir);
+  o.scenarios = inv.get("scenarios", "scenarios");
+  o.front_user = inv.get("front-user", "aura-web");
+  o.operator_token = inv.has("operator-token-file") ? fs::path(inv.get("operator-token-file"))
+                                                    : inv.keys_dir / "operator.token";
+  o.receipts_dir = inv.data_dir / "receipts";
+  auto queue = inv.get_u64("judge-queue", 4);
+  if (!queue.ok()) return inv.fail(queue.status(), 2);
+  if (*queue < 1 || *queue > 64) return inv.fail(Status::invalid("--judge-queue must be 1..64"), 2);
+  o.judge_queue_limit = *queue;
+
+  // Every thread the daemon starts inherits this mask; one thread waits for the signals.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  auto d = daemon::Daemon::open(o, [](const std::string& line) { std::cerr << line << std::endl; });
+  if (!d.ok()) return inv.fail(d.status());
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    std::cerr << JsonWriter().str("event", "stopping").num("signal", sig).done() << std::endl;
+    (*d)->stop();
+  });
+  Status s = (*d)->serve();
+  if (signals.joinable()) {
+    // serve() can also end on its own (an accept error): wake the waiting thread.
+    ::kill(::getpid(), SIGTERM);
+    signals.join();
+  }
+  d->reset();  // the judge run and every world the daemon holds end here
+  if (!s.is_ok()) return inv.fail(s);
+  std::cerr << JsonWriter().str("event", "stopped").done() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+void register_daemon_commands(CommandTable& r) {
+  r.add(
+      {"daemon",
+       "",
+       "run the engine daemon: the lab kept running behind a Unix socket for aura serve and the "
+       "CLI",
+       "Owns the data folder, the keys, the attempt engine, the projections, the judge queue and\n"
+       "the worlds, and serves them over a Unix socket (docs/formats/daemon-protocol.md) to root\n"
+       "and to the front's user only. Sets the lab up on first use (as 'aura setup' does, with "
+       "the\n"
+       "bundled packages of --scenarios). Logs JSON lines on stderr; SIGINT or SIGTERM stop it,\n"
+       "ending the judge run in progress and every live world it holds.",
+       {{"socket", "PATH", "the daemon's socket (default DATA/../run/daemon.sock)"},
+        {"front-user", "NAME",
+         "the one unprivileged user served: the HTTP front's (default aura-web)"},
+        {"operator-token-file", "FILE",
+         "the operator token, read on every operator request (default KEYS/operator.token)"},
+        {"scenarios", "DIR",
+         "on first use, the bundled scenarios to set the lab up with (default ./scenarios)"},
+        {"judge-queue", "N", "judge runs that may wait (1..64, default 4)"}},
+       0,
+       0,
+       daemon_main});
+}
+
+}  // namespace aura::cli

@@ -1,0 +1,315 @@
+#include "app/daemon/daemon.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+#include "app/daemon/daemon_impl.h"
+#include "app/lab/scenario_registry.h"
+#include "app/rpc/client.h"
+#include "app/rpc/frame.h"
+#include "engine/common/json_writer.h"
+#include "engine/log/log_verifier.h"
+
+namespace aura::daemon {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kIdle = 120s;       // between requests
+constexpr auto kWholeFrame = 30s;  // once a frame has begun
+
+std::string errno_text(std::string_view what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+}  // namespace
+
+std::string now_rfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
+
+fs::path default_socket(const fs::path& data) {
+  return fs::absolute(data).lexically_normal().parent_path() / "run" / "daemon.sock";
+}
+
+Result<std::unique_ptr<Args>> Args::parse(const std::string& args_json) {
+  json::Limits l;
+  l.max_bytes = rpc::kMaxRequestBytes;
+  auto a = std::make_unique<Args>(l);
+  auto o = a->reader.parse_object(args_json);
+  if (!o.ok()) return o.status();
+  a->obj = std::move(o).value();
+  return a;
+}
+
+Daemon::Daemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Daemon::~Daemon() {
+  stop();
+  if (impl_->judge) impl_->judge->stop();
+  {
+    std::unique_lock lock(impl_->bg_mu);
+    impl_->bg_cv.wait(lock, [&] { return impl_->background == 0; });
+  }
+  if (impl_->listen_fd >= 0) {
+    ::close(impl_->listen_fd);
+    std::error_code ec;
+    fs::remove(impl_->opt.socket, ec);
+  }
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::open(const Options& options, LogLine log) {
+  auto impl = std::make_unique<Impl>();
+  impl->opt = options;
+  impl->log = std::move(log);
+  impl->started_at = now_rfc3339();
+  Impl& d = *impl;
+  AURA_RETURN_IF_ERROR(app::check_folders(d.opt.folders));
+
+  // Another daemon already serving this socket is not replaced; a stale socket file is.
+  if (fs::exists(d.opt.socket)) {
+    if (rpc::Client::connect(d.opt.socket).ok()) {
+      return Status::busy("a daemon already serves " + d.opt.socket.string());
+    }
+  }
+  if (app::is_first_use(d.opt.folders)) {
+    d.log_line(JsonWriter().str("event", "setup").str("data", d.opt.folders.data.string()).done());
+    auto dirs = app::package_dirs_under(d.opt.scenarios);
+    if (!dirs.ok()) return dirs.status().with_context("bundled scenarios");
+    auto report = app::setup(d.opt.folders, *dirs, [&](const std::string& line) {
+      d.log_line(JsonWriter().str("event", "setup").str("line", line).done());
+    });
+    if (!report.ok()) return report.status().with_context("setting the lab up");
+  }
+  auto session = app::open_session(
+      d.opt.folders, {.build_digest = app::lab_build_digest(), .persist_live_worlds = false});
+  if (!session.ok()) return session.status();
+  d.session = std::move(session).value();
+  d.judge_engine = d.session->new_engine();
+  auto proj = lab::LabProjections::open(*d.session->writer.log,
+                                        lab::LabProjections::file_in(d.opt.folders.data));
+  if (!proj.ok()) return proj.status().with_context("projections");
+  d.projections = std::move(proj).value();
+  {
+    std::lock_guard lock(d.proj_mu);
+    AURA_RETURN_IF_ERROR(d.catch_up_locked());
+  }
+  d.judge = std::make_unique<JudgeQueue>(
+      [&d](const app::JudgeRequest& req, const app::JudgeProgress& progress) {
+        auto started = std::chrono::steady_clock::now();
+        app::JudgeProgress p = progress;
+        auto case_done = progress.case_done;
+        p.case_done = [&d, case_done](const app::JudgeCaseRun& c) {
+          d.metrics.gate(c.gate_seconds);
+          if (case_done) case_done(c);
+        };
+        auto r = app::judge(*d.judge_engine, req, p);
+        d.log_line(JsonWriter()
+                       .str("event", "judge")
+                       .str("scenario", req.scenario)
+                       .boolean("ok", r.ok())
+                       .real("seconds", std::chrono::duration<double>(
+                                            std::chrono::steady_clock::now() - started)
+                                            .count())
+                       .done());
+        return r;
+      },
+      d.opt.judge_queue_limit, d.opt.receipts_dir);
+
+  // The front's uid: the only non-root peer served.
+  if (const passwd* pw = ::getpwnam(d.opt.front_user.c_str())) {
+    d.front_uid = pw->pw_uid;
+  } else {
+    d.log_line(JsonWriter()
+                   .str("event", "warning")
+                   .str("what", "no user " + d.opt.front_user + ": only root peers are served")
+                   .done());
+  }
+
+  // The socket: its folder 0750 root:<front's group>, the socket 0660.
+  fs::path dir = d.opt.socket.parent_path();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::io("create " + dir.string() + ": " + ec.message());
+  gid_t gid = 0;
+  if (d.front_uid) {
+    if (const passwd* pw = ::getpwuid(*d.front_uid)) gid = pw->pw_gid;
+  }
+  if (::chown(dir.c_str(), 0, gid) != 0 || ::chmod(dir.c_str(), 0750) != 0) {
+    return Status::io(errno_text("socket folder " + dir.string()));
+  }
+  fs::remove(d.opt.socket, ec);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string path = d.opt.socket.string();
+  if (path.size() >= sizeof addr.sun_path) return Status::invalid("socket path too long: " + path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  d.listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (d.listen_fd < 0) return Status::io(errno_text("socket"));
+  mode_t old = ::umask(0117);
+  int b = ::bind(d.listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::umask(old);
+  if (b != 0) return Status::io(errno_text("bind " + path));
+  if (::chown(path.c_str(), 0, gid) != 0 || ::chmod(path.c_str(), 0660) != 0) {
+    return Status::io(errno_text("socket " + path));
+  }
+  if (::listen(d.listen_fd, 256) != 0) return Status::io(errno_text("listen"));
+  d.verify_chain();
+  d.log_line(JsonWriter()
+                 .str("event", "listening")
+                 .str("socket", path)
+                 .num("pid", int64_t(::getpid()))
+                 .num("log_head", d.session->writer.log->head().seq)
+                 .done());
+  return std::unique_ptr<Daemon>(new Daemon(std::move(impl)));
+}
+
+void Daemon::stop() {
+  if (impl_->stopping.exchange(true)) return;
+  if (impl_->listen_fd >= 0) ::shutdown(impl_->listen_fd, SHUT_RDWR);
+  std::lock_guard lock(impl_->conn_mu);
+  for (int fd : impl_->connections) ::shutdown(fd, SHUT_RDWR);
+}
+
+Status Daemon::serve() {
+  Impl& d = *impl_;
+  while (!d.stopping) {
+    int fd = ::accept4(d.listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (d.stopping) break;
+      if (errno == EMFILE || errno == ENFILE) {
+        std::this_thread::sleep_for(100ms);
+        continue;
+      }
+      return Status::io(errno_text("accept"));
+    }
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        !(cred.uid == 0 || (d.front_uid && cred.uid == *d.front_uid))) {
+      d.log_line(JsonWriter()
+                     .str("event", "refused")
+                     .str("why", "peer uid not served")
+                     .num("uid", int64_t(cred.uid))
+                     .done());
+      ::close(fd);
+      continue;
+    }
+    {
+      std::lock_guard lock(d.conn_mu);
+      if (d.connections.size() >= d.opt.max_connections || d.stopping) {
+        ::close(fd);
+        continue;
+      }
+      d.connections.insert(fd);
+    }
+    std::thread([&d, fd, uid = cred.uid] {
+      d.connection(fd, uid);
+      std::lock_guard lock(d.conn_mu);
+      d.connections.erase(fd);
+      ::close(fd);
+      d.conn_cv.notify_all();
+    }).detach();
+  }
+  // Wait for the connections to end (each was shut down by stop()).
+  std::unique_lock lock(d.conn_mu);
+  d.conn_cv.wait(lock, [&] { return d.connections.empty(); });
+  return Status::ok();
+}
+
+void Daemon::Impl::connection(int fd, uid_t peer) {
+  while (!stopping) {
+    auto f = rpc::read_frame(fd, kIdle, kWholeFrame);
+    if (!f.ok() || !f->has_value()) return;
+    const rpc::Frame& frame = **f;
+    std::string seen_id;
+    rpc::Reply reply;
+    if (frame.kind != rpc::Kind::kRequest) {
+      reply.status = 400;
+      reply.error = rpc::api_error(400, "malformed", "daemon protocol: expected a request frame");
+      (void)rpc::write_frame(fd, rpc::Kind::kReply, reply.encode(), kWholeFrame);
+      return;
+    }
+    auto req = rpc::parse_request(frame.body, &seen_id);
+    if (!req.ok()) {
+      reply.request_id = seen_id.empty() ? std::string(16, '0') : seen_id;
+      reply.error = rpc::api_error(400, "malformed", req.status().message());
+      reply.status = 400;
+      (void)rpc::write_frame(fd, rpc::Kind::kReply, reply.encode(), kWholeFrame);
+      continue;
+    }
+    if (req->op == "cli" && peer != 0) {
+      reply.request_id = req->request_id;
+      reply.error = rpc::api_error(403, "forbidden", "op cli is served to root only");
+      reply.status = 403;
+      (void)rpc::write_frame(fd, rpc::Kind::kReply, reply.encode(), kWholeFrame);
+      continue;
+    }
+    if (is_stream_op(req->op)) {
+      stream(fd, *req);
+      return;  // a stream ends its connection
+    }
+    auto started = std::chrono::steady_clock::now();
+    reply = handle(*req);
+    reply.request_id = req->request_id;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    metrics.request(req->op, reply.status, secs);
+    JsonWriter line;
+    line.str("event", "request")
+        .str("request_id", req->request_id)
+        .str("op", req->op)
+        .num("status", reply.status)
+        .real("ms", secs * 1000);
+    if (reply.error) line.str("error", reply.error->code);
+    log_line(line.done());
+    auto encoded = reply.encode();
+    if (encoded.size() > rpc::kMaxReplyBytes) {
+      rpc::Reply big;
+      big.request_id = req->request_id;
+      big.status = 500;
+      big.error = rpc::api_error(500, "internal", "the answer is over the reply cap");
+      encoded = big.encode();
+    }
+    if (!rpc::write_frame(fd, rpc::Kind::kReply, encoded, kWholeFrame).is_ok()) return;
+  }
+}
+
+Status Daemon::Impl::catch_up_locked() {
+  auto r = projections->catch_up_all();
+  return r.ok() ? Status::ok() : r.status();
+}
+
+void Daemon::Impl::verify_chain() {
+  VerifyOptions o;
+  o.keys = {session->writer.keys->lab_verifier()};
+  o.blobs = session->writer.blobs.get();
+  o.threads = 1;
+  VerifyReport r = verify_log(*session->writer.log, o);
+  LastVerify v;
+  v.at = now_rfc3339();
+  v.ok = r.ok();
+  v.events = r.events_checked;
+  v.detail = r.ok()
+                 ? "the chain, the Merkle tree, the checkpoints and the blobs hold"
+                 : "seq " + std::to_string(r.problems.front().seq) + ": " + r.problems.front().what;
+  std::lock_guard lock(verify_mu);
+  last_verify = v;
+}
+
+}  // namespace aura::daemon

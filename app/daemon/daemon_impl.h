@@ -1,0 +1,87 @@
+// The daemon's insides, shared by its server (daemon.cc) and its operations (ops.cc).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "app/daemon/daemon.h"
+#include "app/daemon/judge_queue.h"
+#include "app/daemon/metrics.h"
+#include "app/lab/session.h"
+#include "app/rpc/message.h"
+#include "engine/json/json_reader.h"
+#include "projections/lab/lab_projections.h"
+
+namespace aura::daemon {
+
+// The last chain verification the daemon ran (at start and on operator.verify).
+struct LastVerify {
+  std::string at;  // RFC 3339, UTC
+  bool ok = false;
+  uint64_t events = 0;
+  std::string detail;
+};
+
+struct Daemon::Impl {
+  Options opt;
+  LogLine log;
+  std::string started_at;
+  std::unique_ptr<app::Session> session;
+  std::unique_ptr<attempt::AttemptEngine> judge_engine;
+  std::unique_ptr<JudgeQueue> judge;
+  Metrics metrics;
+
+  std::mutex proj_mu;  // the projections' one SQLite connection
+  std::unique_ptr<lab::LabProjections> projections;
+
+  std::mutex verify_mu;
+  LastVerify last_verify;
+
+  // Commands that run on after their reply (the gate): counted, so stopping waits for them.
+  std::mutex bg_mu;
+  std::condition_variable bg_cv;
+  size_t background = 0;
+
+  // The server.
+  int listen_fd = -1;
+  std::optional<uid_t> front_uid;
+  std::atomic<bool> stopping{false};
+  std::mutex conn_mu;
+  std::condition_variable conn_cv;
+  std::set<int> connections;
+
+  // One request, answered (stream ops are not handled here).
+  rpc::Reply handle(const rpc::Request& r);
+  // Stream ops: the reply, then events until the peer leaves or the daemon stops.
+  void stream(int fd, const rpc::Request& r);
+  static bool is_stream_op(std::string_view op);
+
+  void connection(int fd, uid_t peer);
+  void verify_chain();
+  // The projections caught up with the log, under proj_mu (held by the caller).
+  Status catch_up_locked();
+  void log_line(const std::string& json) {
+    if (log) log(json);
+  }
+};
+
+// Reads an op's args strictly (their object), naming "args" in paths.
+struct Args {
+  explicit Args(json::Limits limits) : reader(std::move(limits)) {}
+  json::Reader reader;
+  json::Object obj;
+  static Result<std::unique_ptr<Args>> parse(const std::string& args_json);
+};
+
+std::string now_rfc3339();
+
+}  // namespace aura::daemon

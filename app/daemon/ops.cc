@@ -1,0 +1,877 @@
+// The daemon's operations (docs/formats/daemon-protocol.md, "Operations"): each reads its args
+// strictly, checks the caller's credential itself, calls the lab's use cases and answers with
+// an HTTP status and a JSON body or an API error.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "app/daemon/daemon_impl.h"
+#include "app/lab/access.h"
+#include "app/lab/capabilities.h"
+#include "app/lab/views.h"
+#include "app/rpc/frame.h"
+#include "engine/attempt/attempt_state.h"
+#include "engine/common/json_writer.h"
+#include "engine/crypto/sha256.h"
+#include "engine/events/attempt_events.h"
+#include "engine/events/event_types.h"
+#include "engine/intervention/intervention_ir.h"
+#include "engine/receipt/receipt.h"
+#include "engine/receipt/receipt_format.h"
+#include "workers/supervisor/supervisor.h"
+
+namespace aura::daemon {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using rpc::api_error;
+using rpc::ApiError;
+using rpc::Reply;
+using rpc::Request;
+using lab::Cell;
+using lab::Rows;
+
+namespace {
+
+constexpr size_t kMaxLearnerText = attempt::kMaxLearnerTextBytes;
+
+Reply ok(std::string body, int status = 200) {
+  Reply r;
+  r.status = status;
+  r.body_json = std::move(body);
+  return r;
+}
+
+Reply fail(ApiError e) {
+  Reply r;
+  r.status = e.status;
+  r.error = std::move(e);
+  return r;
+}
+
+Reply fail(const Status& s) { return fail(rpc::api_error_from(s)); }
+
+// An engine refusal: out of phase when the attempt's state says so.
+Reply refused(const Status& s, const attempt::AttemptState* st) {
+  ApiError e = rpc::api_error_from(s);
+  if (s.code() == ErrorCode::kFailedPrecondition) {
+    e.code = "out_of_phase";
+    if (st) {
+      e.phase = std::string(attempt::phase_name(st->phase));
+      e.next = app::next_step(*st);
+    }
+  }
+  return fail(e);
+}
+
+std::string text_of(const Cell* c) { return c && c->kind == Cell::Kind::kText ? c->s : ""; }
+int64_t int_of(const Cell* c) { return c && c->kind == Cell::Kind::kInt ? c->i : 0; }
+
+Status read_text_file(const fs::path& p, size_t max, std::string* out) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return Status::not_found("cannot read " + p.string());
+  std::string s(max + 1, '\0');
+  in.read(s.data(), std::streamsize(s.size()));
+  s.resize(size_t(in.gcount()));
+  if (s.size() > max)
+    return Status::invalid(p.string() + " is over " + std::to_string(max) + " bytes");
+  *out = std::move(s);
+  return Status::ok();
+}
+
+}  // namespace
+
+bool Daemon::Impl::is_stream_op(std::string_view op) {
+  return op == "attempt.events" || op == "judge.events";
+}
+
+namespace {
+
+// ---- public reads ----
+
+Reply op_health(Daemon::Impl& d) {
+  return ok(JsonWriter()
+                .str("status", "ok")
+                .raw("daemon", JsonWriter()
+                                   .num("pid", int64_t(::getpid()))
+                                   .str("started_at", d.started_at)
+                                   .str("version", "1")
+                                   .done())
+                .num("log_head", d.session->writer.log->head().seq)
+                .done());
+}
+
+Reply op_capabilities(Daemon::Impl& d) {
+  std::lock_guard lock(d.proj_mu);
+  if (Status s = d.catch_up_locked(); !s.is_ok()) return fail(s);
+  auto caps = d.projections->capabilities();
+  auto labs = d.projections->labs();
+  if (!caps.ok()) return fail(caps.status());
+  if (!labs.ok()) return fail(labs.status());
+  JsonArray lab_rows, cap_rows;
+  int64_t measured = 0;
+  for (size_t i = 0; i < caps->rows.size(); ++i) {
+    measured = std::max(measured, int_of(caps->get(i, "seq")));
+    cap_rows.raw(JsonWriter()
+                     .str("id", text_of(caps->get(i, "name")))
+                     .boolean("available", int_of(caps->get(i, "available")) != 0)
+                     .str("detail", text_of(caps->get(i, "reason")))
+                     .done());
+  }
+  for (size_t i = 0; i < labs->rows.size(); ++i) {
+    lab_rows.raw(JsonWriter()
+                     .str("scenario", text_of(labs->get(i, "lab")))
+                     .str("title", text_of(labs->get(i, "title")))
+                     .boolean("available", int_of(labs->get(i, "available")) != 0)
+                     .str("reason", text_of(labs->get(i, "reason")))
+                     .done());
+  }
+  return ok(JsonWriter()
+                .num("measured_seq", measured)
+                .raw("labs", lab_rows.done())
+                .raw("capabilities", cap_rows.done())
+                .done());
+}
+
+// The lab row of a scenario: available, or why not; nullopt when the panel has no row.
+std::optional<std::pair<bool, std::string>> lab_availability(Daemon::Impl& d,
+                                                             const std::string& scenario) {
+  std::lock_guard lock(d.proj_mu);
+  if (!d.catch_up_locked().is_ok()) return std::nullopt;
+  auto labs = d.projections->labs();
+  if (!labs.ok()) return std::nullopt;
+  for (size_t i = 0; i < labs->rows.size(); ++i) {
+    if (text_of(labs->get(i, "lab")) == scenario) {
+      return std::make_pair(int_of(labs->get(i, "available")) != 0,
+                            text_of(labs->get(i, "reason")));
+    }
+  }
+  return std::nullopt;
+}
+
+Reply op_scenarios_list(Daemon::Impl& d) {
+  Result<Rows> rows = Rows{};
+  {
+    std::lock_guard lock(d.proj_mu);
+    if (Status s = d.catch_up_locked(); !s.is_ok()) return fail(s);
+    rows = d.projections->scenarios();
+  }
+  if (!rows.ok()) return fail(rows.status());
+  JsonArray out;
+  for (size_t i = 0; i < rows->rows.size(); ++i) {
+    if (text_of(rows->get(i, "status")) != "loaded") continue;
+    std::string id = text_of(rows->get(i, "id"));
+    auto avail = lab_availability(d, id);
+    out.raw(JsonWriter()
+                .str("id", id)
+                .str("version", text_of(rows->get(i, "version")))
+                .str("family", text_of(rows->get(i, "family")))
+                .str("title", text_of(rows->get(i, "title")))
+                .boolean("available", avail ? avail->first : false)
+                .str("reason", avail ? avail->second : "not on the capability panel")
+                .done());
+  }
+  return ok(JsonWriter().raw("scenarios", out.done()).done());
+}
+
+Result<std::string> scenario_arg(const json::Object& a) {
+  auto s = a.required_string("scenario", 128);
+  if (!s.ok()) return s.status();
+  return std::string(*s);
+}
+
+Reply op_scenarios_get(Daemon::Impl& d, const json::Object& a) {
+  auto name = scenario_arg(a);
+  if (!name.ok()) return fail(name.status());
+  auto id = d.session->engine->scenario_named(*name);
+  if (!id.ok()) return fail(id.status());
+  auto m = d.session->engine->scenario_manifest(*id);
+  if (!m.ok()) return fail(m.status());
+  return ok(app::scenario_public_json(*m));
+}
+
+// ---- attempts ----
+
+struct Authed {
+  std::string attempt;
+  attempt::AttemptState state;
+};
+
+// The attempt named in args, its capability checked by the daemon itself.
+Result<Authed> authed(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  auto id = a.required_string("attempt", 16);
+  if (!id.ok()) return id.status();
+  if (!attempt::is_valid_attempt_id(*id)) return a.error("attempt", "not an attempt id");
+  if (r.auth != rpc::AuthKind::kCapability) {
+    return Status(ErrorCode::kFailedPrecondition,
+                  "unauthorized: this attempt needs its capability");
+  }
+  Status s = app::check_access(*d.session->writer.log, *id, r.secret);
+  if (!s.is_ok()) return s;
+  Authed out;
+  out.attempt = std::string(*id);
+  auto st = d.session->engine->state(out.attempt);
+  if (!st.ok()) return st.status();
+  out.state = std::move(st).value();
+  return out;
+}
+
+Reply auth_failure(const Status& s) {
+  if (s.code() == ErrorCode::kFailedPrecondition) {
+    // No capability: 401. A capability that is not this attempt's (another's, a revoked one): 403.
+    bool none = s.message().find("needs its capability") != std::string::npos;
+    return fail(
+        none ? api_error(401, "unauthorized", "this attempt needs its capability")
+             : api_error(403, "forbidden", "the capability presented does not open this attempt"));
+  }
+  // An unknown attempt reads as a wrong capability: nobody learns which ids exist.
+  if (s.code() == ErrorCode::kNotFound) {
+    return fail(api_error(403, "forbidden", "the capability presented does not open this attempt"));
+  }
+  return fail(s);
+}
+
+Reply op_attempt_create(Daemon::Impl& d, const json::Object& a) {
+  auto name = scenario_arg(a);
+  if (!name.ok()) return fail(name.status());
+  std::string learner = "learner";
+  auto l = a.optional_string("learner", 32);
+  if (!l.ok()) return fail(l.status());
+  if (*l) learner = std::string(**l);
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  if (!attempt::is_valid_learner(learner)) {
+    ApiError e = api_error(400, "malformed", "learner must match [a-z][a-z0-9_-]{0,31}");
+    e.path = "$.learner";
+    return fail(e);
+  }
+  auto id = d.session->engine->scenario_named(*name);
+  if (!id.ok()) return fail(id.status());
+  if (auto avail = lab_availability(d, *id); avail && !avail->first) {
+    return fail(
+        api_error(503, "unavailable", "lab " + *id + " is unavailable here: " + avail->second));
+  }
+  attempt::StartRequest req;
+  req.learner = learner;
+  req.scenario_id = *id;
+  req.mode = "learn";
+  auto attempt_id = d.session->engine->start(req);
+  if (!attempt_id.ok()) return fail(attempt_id.status());
+  app::NewCapability cap = app::new_capability();
+  if (Status s = app::grant_access(*d.session->writer.log, *attempt_id, cap.sha256); !s.is_ok()) {
+    return fail(s);
+  }
+  auto st = d.session->engine->state(*attempt_id);
+  return ok(JsonWriter()
+                .str("attempt", *attempt_id)
+                .str("capability", cap.token)
+                .str("phase", "observe")
+                .str("next", st.ok() ? app::next_step(*st) : "")
+                .done(),
+            201);
+}
+
+Reply op_attempt_capability(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  auto x = authed(d, r, a);
+  if (!x.ok()) return auth_failure(x.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  app::NewCapability cap = app::new_capability();
+  if (Status s = app::grant_access(*d.session->writer.log, x->attempt, cap.sha256); !s.is_ok()) {
+    return fail(s);
+  }
+  return ok(JsonWriter().str("capability", cap.token).done());
+}
+
+// One body member that is a bounded string.
+Result<std::string> text_member(const json::Object& o, std::string_view name, bool required) {
+  if (!required && !o.has(name)) return std::string();
+  auto s = o.required_string(name, kMaxLearnerText);
+  if (!s.ok()) return s.status();
+  return std::string(*s);
+}
+
+Reply run_gate(Daemon::Impl& d, const Authed& x) {
+  // The gate takes minutes: it runs on after the reply; its progress is in the attempt's events.
+  {
+    std::lock_guard lock(d.bg_mu);
+    d.background++;
+  }
+  std::string id = x.attempt, learner = x.state.learner;
+  std::thread([&d, id, learner] {
+    auto started = std::chrono::steady_clock::now();
+    auto r = d.session->engine->gate(id, learner);
+    d.metrics.gate(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    JsonWriter line;
+    line.str("event", "gate").str("attempt", id).boolean("ok", r.ok());
+    if (!r.ok()) line.str("error", r.status().message());
+    d.log_line(line.done());
+    std::lock_guard lock(d.bg_mu);
+    d.background--;
+    d.bg_cv.notify_all();
+  }).detach();
+  return ok(JsonWriter()
+                .str("attempt", id)
+                .str("gate", "started")
+                .str("next", "follow the gate on the attempt's event stream")
+                .done(),
+            202);
+}
+
+Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  auto x = authed(d, r, a);
+  if (!x.ok()) return auth_failure(x.status());
+  auto command =
+      a.required_enum("command", {"predict", "probe", "intervention", "authorize", "apply", "ack",
+                                  "verify", "gate", "receipt", "reflect", "abandon", "reset"});
+  if (!command.ok()) return fail(command.status());
+  json::Object body;
+  if (a.has("body")) {
+    auto b = a.object("body");
+    if (!b.ok()) return fail(b.status());
+    body = std::move(b).value();
+  }
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  attempt::AttemptEngine& e = *d.session->engine;
+  const std::string& id = x->attempt;
+  const std::string& learner = x->state.learner;
+  const std::string_view cmd = *command;
+  auto body_done = [&]() -> Status { return a.has("body") ? body.done() : Status::ok(); };
+
+  if (cmd == "predict") {
+    auto h = body.required_string("hypothesis", 64);
+    if (!h.ok()) return fail(h.status());
+    auto expect = text_member(body, "expect", true);
+    if (!expect.ok()) return fail(expect.status());
+    auto conf = body.optional_u64("confidence");
+    if (!conf.ok()) return fail(conf.status());
+    if (conf->value_or(50) > 100) return fail(body.error("confidence", "must be 0..100"));
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    Status s = e.predict(id, learner, *h, *expect, uint32_t(conf->value_or(50)));
+    if (!s.is_ok()) return refused(s, &x->state);
+    auto st = e.state(id);
+    return ok(st.ok() ? app::attempt_view_json(*st) : "{}");
+  }
+  if (cmd == "probe") {
+    // The body is the call: {"call":NAME,"params":{...}}; the engine validates it whole.
+    auto call = body.required_string("call", 64);
+    if (!call.ok()) return fail(call.status());
+    auto params = body.optional_object("params");
+    if (!params.ok()) return fail(params.status());
+    std::string call_json = JsonWriter()
+                                .str("call", *call)
+                                .raw("params", *params ? body.value("params")->minified() : "{}")
+                                .done();
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    auto p = e.probe(id, learner, call_json);
+    if (!p.ok()) return refused(p.status(), &x->state);
+    return ok(JsonWriter()
+                  .num("probe", p->probe)
+                  .str("evidence", p->evidence)
+                  .num("exit_code", p->exit_code)
+                  .boolean("truncated", p->truncated)
+                  .str("error", p->error)
+                  .str("output", p->output)
+                  .num("spent", p->spent)
+                  .num("budget", p->budget)
+                  .done());
+  }
+  if (cmd == "intervention") {
+    if (!a.has("body")) return fail(api_error(400, "malformed", "the InterventionIR is missing"));
+    std::string ir = a.value("body")->minified();
+    auto rev = e.submit(id, learner, ir);
+    if (!rev.ok()) return refused(rev.status(), &x->state);
+    auto st = e.state(id);
+    return ok(
+        JsonWriter().num("revision", *rev).str("next", st.ok() ? app::next_step(*st) : "").done());
+  }
+  if (cmd == "authorize") {
+    auto sha = body.required_string("sha256", 64);
+    if (!sha.ok()) return fail(sha.status());
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    Status s = e.authorize(id, learner, *sha);
+    if (!s.is_ok()) return refused(s, &x->state);
+    return ok(JsonWriter().str("authorized", *sha).done());
+  }
+  if (cmd == "apply") {
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    auto ap = e.apply(id, learner);
+    if (!ap.ok()) return refused(ap.status(), &x->state);
+    JsonArray lines;
+    for (const auto& l : ap->lines) lines.str(l);
+    return ok(JsonWriter()
+                  .num("actions", ap->actions)
+                  .num("failed", ap->failed)
+                  .boolean("aborted", ap->aborted)
+                  .raw("lines", lines.done())
+                  .done());
+  }
+  if (cmd == "ack") {
+    auto note = text_member(body, "note", false);
+    if (!note.ok()) return fail(note.status());
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    attempt::AckResult res;
+    Status s = e.ack(id, learner, *note, &res);
+    JsonArray lines;
+    for (const auto& l : res.lines) {
+      JsonArray diffs;
+      for (const auto& df : l.readback.differences) diffs.str(df);
+      lines.raw(JsonWriter()
+                    .num("index", l.index)
+                    .str("call", l.call)
+                    .boolean("typed", l.readback.typed)
+                    .str("observed", l.readback.observed)
+                    .raw("differences", diffs.done())
+                    .done());
+    }
+    if (!s.is_ok()) {
+      ApiError err = refused(s, &x->state).error.value();
+      return fail(err);
+    }
+    return ok(JsonWriter()
+                  .num("readback_seq", res.readback_seq)
+                  .boolean("as_requested", res.as_requested)
+                  .raw("lines", lines.done())
+                  .done());
+  }
+  if (cmd == "verify") {
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    auto v = e.verify(id, learner);
+    if (!v.ok()) return refused(v.status(), &x->state);
+    JsonArray checks;
+    for (const auto& [check, good] : v->checks) {
+      checks.raw(JsonWriter().str("check", check).boolean("ok", good).done());
+    }
+    return ok(JsonWriter().boolean("recovered", v->recovered).raw("checks", checks.done()).done());
+  }
+  if (cmd == "gate") {
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    if (x->state.phase != attempt::Phase::kTransferGate) {
+      return refused(Status::failed_precondition("attempt " + id + " is in phase " +
+                                                 std::string(attempt::phase_name(x->state.phase)) +
+                                                 "; 'gate' needs phase transfer_gate"),
+                     &x->state);
+    }
+    return run_gate(d, *x);
+  }
+  if (cmd == "receipt") {
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    if (x->state.phase == attempt::Phase::kReflect && x->state.verdict != "VERIFIED") {
+      ApiError err =
+          api_error(409, "out_of_phase",
+                    "verdict " + x->state.verdict + "; receipts are issued only for VERIFIED");
+      err.phase = "reflect";
+      err.next = app::next_step(x->state);
+      return fail(err);
+    }
+    auto rc = e.receipt(id, learner);
+    if (!rc.ok()) return refused(rc.status(), &x->state);
+    return ok(JsonWriter()
+                  .str("receipt_sha256", to_hex(rc->receipt.envelope_sha256))
+                  .num("event_seq", rc->event_seq)
+                  .done());
+  }
+  if (cmd == "reflect" || cmd == "abandon" || cmd == "reset") {
+    const char* member = cmd == "reflect" ? "text" : "reason";
+    auto text = text_member(body, member, cmd == "reflect");
+    if (!text.ok()) return fail(text.status());
+    if (Status s = body_done(); !s.is_ok()) return fail(s);
+    if (cmd == "reset") {
+      auto prev = e.reset(id, learner, *text);
+      if (!prev.ok()) return refused(prev.status(), &x->state);
+      return ok(JsonWriter().str("previous", *prev).done());
+    }
+    Status s = cmd == "reflect" ? e.reflect(id, learner, *text) : e.abandon(id, learner, *text);
+    if (!s.is_ok()) return refused(s, &x->state);
+  }
+  auto st = e.state(id);
+  if (!st.ok()) return fail(st.status());
+  return ok(app::attempt_view_json(*st));
+}
+
+Reply op_attempt_state(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  auto x = authed(d, r, a);
+  if (!x.ok()) return auth_failure(x.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  return ok(app::attempt_view_json(x->state));
+}
+
+Reply op_attempt_validate(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  auto x = authed(d, r, a);
+  if (!x.ok()) return auth_failure(x.status());
+  auto ir = a.value("ir");
+  if (!ir.ok()) return fail(ir.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  auto m = d.session->engine->scenario_manifest(x->state.scenario_id);
+  if (!m.ok()) return fail(m.status());
+  intervention::IrContext ctx{&*m, x->state.unlocked};
+  auto parsed = intervention::parse_intervention(ir->minified(), ctx);
+  if (parsed.ok()) return ok(R"({"ok":true,"errors":[]})");
+  // The validator names the first problem: "<path>: <what>".
+  const std::string& msg = parsed.status().message();
+  JsonWriter err;
+  size_t colon = msg.find(": ");
+  if (colon != std::string::npos && msg.find(' ') >= colon) {
+    err.str("path", msg.substr(0, colon)).str("message", msg.substr(colon + 2));
+  } else {
+    err.str("path", "").str("message", msg);
+  }
+  return ok(JsonWriter().boolean("ok", false).raw("errors", "[" + err.done() + "]").done());
+}
+
+Reply op_attempt_evidence(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  auto x = authed(d, r, a);
+  if (!x.ok()) return auth_failure(x.status());
+  auto one = a.optional_string("evidence", 16);
+  if (!one.ok()) return fail(one.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  if (*one && !x->state.unlocked.count(std::string(**one))) {
+    return fail(api_error(404, "not_found", "no unlocked evidence " + std::string(**one)));
+  }
+  events::PayloadReader reader;
+  JsonArray items;
+  std::string item;
+  std::map<uint64_t, std::string> calls;  // probe -> its call
+  Status bad;
+  Status s = d.session->writer.log->read_stream(
+      attempt::stream_of(x->attempt), 0, [&](const EventView& e) {
+        if (e.type == events::kProbeRequested) {
+          auto p = events::ProbeRequested::decode(reader, e);
+          if (p.ok()) calls[p->probe] = p->call;
+          return true;
+        }
+        if (e.type != events::kProbeCompleted) return true;
+        auto p = events::ProbeCompleted::decode(reader, e);
+        if (!p.ok()) {
+          bad = p.status();
+          return false;
+        }
+        if (!x->state.unlocked.count(p->evidence)) return true;
+        if (*one && p->evidence != **one) return true;
+        JsonWriter j;
+        j.str("id", p->evidence)
+            .num("probe", p->probe)
+            .raw("call", calls.count(p->probe) ? calls[p->probe] : "null")
+            .num("exit_code", p->exit_code)
+            .boolean("truncated", p->truncated)
+            .num("seq", e.seq);
+        if (*one) {
+          std::string content;
+          for (const auto& ref : p->refs) {
+            if (ref.id != p->evidence) continue;
+            auto blob = d.session->writer.blobs->get(ref.sha256);
+            if (!blob.ok()) {
+              bad = blob.status();
+              return false;
+            }
+            content = std::move(blob).value();
+          }
+          j.str("content", content);
+          item = j.done();
+          return false;
+        }
+        items.raw(j.done());
+        return true;
+      });
+  if (!s.is_ok()) return fail(s);
+  if (!bad.is_ok()) return fail(bad);
+  if (*one) {
+    if (item.empty()) return fail(api_error(404, "not_found", "no evidence " + std::string(**one)));
+    return ok(item);
+  }
+  return ok(JsonWriter().raw("evidence", items.done()).done());
+}
+
+// The receipt file of a receipt.issued event, by the receipt's SHA-256.
+Result<std::string> receipt_bytes(Daemon::Impl& d, const std::string& attempt,
+                                  const std::string& sha) {
+  events::PayloadReader reader;
+  std::optional<Digest> blob;
+  Status s =
+      d.session->writer.log->read_stream(attempt::stream_of(attempt), 0, [&](const EventView& e) {
+        if (e.type != events::kReceiptIssued) return true;
+        auto p = events::ReceiptIssued::decode(reader, e);
+        if (p.ok() && p->receipt_sha256 == sha) {
+          for (const auto& ref : p->refs) blob = ref.sha256;
+          return false;
+        }
+        return true;
+      });
+  if (!s.is_ok()) return s;
+  if (!blob) return Status::not_found("no receipt " + sha);
+  return d.session->writer.blobs->get(*blob);
+}
+
+Reply op_attempt_receipt(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  auto x = authed(d, r, a);
+  if (!x.ok()) return auth_failure(x.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  if (x->state.receipt_sha256.empty()) {
+    ApiError e =
+        api_error(404, "not_found",
+                  x->state.verdict.empty() || x->state.verdict == "VERIFIED"
+                      ? "this attempt has no receipt yet"
+                      : "verdict " + x->state.verdict + "; receipts are issued only for VERIFIED");
+    e.phase = std::string(attempt::phase_name(x->state.phase));
+    e.next = app::next_step(x->state);
+    return fail(e);
+  }
+  auto bytes = receipt_bytes(d, x->attempt, x->state.receipt_sha256);
+  if (!bytes.ok()) return fail(bytes.status());
+  return ok(*bytes);
+}
+
+// ---- judge, receipts, proof ----
+
+Reply op_judge_enqueue(Daemon::Impl& d, const json::Object& a) {
+  auto name = scenario_arg(a);
+  if (!name.ok()) return fail(name.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  auto id = d.judge_engine->scenario_named(*name);
+  if (!id.ok()) return fail(id.status());
+  if (auto avail = lab_availability(d, *id); avail && !avail->first) {
+    return fail(
+        api_error(503, "unavailable", "lab " + *id + " is unavailable here: " + avail->second));
+  }
+  auto run = d.judge->enqueue(*id);
+  if (!run.ok()) return fail(run.status());
+  return ok(*d.judge->run_json(*run), 202);
+}
+
+Result<std::string> run_arg(const json::Object& a) {
+  auto run = a.required_string("run", 16);
+  if (!run.ok()) return run.status();
+  if (!rpc::is_hex(*run, 16)) return a.error("run", "not a run id");
+  return std::string(*run);
+}
+
+Reply op_judge_get(Daemon::Impl& d, const json::Object& a) {
+  auto run = run_arg(a);
+  if (!run.ok()) return fail(run.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  auto j = d.judge->run_json(*run);
+  if (!j) return fail(api_error(404, "not_found", "no judge run " + *run));
+  return ok(*j);
+}
+
+// A judge attempt's receipt, public: only attempts in judge mode are looked at.
+Reply op_receipt_get(Daemon::Impl& d, const json::Object& a) {
+  auto sha = a.required_string("sha256", 64);
+  if (!sha.ok()) return fail(sha.status());
+  if (!is_lower_hex64(*sha)) return fail(a.error("sha256", "not a SHA-256"));
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  std::vector<std::string> attempts;
+  {
+    std::lock_guard lock(d.proj_mu);
+    if (Status s = d.catch_up_locked(); !s.is_ok()) return fail(s);
+    auto rows = d.projections->attempts();
+    if (!rows.ok()) return fail(rows.status());
+    for (size_t i = 0; i < rows->rows.size(); ++i) {
+      if (text_of(rows->get(i, "mode")) == "judge" &&
+          text_of(rows->get(i, "receipt_sha256")) == *sha) {
+        attempts.push_back(text_of(rows->get(i, "attempt")));
+      }
+    }
+  }
+  if (attempts.empty())
+    return fail(api_error(404, "not_found", "no judge receipt " + std::string(*sha)));
+  auto bytes = receipt_bytes(d, attempts.front(), std::string(*sha));
+  if (!bytes.ok()) return fail(bytes.status());
+  return ok(*bytes);
+}
+
+Reply op_receipt_verify(Daemon::Impl& d, const json::Object& a) {
+  auto rec = a.value("receipt");
+  if (!rec.ok()) return fail(rec.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  std::string envelope = rec->minified();
+  auto one = [](const receipt::ReceiptReport& r) {
+    JsonArray failures;
+    for (const auto& f : r.failures) {
+      failures.raw(JsonWriter().str("field", f.field).str("what", f.what).done());
+    }
+    return JsonWriter()
+        .boolean("ok", r.ok())
+        .str("attempt", r.attempt)
+        .str("verdict", r.verdict)
+        .raw("failures", failures.done())
+        .done();
+  };
+  NoteVerifierKey key = d.session->writer.keys->lab_verifier();
+  auto offline = receipt::verify_receipt(envelope, key, std::nullopt);
+  auto replay = receipt::verify_receipt(
+      envelope, key,
+      receipt::ReplayContext{d.session->writer.log.get(), d.session->writer.blobs.get()});
+  return ok(JsonWriter().raw("offline", one(offline)).raw("replay", one(replay)).done());
+}
+
+Reply op_proof(Daemon::Impl& d) {
+  EventLog& log = *d.session->writer.log;
+  LogHead head = log.head();
+  JsonWriter j;
+  j.raw("head", JsonWriter().num("seq", head.seq).str("hash", to_hex(head.hash)).done());
+  auto cp = log.latest_checkpoint();
+  if (cp.ok() && cp->has_value()) {
+    j.raw("checkpoint",
+          JsonWriter().num("size", (*cp)->size).str("note", (*cp)->signed_note).done());
+  } else {
+    j.null("checkpoint");
+  }
+  {
+    std::lock_guard lock(d.verify_mu);
+    j.raw("last_verify", JsonWriter()
+                             .str("at", d.last_verify.at)
+                             .boolean("ok", d.last_verify.ok)
+                             .num("events", d.last_verify.events)
+                             .str("detail", d.last_verify.detail)
+                             .done());
+  }
+  uint64_t lag = 0;
+  {
+    std::lock_guard lock(d.proj_mu);
+    for (const auto& st : d.projections->states()) {
+      uint64_t at = st.position ? st.position->last_seq : 0;
+      lag = std::max(lag, st.head_seq > at ? st.head_seq - at : 0);
+    }
+  }
+  j.num("projection_lag", lag);
+  return ok(j.done());
+}
+
+// ---- operators ----
+
+Status check_operator(Daemon::Impl& d, const Request& r) {
+  if (r.auth != rpc::AuthKind::kOperator) return Status::failed_precondition("none");
+  std::string token;
+  // Read on every request: rotation is a file replace, no restart.
+  if (Status s = read_text_file(d.opt.operator_token, rpc::kMaxOperatorTokenBytes + 2, &token);
+      !s.is_ok()) {
+    return Status::unavailable("operator token file not readable");
+  }
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  if (token.size() < 32) return Status::unavailable("operator token file holds under 32 bytes");
+  if (!app::equal_constant_time(token, r.secret)) return Status::failed_precondition("wrong");
+  return Status::ok();
+}
+
+Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  if (Status s = check_operator(d, r); !s.is_ok()) {
+    if (s.code() == ErrorCode::kUnavailable) {
+      return fail(api_error(503, "unavailable", "operator routes are off: " + s.message()));
+    }
+    return fail(s.message() == "none"
+                    ? api_error(401, "unauthorized", "operator routes need the operator token")
+                    : api_error(403, "forbidden", "the operator token does not match"));
+  }
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  EventLog& log = *d.session->writer.log;
+  if (r.op == "operator.checkpoint") {
+    auto cp = log.checkpoint();
+    if (!cp.ok()) return fail(cp.status());
+    return ok(JsonWriter().num("size", cp->size).done());
+  }
+  if (r.op == "operator.rebuild") {
+    std::lock_guard lock(d.proj_mu);
+    auto rep = d.projections->rebuild_all();
+    if (!rep.ok()) return fail(rep.status());
+    return ok(JsonWriter().num("head", log.head().seq).done());
+  }
+  if (r.op == "operator.refresh") {
+    auto m = app::measure_and_record(log);
+    if (!m.ok()) return fail(m.status());
+    return ok(JsonWriter().num("seq", m->seq).num("available", uint64_t(m->available())).done());
+  }
+  if (r.op == "operator.verify") {
+    d.verify_chain();
+    std::lock_guard lock(d.verify_mu);
+    return ok(JsonWriter()
+                  .boolean("ok", d.last_verify.ok)
+                  .num("events", d.last_verify.events)
+                  .str("detail", d.last_verify.detail)
+                  .done());
+  }
+  if (r.op == "operator.reap") {
+    auto reaped = supervisor::reap_and_record(fs::absolute(d.opt.folders.data / "sandbox"), log);
+    if (!reaped.ok()) return fail(reaped.status());
+    return ok("{}");
+  }
+  return fail(api_error(404, "not_found", "no operator op " + r.op));
+}
+
+Reply op_metrics(Daemon::Impl& d) {
+  Metrics::Gauges g;
+  g.log_head = d.session->writer.log->head().seq;
+  {
+    std::lock_guard lock(d.proj_mu);
+    for (const auto& st : d.projections->states()) {
+      uint64_t at = st.position ? st.position->last_seq : 0;
+      g.projection_lag = std::max(g.projection_lag, st.head_seq > at ? st.head_seq - at : 0);
+    }
+  }
+  g.judge_waiting = d.judge->waiting();
+  g.judge_running = d.judge->running() ? 1 : 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(d.opt.folders.data / "worlds", ec)) {
+    if (e.is_directory(ec)) g.live_worlds++;
+  }
+  {
+    std::lock_guard lock(d.conn_mu);
+    g.connections = d.connections.size();
+  }
+  return ok(JsonWriter()
+                .str("text", d.metrics.text(g))
+                .str("content_type", "text/plain; version=0.0.4")
+                .done());
+}
+
+}  // namespace
+
+Reply Daemon::Impl::handle(const Request& r) {
+  auto args = Args::parse(r.args_json);
+  if (!args.ok()) return fail(args.status());
+  const json::Object& a = (*args)->obj;
+  const std::string& op = r.op;
+  if (op == "health") return op_health(*this);
+  if (op == "capabilities") return op_capabilities(*this);
+  if (op == "scenarios.list") return op_scenarios_list(*this);
+  if (op == "scenarios.get") return op_scenarios_get(*this, a);
+  if (op == "attempt.create") return op_attempt_create(*this, a);
+  if (op == "attempt.state") return op_attempt_state(*this, r, a);
+  if (op == "attempt.capability") return op_attempt_capability(*this, r, a);
+  if (op == "attempt.command") return op_attempt_command(*this, r, a);
+  if (op == "attempt.validate") return op_attempt_validate(*this, r, a);
+  if (op == "attempt.evidence") return op_attempt_evidence(*this, r, a);
+  if (op == "attempt.receipt") return op_attempt_receipt(*this, r, a);
+  if (op == "judge.list") return ok(judge->list_json());
+  if (op == "judge.enqueue") return op_judge_enqueue(*this, a);
+  if (op == "judge.get") return op_judge_get(*this, a);
+  if (op == "receipt.get") return op_receipt_get(*this, a);
+  if (op == "receipt.verify") return op_receipt_verify(*this, a);
+  if (op == "proof") return op_proof(*this);
+  if (op == "metrics") return op_metrics(*this);
+  if (op.rfind("operator.", 0) == 0) return op_operator(*this, r, a);
+  ApiError e = api_error(404, "not_found", "no operation " + op);
+  e.expected = {"health",
+                "capabilities",
+                "scenarios.list",
+                "scenarios.get",
+                "attempt.create",
+                "attempt.state",
+                "attempt.capability",
+                "attempt.command",
+                "attempt.validate",
+                "attempt.evidence",
+                "attempt.receipt",
+                "attempt.events",
+                "judge.list",
+                "judge.enqueue",
+                "judge.get",
+                "judge.events",
+                "receipt.get",
+                "receipt.verify",
+                "proof",
+                "metrics"};
+  return fail(e);
+}
+
+}  // namespace aura::daemon

@@ -1,0 +1,66 @@
+#include "app/lab/access.h"
+
+#include <sodium.h>
+
+#include <array>
+
+#include "engine/attempt/attempt_state.h"
+#include "engine/crypto/ed25519.h"
+#include "engine/crypto/sha256.h"
+#include "engine/events/access_events.h"
+
+namespace aura::app {
+
+NewCapability new_capability() {
+  std::array<uint8_t, 32> b{};
+  random_bytes(b);
+  NewCapability c;
+  c.token = to_hex(b);
+  c.sha256 = to_hex(sha256(c.token));
+  sodium_memzero(b.data(), b.size());
+  return c;
+}
+
+bool equal_constant_time(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+Status grant_access(EventLog& log, std::string_view attempt, std::string_view capability_sha256) {
+  events::AttemptAccess a{std::string(attempt), std::string(capability_sha256)};
+  EventDraft d;
+  d.stream = attempt::stream_of(attempt);
+  d.type = events::kAttemptAccess;
+  d.actor = "engine";
+  d.payload = a.encode();
+  auto r = log.append(d);
+  return r.ok() ? Status::ok() : r.status();
+}
+
+Status check_access(const EventLog& log, std::string_view attempt, std::string_view token) {
+  if (!attempt::is_valid_attempt_id(attempt)) return Status::invalid("not an attempt id");
+  std::string current;
+  bool any = false;
+  Status bad;
+  events::PayloadReader reader;
+  Status s = log.read_stream(attempt::stream_of(attempt), 0, [&](const EventView& e) {
+    any = true;
+    if (e.type != events::kAttemptAccess) return true;
+    auto a = events::AttemptAccess::decode(reader, e);
+    if (!a.ok()) {
+      bad = a.status();
+      return false;
+    }
+    current = a->capability_sha256;
+    return true;
+  });
+  if (!s.is_ok()) return s;
+  if (!bad.is_ok()) return bad;
+  if (!any) return Status::not_found("no attempt " + std::string(attempt));
+  if (current.empty() || !equal_constant_time(to_hex(sha256(token)), current)) {
+    return Status::failed_precondition("unauthorized");
+  }
+  return Status::ok();
+}
+
+}  // namespace aura::app
