@@ -1,0 +1,60 @@
+// `aura serve`: the HTTP front (docs/SERVE.md). Parses its flags and runs app/serve; the lines a
+// person reads go to stdout, the request log (JSON lines) to stderr.
+#include <iostream>
+
+#include "app/cli/cli.h"
+#include "app/serve/serve.h"
+
+namespace aura::cli {
+namespace {
+
+int serve_main(Invocation& inv) {
+  serve::ServeOptions o;
+  o.data = inv.data_dir;
+  o.keys = inv.keys_dir;
+  o.socket = inv.get("socket");
+  o.listen = inv.get("listen", o.listen);
+  auto port = inv.get_u64("port", 8080);
+  if (!port.ok()) return inv.fail(port.status(), 2);
+  if (*port > 65535) return inv.fail(Status::invalid("--port must be 0..65535"), 2);
+  o.port = uint16_t(*port);
+  o.user = inv.get("user", o.user);
+  o.ui = inv.get("ui");
+  o.tls_cert = inv.get("tls-cert");
+  o.tls_key = inv.get("tls-key");
+  o.operator_token_file = inv.get("operator-token-file");
+  if (inv.has("origin")) o.origins.push_back(inv.get("origin"));
+  o.start_daemon = !inv.has("no-daemon");
+  Status s = serve::run(o, [](std::string_view line) { std::cout << line << std::endl; });
+  if (!s.is_ok()) return inv.fail(s);
+  return 0;
+}
+
+}  // namespace
+
+void register_serve_commands(CommandTable& r) {
+  r.add({"serve",
+         "",
+         "serve the lab over HTTP: the JSON API under /api/v1 and the browser lab",
+         "Binds its port as root, then drops to --user (no capabilities, no_new_privs, a seccomp\n"
+         "filter) and reaches the lab only through the engine daemon's socket. When no daemon\n"
+         "answers there, starts one ('aura daemon') on --data and --keys and stops it on exit.\n"
+         "Serves beyond loopback only with --tls-cert and --tls-key. Prints the URL; SIGINT or\n"
+         "SIGTERM stop it. Request log: JSON lines on stderr. docs/SERVE.md.",
+         {{"socket", "PATH", "the daemon's socket (default DATA/../run/daemon.sock)"},
+          {"listen", "ADDR", "the address to listen on (default 127.0.0.1)"},
+          {"port", "P", "the port (default 8080; 0: any free port)"},
+          {"user", "NAME", "the unprivileged user to drop to (default aura-web)"},
+          {"ui", "DIR", "the built browser lab (default ui/dist of the source tree, when built)"},
+          {"tls-cert", "FILE", "TLS certificate chain (PEM); with --tls-key"},
+          {"tls-key", "FILE", "TLS private key (PEM); with --tls-cert"},
+          {"operator-token-file", "FILE",
+           "the operator token file, passed to a daemon this command starts"},
+          {"origin", "URL", "one more origin allowed to POST (a public name for the server)"},
+          {"no-daemon", "", "fail instead of starting a daemon when none answers"}},
+         0,
+         0,
+         serve_main});
+}
+
+}  // namespace aura::cli

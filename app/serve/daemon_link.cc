@@ -1,0 +1,245 @@
+#include "app/serve/daemon_link.h"
+
+#include <sys/socket.h>
+
+#include <array>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+namespace aura::serve {
+
+using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
+using namespace asio::experimental::awaitable_operators;
+
+struct DaemonConnection {
+  explicit DaemonConnection(asio::any_io_executor ex) : socket(ex) {}
+  asio::local::stream_protocol::socket socket;
+  Clock::time_point last_used = Clock::now();
+  bool reused = false;
+};
+
+namespace {
+
+constexpr auto kNothrow = asio::as_tuple(asio::use_awaitable);
+
+// Runs an asio operation (`start()` returns its awaitable) with a deadline: its error, or
+// timed_out when the deadline came first (the operation is then cancelled).
+template <class Start>
+asio::awaitable<error_code> by_deadline(Clock::time_point deadline, Start start) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer.expires_at(deadline);
+  auto r = co_await (start() || timer.async_wait(kNothrow));
+  if (r.index() == 1) co_return asio::error::timed_out;
+  co_return std::get<0>(std::get<0>(r));
+}
+
+asio::awaitable<error_code> read_by(asio::local::stream_protocol::socket& s,
+                                    asio::mutable_buffer buf, Clock::time_point deadline) {
+  return by_deadline(deadline, [&s, buf] { return asio::async_read(s, buf, kNothrow); });
+}
+
+asio::awaitable<error_code> write_by(asio::local::stream_protocol::socket& s,
+                                     asio::const_buffer buf, Clock::time_point deadline) {
+  return by_deadline(deadline, [&s, buf] { return asio::async_write(s, buf, kNothrow); });
+}
+
+Status transport(std::string_view what, const error_code& ec) {
+  return Status::unavailable("daemon " + std::string(what) + ": " + ec.message());
+}
+
+// One frame: the first byte within `idle`, the rest within 30 s of it (the protocol's rule).
+// nullopt: the daemon closed before a frame began. `*began` says whether any byte arrived.
+asio::awaitable<Result<std::optional<rpc::Frame>>> read_frame(
+    asio::local::stream_protocol::socket& s, std::chrono::milliseconds idle, bool* began) {
+  std::array<uint8_t, rpc::kHeaderBytes> hb{};
+  if (began) *began = false;
+  error_code ec = co_await read_by(s, asio::buffer(hb.data(), 1), Clock::now() + idle);
+  if (ec == asio::error::eof) co_return std::optional<rpc::Frame>();
+  if (ec) co_return transport("read", ec);
+  if (began) *began = true;
+  auto deadline = Clock::now() + std::chrono::seconds(30);
+  ec = co_await read_by(s, asio::buffer(hb.data() + 1, hb.size() - 1), deadline);
+  if (ec) co_return transport("read", ec);
+  auto h = rpc::decode_header(hb);
+  if (!h.ok()) co_return Status::corruption(h.status().message());
+  rpc::Frame f;
+  f.kind = h->kind;
+  f.body.resize(h->length);
+  if (h->length > 0) {
+    ec = co_await read_by(s, asio::buffer(f.body.data(), f.body.size()), deadline);
+    if (ec) co_return transport("read", ec);
+  }
+  co_return std::optional<rpc::Frame>(std::move(f));
+}
+
+}  // namespace
+
+// ---- DaemonStream ----
+
+DaemonStream::DaemonStream(std::unique_ptr<DaemonConnection> c, std::atomic<size_t>* slots)
+    : conn_(std::move(c)), slots_(slots) {}
+
+DaemonStream::~DaemonStream() {
+  close();
+  if (slots_) --*slots_;
+}
+
+void DaemonStream::close() {
+  if (!conn_) return;
+  error_code ignored;
+  conn_->socket.close(ignored);
+}
+
+asio::awaitable<Result<std::optional<rpc::Frame>>> DaemonStream::next(
+    std::chrono::milliseconds timeout) {
+  if (!conn_ || !conn_->socket.is_open()) co_return std::optional<rpc::Frame>();
+  auto f = co_await read_frame(conn_->socket, timeout, nullptr);
+  if (!f.ok()) {
+    close();
+    co_return f;
+  }
+  if (!f->has_value()) co_return f;
+  if ((*f)->kind != rpc::Kind::kEvent && (*f)->kind != rpc::Kind::kKeepAlive) {
+    close();
+    co_return Status::corruption("daemon protocol: expected a stream event, got a " +
+                                 std::string(rpc::kind_name((*f)->kind)));
+  }
+  co_return f;
+}
+
+// ---- DaemonLink ----
+
+DaemonLink::DaemonLink(asio::any_io_executor ex, DaemonLinkOptions options)
+    : ex_(ex), options_(std::move(options)), call_slots_(ex, options_.max_calls) {}
+
+DaemonLink::~DaemonLink() = default;
+
+asio::awaitable<Result<std::unique_ptr<DaemonConnection>>> DaemonLink::connect() {
+  auto c = std::make_unique<DaemonConnection>(ex_);
+  const std::string path = options_.socket.string();
+  auto [ec] =
+      co_await c->socket.async_connect(asio::local::stream_protocol::endpoint(path), kNothrow);
+  if (ec) co_return Status::unavailable("no daemon at " + path + ": " + ec.message());
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(c->socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+      cred.uid != options_.daemon_uid) {
+    co_return Status::failed_precondition("the process at " + path +
+                                          " is not the lab's daemon (its uid is " +
+                                          std::to_string(cred.uid) + ")");
+  }
+  co_return std::move(c);
+}
+
+std::unique_ptr<DaemonConnection> DaemonLink::take_idle() {
+  std::lock_guard lock(mu_);
+  while (!idle_.empty()) {
+    auto c = std::move(idle_.back());
+    idle_.pop_back();
+    if (Clock::now() - c->last_used < options_.idle_reuse && c->socket.is_open()) {
+      c->reused = true;
+      return c;
+    }
+  }
+  return nullptr;
+}
+
+void DaemonLink::give_back(std::unique_ptr<DaemonConnection> c) {
+  c->last_used = Clock::now();
+  std::lock_guard lock(mu_);
+  if (idle_.size() < options_.max_idle) idle_.push_back(std::move(c));
+}
+
+asio::awaitable<Result<rpc::Reply>> DaemonLink::exchange(DaemonConnection& c,
+                                                         const rpc::Request& request,
+                                                         std::chrono::milliseconds timeout,
+                                                         bool* retry) {
+  *retry = false;
+  auto bytes = rpc::encode_frame(rpc::Kind::kRequest, request.encode());
+  if (!bytes.ok()) co_return bytes.status();
+  error_code ec =
+      co_await write_by(c.socket, asio::buffer(*bytes), Clock::now() + std::chrono::seconds(30));
+  if (ec) {
+    *retry = c.reused;
+    co_return transport("write", ec);
+  }
+  bool began = false;
+  auto f = co_await read_frame(c.socket, timeout, &began);
+  if (!f.ok() || !f->has_value()) {
+    // A reused connection the daemon had closed while idle ends before any reply byte.
+    *retry = c.reused && !began;
+    co_return f.ok() ? Status::unavailable("the daemon closed the connection") : f.status();
+  }
+  if ((*f)->kind != rpc::Kind::kReply) {
+    co_return Status::corruption("daemon protocol: expected a reply, got a " +
+                                 std::string(rpc::kind_name((*f)->kind)));
+  }
+  auto r = rpc::parse_reply((*f)->body);
+  if (!r.ok()) co_return Status::corruption(r.status().message());
+  if (r->request_id != request.request_id) {
+    co_return Status::corruption("daemon protocol: the reply answers request " +
+                                 r->request_id.substr(0, 16) + ", not " + request.request_id);
+  }
+  co_return r;
+}
+
+asio::awaitable<Result<rpc::Reply>> DaemonLink::call(rpc::Request request,
+                                                     std::chrono::milliseconds timeout) {
+  // A call slot; given back however this ends.
+  co_await call_slots_.async_send(error_code{}, asio::use_awaitable);
+  struct Release {
+    decltype(call_slots_)& ch;
+    ~Release() {
+      ch.try_receive([](error_code) {});
+    }
+  } release{call_slots_};
+
+  for (int round = 0; round < 2; ++round) {
+    std::unique_ptr<DaemonConnection> c = round == 0 ? take_idle() : nullptr;
+    if (!c) {
+      auto fresh = co_await connect();
+      if (!fresh.ok()) co_return fresh.status();
+      c = std::move(fresh).value();
+    }
+    bool retry = false;
+    auto r = co_await exchange(*c, request, timeout, &retry);
+    if (r.ok()) {
+      give_back(std::move(c));
+      co_return r;
+    }
+    if (!retry) co_return r;
+  }
+  co_return Status::unavailable("the daemon closed the connection");
+}
+
+asio::awaitable<Result<DaemonLink::Opened>> DaemonLink::open_stream(
+    rpc::Request request, std::chrono::milliseconds timeout) {
+  if (++streams_ > options_.max_streams) {
+    --streams_;
+    co_return Status::busy("every event stream slot (" + std::to_string(options_.max_streams) +
+                           ") is in use");
+  }
+  // The slot is the stream's from here; the DaemonStream gives it back.
+  auto slot_guard = std::unique_ptr<std::atomic<size_t>, void (*)(std::atomic<size_t>*)>(
+      &streams_, [](std::atomic<size_t>* s) { --*s; });
+  auto c = co_await connect();
+  if (!c.ok()) co_return c.status();
+  bool retry = false;
+  auto r = co_await exchange(**c, request, timeout, &retry);
+  if (!r.ok()) co_return r.status();
+  Opened o;
+  o.reply = std::move(r).value();
+  if (!o.reply.error && o.reply.status < 300) {
+    slot_guard.release();
+    o.stream = std::make_unique<DaemonStream>(std::move(c).value(), &streams_);
+  }
+  co_return o;
+}
+
+}  // namespace aura::serve

@@ -1,0 +1,187 @@
+#include "app/serve/serve.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "app/rpc/client.h"
+#include "app/serve/daemon_keeper.h"
+#include "app/serve/http_server.h"
+#include "app/serve/privileges.h"
+
+namespace aura::serve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// First use sets the lab up (keys, bundled scenarios signed and loaded, the capability panel
+// measured): about a minute here. The hang guard is far above it.
+constexpr std::chrono::minutes kDaemonStartGuard{15};
+constexpr std::chrono::seconds kProgressEvery{5};
+
+// The front may hold max_connections client sockets and its daemon connections at once.
+void raise_open_files_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+sigset_t stop_signals() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGTERM);
+  return s;
+}
+
+// A stop signal within `ms` (they are blocked; this takes one that is pending).
+bool stop_signal_within(int ms) {
+  sigset_t s = stop_signals();
+  timespec ts{ms / 1000, long(ms % 1000) * 1'000'000};
+  return ::sigtimedwait(&s, nullptr, &ts) > 0;
+}
+
+}  // namespace
+
+std::filesystem::path default_socket(const std::filesystem::path& data) {
+  std::filesystem::path d = data;
+  if (!d.has_filename()) d = d.parent_path();  // "var/aura/"
+  return d.parent_path() / "run" / "daemon.sock";
+}
+
+std::filesystem::path default_ui_dir() {
+#ifdef AURA_SOURCE_ROOT
+  std::filesystem::path dist = std::filesystem::path(AURA_SOURCE_ROOT) / "ui" / "dist";
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(dist / "index.html", ec)) return dist;
+#endif
+  return {};
+}
+
+bool daemon_answers(const std::filesystem::path& socket) {
+  auto c = rpc::Client::connect(socket);
+  if (!c.ok()) return false;
+  rpc::Request q{"health", rpc::new_request_id(), rpc::AuthKind::kNone, "", "{}"};
+  auto r = c->call(q, std::chrono::seconds(5));
+  return r.ok() && !r->error && r->status == 200;
+}
+
+Status run(const ServeOptions& o, const std::function<void(std::string_view)>& say) {
+  if (::geteuid() != 0) {
+    return Status::failed_precondition(
+        "aura serve starts as root: it binds its port, then "
+        "drops to the user " +
+        o.user);
+  }
+  const bool tls = !o.tls_cert.empty() || !o.tls_key.empty();
+  if (tls && (o.tls_cert.empty() || o.tls_key.empty())) {
+    return Status::invalid("--tls-cert and --tls-key go together");
+  }
+  AURA_RETURN_IF_ERROR(check_listen_address(o.listen, tls));
+  UserIds user;
+  AURA_ASSIGN_OR_RETURN(user, lookup_front_user(o.user));
+  const std::filesystem::path socket = o.socket.empty() ? default_socket(o.data) : o.socket;
+
+  // Stop signals are taken by sigtimedwait from here on, in every thread started later.
+  sigset_t stops = stop_signals();
+  ::pthread_sigmask(SIG_BLOCK, &stops, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::optional<DaemonKeeper> keeper;
+  if (daemon_answers(socket)) {
+    say("engine daemon: answering on " + socket.string());
+    if (!o.operator_token_file.empty()) {
+      say("note: --operator-token-file is the daemon's setting; the running daemon keeps its own");
+    }
+  } else if (!o.start_daemon) {
+    return Status::unavailable("no engine daemon answers on " + socket.string());
+  } else {
+    say("engine daemon: none answers on " + socket.string() + "; starting one (data " +
+        o.data.string() + ", keys " + o.keys.string() + ")");
+    DaemonCommand cmd;
+    cmd.data = o.data;
+    cmd.keys = o.keys;
+    cmd.socket = socket;
+    cmd.front_user = o.user;
+    cmd.operator_token_file = o.operator_token_file;
+    auto started = DaemonKeeper::start(cmd);
+    if (!started.ok()) return started.status();
+    keeper.emplace(std::move(started).value());
+    const auto began = Clock::now();
+    auto next_say = began + kProgressEvery;
+    while (!daemon_answers(socket)) {
+      int code = 0;
+      if (keeper->exited(&code)) {
+        return Status::unavailable("the engine daemon exited (status " + std::to_string(code) +
+                                   ") before it answered; its messages are above");
+      }
+      if (stop_signal_within(500)) {
+        say("stopped before serving; stopping the engine daemon");
+        return keeper->stop();
+      }
+      if (Clock::now() - began > kDaemonStartGuard) {
+        (void)keeper->stop();
+        return Status::unavailable("the engine daemon did not answer within 15 minutes");
+      }
+      if (Clock::now() >= next_say) {
+        auto secs = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - began);
+        say("waiting for the engine daemon (first use sets the lab up: keys, scenarios, "
+            "capability panel; about a minute)... " +
+            std::to_string(secs.count()) + " s");
+        next_say += kProgressEvery;
+      }
+    }
+    say("engine daemon: answering on " + socket.string());
+  }
+
+  raise_open_files_limit();
+  ServerOptions so;
+  so.listen_address = o.listen;
+  so.port = o.port;
+  so.tls_cert = o.tls_cert;
+  so.tls_key = o.tls_key;
+  so.socket = socket;
+  so.ui_dir = o.ui.empty() ? default_ui_dir() : o.ui;
+  so.extra_origins = o.origins;
+  so.limits = o.limits;
+  so.threads = std::max(2u, std::thread::hardware_concurrency());
+  so.log = &std::cerr;
+  auto server = Server::create(so);
+  if (!server.ok()) return server.status();
+
+  AURA_RETURN_IF_ERROR(drop_privileges(user));
+  AURA_RETURN_IF_ERROR(check_cannot_open({o.data, o.keys}));
+  if (so.ui_dir.empty()) say("browser lab: not built (/ says how to build it)");
+  say("AURA lab: " + (*server)->url());
+
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    while (!done.load()) {
+      if (stop_signal_within(200)) {
+        (*server)->stop();
+        return;
+      }
+    }
+  });
+  (*server)->run();
+  done = true;
+  waiter.join();
+  say("stopping");
+  server->reset();
+  if (keeper) {
+    say("stopping the engine daemon (it reaps its worlds)");
+    AURA_RETURN_IF_ERROR(keeper->stop());
+  }
+  return Status::ok();
+}
+
+}  // namespace aura::serve
