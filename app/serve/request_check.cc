@@ -119,9 +119,6 @@ std::variant<std::string, ApiError> operator_token_of(const ApiRequest& r) {
   return std::string(*token);
 }
 
-// Body checks per rule. Each returns the args member(s) it contributes, or the error.
-using Args = std::variant<std::string, ApiError>;
-
 ApiError require_empty(const json::Object& o) {
   return malformed_json(o.done());  // names the first member: none is accepted
 }
@@ -178,9 +175,8 @@ std::optional<ApiError> check_ir(const json::Object& o) {
   return std::nullopt;
 }
 
-// A phase command's body; `text` is the body as received (the IR is forwarded as its exact
-// bytes: its SHA-256 is what receipts and authorisations bind).
-Args command_body(std::string_view command, const json::Object& o, std::string_view text) {
+// A phase command's body: its members by the command (docs/ATTEMPTS.md; an IR by its shape).
+std::optional<ApiError> check_command_body(std::string_view command, const json::Object& o) {
   auto text_member = [&](const char* name, bool required) -> std::optional<ApiError> {
     if (required) {
       auto s = o.required_string(name, kTextBytes);
@@ -193,10 +189,7 @@ Args command_body(std::string_view command, const json::Object& o, std::string_v
   };
   std::optional<ApiError> err;
   if (command == "intervention") {
-    if (auto e = check_ir(o)) return *e;
-    std::string ir;
-    json_append_string(ir, text);
-    return "{\"ir\":" + ir + "}";
+    return check_ir(o);
   } else if (command == "predict") {
     if (!(err = text_member("hypothesis", true)) && !(err = text_member("expect", true))) {
       auto c = o.optional_u64("confidence");
@@ -220,9 +213,27 @@ Args command_body(std::string_view command, const json::Object& o, std::string_v
     err = text_member("reason", true);
   }
   // apply, verify, gate, receipt: no member.
-  if (err) return *err;
+  if (err) return err;
   if (Status s = o.done(); !s.is_ok()) return malformed_json(s);
-  return std::string();  // the body as minified by the caller
+  return std::nullopt;
+}
+
+// A receipt file: a DSSE envelope (docs/formats/dsse.md); its signature and contents are the
+// daemon's to verify.
+std::optional<ApiError> check_envelope(const json::Object& o) {
+  if (auto t = o.required_string("payloadType", 256); !t.ok()) return malformed_json(t.status());
+  if (auto p = o.required_string("payload"); !p.ok()) return malformed_json(p.status());
+  auto sigs = o.array("signatures", 16);
+  if (!sigs.ok()) return malformed_json(sigs.status());
+  for (const json::Value& v : sigs->elements()) {
+    auto sig = v.as_object();
+    if (!sig.ok()) return malformed_json(sig.status());
+    if (auto x = sig->required_string("sig", 1024); !x.ok()) return malformed_json(x.status());
+    if (auto k = sig->optional_string("keyid", 512); !k.ok()) return malformed_json(k.status());
+    if (Status st = sig->done(); !st.is_ok()) return malformed_json(st);
+  }
+  if (Status st = o.done(); !st.is_ok()) return malformed_json(st);
+  return std::nullopt;
 }
 
 bool is_json_media_type(std::string_view ct) {
@@ -432,33 +443,20 @@ std::variant<Forward, Refusal> prepare_forward(const ApiRequest& r, const Origin
       if (Status s = o.done(); !s.is_ok()) return refuse(malformed_json(s));
       break;
     }
-    case BodyRule::kCommand: {
-      auto b = command_body(m.command, o, r.body);
-      if (auto* e = std::get_if<ApiError>(&b)) return refuse(std::move(*e));
-      const std::string& body = std::get<std::string>(b);
-      args.str("command", m.command).raw("body", body.empty() ? root_value->minified() : body);
+    case BodyRule::kCommand:
+      if (auto e = check_command_body(m.command, o)) return refuse(std::move(*e));
+      args.str("command", m.command).raw("body", root_value->minified());
       break;
-    }
-    case BodyRule::kIr: {
+    case BodyRule::kIr:
       if (auto e = check_ir(o)) return refuse(std::move(*e));
-      std::string ir;
-      json_append_string(ir, r.body);
-      args.raw("ir", ir);
+      args.raw("ir", root_value->minified());
       break;
-    }
-    case BodyRule::kReceipt: {
-      std::string text;
-      json_append_string(text, r.body);
-      args.raw("receipt", text);
+    case BodyRule::kReceipt:
+      if (auto e = check_envelope(o)) return refuse(std::move(*e));
+      args.raw("receipt", root_value->minified());
       break;
-    }
   }
   f.args_json = args.done();
-  // The daemon's request frame has its own cap; a body escaped into a string can grow.
-  rpc::Request probe{f.op, std::string(16, '0'), f.auth, f.secret, f.args_json};
-  if (probe.encode().size() > rpc::kMaxRequestBytes) {
-    return refuse(api_error(413, "too_large", "the body is too large once wrapped for the lab"));
-  }
   return f;
 }
 

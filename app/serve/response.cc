@@ -109,6 +109,8 @@ Result<std::string> sse_event(std::string_view frame_body) {
   if (!is_event_type(*type)) return o->error("type", "not an event type");
   auto data = o->value("data");
   if (!data.ok()) return data.status();
+  // The event's time is the daemon's to show inside data; the SSE frame carries id and type.
+  if (auto ts = o->optional_u64("ts_us"); !ts.ok()) return ts.status();
   if (Status s = o->done(); !s.is_ok()) return s;
   // Minified JSON holds no raw newline, so the data is one line.
   return "id: " + std::to_string(*seq) + "\nevent: " + std::string(*type) +

@@ -144,21 +144,34 @@ TEST_CASE("route: operator actions map to operator ops with the bearer token") {
   CHECK(no.error.message.find("operator") != std::string::npos);
 }
 
-TEST_CASE("route: the InterventionIR goes to the daemon as its exact bytes") {
+TEST_CASE("route: the InterventionIR and a receipt go to the daemon as documents") {
   const std::string ir =
       "{\"v\": 1, \"hypothesis\": \"h\", \"claim\": \"c\", \"evidence\": [\"ev-1\"],\n"
       " \"falsifier\": \"f\", \"actions\": [{\"call\": \"vars.unset\", \"params\": {}}],\n"
       " \"rollback\": [{\"script\": \"#!/bin/sh\\ntrue\\n\", \"target\": {\"role\": \"web\"}}]}";
+  const std::string minified =
+      R"({"v":1,"hypothesis":"h","claim":"c","evidence":["ev-1"],"falsifier":"f",)"
+      R"("actions":[{"call":"vars.unset","params":{}}],)"
+      R"("rollback":[{"script":"#!/bin/sh\ntrue\n","target":{"role":"web"}}]})";
   const std::string a = "/api/v1/attempts/" + kAttempt;
-  std::string quoted = "\"{\\\"v\\\": 1, \\\"hypothesis\\\"";
   Forward submit = forwarded(with_cap(req("POST", a + "/intervention", ir)));
   CHECK(submit.op == "attempt.command");
-  CHECK(submit.args_json.find(R"("command":"intervention","body":{"ir":)" + quoted) !=
-        std::string::npos);
+  CHECK(submit.args_json ==
+        R"({"attempt":")" + kAttempt + R"(","command":"intervention","body":)" + minified + "}");
   Forward validate = forwarded(with_cap(req("POST", a + "/intervention/validate", ir)));
   CHECK(validate.op == "attempt.validate");
-  CHECK(validate.args_json.find(R"("ir":)" + quoted) != std::string::npos);
-  CHECK(validate.args_json.find("\\n \\\"falsifier") != std::string::npos);  // whitespace kept
+  CHECK(validate.args_json == R"({"attempt":")" + kAttempt + R"(","ir":)" + minified + "}");
+  // A receipt: a DSSE envelope, its members checked.
+  const std::string envelope =
+      R"({"payloadType":"application/vnd.aura.receipt+json","payload":"e30=",)"
+      R"("signatures":[{"keyid":"lab+0011aabb","sig":"c2ln"}]})";
+  CHECK(forwarded(req("POST", "/api/v1/receipts/verify", envelope)).args_json ==
+        R"({"receipt":)" + envelope + "}");
+  CHECK(refused(req("POST", "/api/v1/receipts/verify", R"({"payload":"e30="})")).error.path ==
+        "$.payloadType");
+  CHECK(refused(req("POST", "/api/v1/receipts/verify",
+                    R"({"payloadType":"t","payload":"","signatures":[{"sig":"x","by":"me"}]})"))
+            .error.path == "$.signatures[0].by");
 
   // Its shape is checked here; an unknown member is named.
   std::string extra = ir;
@@ -382,7 +395,8 @@ TEST_CASE("responses: security headers, the error shape, the capability cookie")
 }
 
 TEST_CASE("sse: a daemon stream event becomes one server-sent event") {
-  auto e = sse_event(R"({"seq":42,"type":"probe.completed","data":{"a":"line1\nline2"}})");
+  auto e = sse_event(
+      R"({"seq":42,"type":"probe.completed","ts_us":1700000000000000,"data":{"a":"line1\nline2"}})");
   REQUIRE(e.ok());
   CHECK(*e == "id: 42\nevent: probe.completed\ndata: {\"a\":\"line1\\nline2\"}\n\n");
   CHECK(!sse_event(R"({"seq":1,"type":"x\ny","data":{}})").ok());  // no header injection
