@@ -4,13 +4,20 @@
 #include <array>
 #include <optional>
 
+#include "engine/json/json_reader.h"
+#include "engine/json/value_type.h"
 #include "engine/scenario/call_dom.h"
+#include "engine/scenario/manifest_format.h"
 
 namespace aura::intervention {
 namespace {
 
+namespace strict = ::aura::json;
+namespace mf = scenario::manifest_format;
 namespace sj = scenario::json;
-using sj::Element;
+using strict::Array;
+using strict::Object;
+using strict::Value;
 
 // Root members, in the order they are validated (and conventionally written).
 constexpr std::array<std::string_view, 9> kMembers = {
@@ -28,10 +35,26 @@ enum Member : size_t {
   kRollback,
 };
 
-constexpr std::array<std::string_view, 2> kScriptMembers = {"script", "target"};
+// The whole document is checked against these before any member is read: its size and nesting
+// (kMaxIrBytes, kMaxDepth), duplicates at any depth, and bounds no valid document comes near.
+strict::Limits ir_limits() {
+  strict::Limits limits;
+  limits.max_bytes = kMaxIrBytes;
+  limits.max_depth = kMaxDepth;
+  // The root has 9 members, an action 2, a call's params one per parameter of its entry.
+  limits.max_members = mf::kMaxParams;
+  // The longest list: the evidence ids (a postcondition or invariant is named once, and a
+  // manifest has at most mf::kMaxChecks checks).
+  limits.max_elements = std::max({kMaxEvidence, kMaxActions, mf::kMaxChecks});
+  // The longest string: a script's text, or a string parameter at its schema's largest.
+  limits.max_string_bytes = std::max(kMaxScriptBytes, static_cast<size_t>(mf::kMaxStringBytes));
+  limits.style = strict::PathStyle::kJsonPath;
+  return limits;
+}
 
-Status invalid_at(std::string_view path, std::string_view what) {
-  return Status::invalid(std::string(path) + ": " + std::string(what));
+// "$.evidence[0]": a value's path as the reader writes it in this document's messages.
+std::string json_path(const Value& v) {
+  return v.path().empty() ? "$" : (v.path()[0] == '[' ? "$" : "$.") + v.path();
 }
 
 std::string with_article(scenario::CheckKind kind) {
@@ -39,111 +62,105 @@ std::string with_article(scenario::CheckKind kind) {
          std::string(scenario::check_kind_name(kind));
 }
 
-std::string root_path(Member member) { return sj::member_path("$", kMembers[member]); }
+// "expected <what>, found <what the value is>", at the value.
+Status expected(const Value& v, std::string_view what) {
+  return v.error("expected " + std::string(what) + ", found " + std::string(strict::type_name(v)));
+}
 
-Result<simdjson::dom::array> array_of(Element value, std::string_view path) {
-  simdjson::dom::array array;
-  if (value.get_array().get(array) != simdjson::SUCCESS) {
-    return invalid_at(path, "expected an array, found " + std::string(sj::type_name(value)));
-  }
-  return array;
+Result<std::string_view> string_of(const Value& v) {
+  auto text = v.as_string();
+  if (!text.ok()) return expected(v, "a string");
+  return *text;
+}
+
+// An array of at most `max_elements` (the reader's refusal names the bound).
+Result<Array> array_of(const Value& v, size_t max_elements) {
+  if (!v.as_array().ok()) return expected(v, "an array");
+  return v.as_array(max_elements);
 }
 
 // Free text written by the learner: 1..kMaxTextBytes, not blank, no control characters but
 // tab and line breaks.
-Result<std::string> text_of(Element value, std::string_view path, std::string_view if_empty) {
-  auto text = sj::string_of(value, path);
-  if (!text.ok()) return text.status();
-  bool blank = std::all_of(text->begin(), text->end(),
+Result<std::string> text_of(const Value& v, std::string_view if_empty) {
+  std::string_view text;
+  AURA_ASSIGN_OR_RETURN(text, string_of(v));
+  bool blank = std::all_of(text.begin(), text.end(),
                            [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
-  if (blank) return invalid_at(path, "empty (" + std::string(if_empty) + ")");
-  if (text->size() > kMaxTextBytes) {
-    return invalid_at(path, std::to_string(text->size()) + " bytes, more than the maximum " +
-                                std::to_string(kMaxTextBytes));
+  if (blank) return v.error("empty (" + std::string(if_empty) + ")");
+  if (text.size() > kMaxTextBytes) {
+    return v.error(std::to_string(text.size()) + " bytes, more than the maximum " +
+                   std::to_string(kMaxTextBytes));
   }
-  if (sj::has_control(*text, "\t\n\r")) return invalid_at(path, "contains a control character");
-  return std::string(*text);
+  if (sj::has_control(text, "\t\n\r")) return v.error("contains a control character");
+  return std::string(text);
 }
 
-Status check_version(simdjson::dom::object root, const std::optional<Element>& v) {
-  std::string path = root_path(kV);
-  if (!v) return invalid_at(path, "missing (the first member must be \"v\": 1)");
-  if ((*root.begin()).key != "v") return invalid_at(path, "must be the first member");
-  int64_t version = 0;
-  if (v->type() != simdjson::dom::element_type::INT64 ||
-      v->get_int64().get(version) != simdjson::SUCCESS) {
-    return invalid_at(path, "expected the integer 1, found " + std::string(sj::type_name(*v)));
-  }
-  if (version != 1) {
-    return invalid_at(path, "unsupported version " + std::to_string(version) +
-                                " (this validator reads version 1)");
+Status check_version(const Object& root, const std::optional<Value>& v) {
+  if (!v) return root.error("v", "missing (the first member must be \"v\": 1)");
+  if (root.first_name() != "v") return v->error("must be the first member");
+  auto version = v->as_i64();
+  if (!version.ok()) return expected(*v, "the integer 1");
+  if (*version != 1) {
+    return v->error("unsupported version " + std::to_string(*version) +
+                    " (this validator reads version 1)");
   }
   return Status::ok();
 }
 
-Result<std::string> parse_hypothesis(Element value, const scenario::Manifest& manifest) {
-  std::string path = root_path(kHypothesis);
-  auto id = sj::string_of(value, path);
-  if (!id.ok()) return id.status();
+Result<std::string> parse_hypothesis(const Value& v, const scenario::Manifest& manifest) {
+  std::string_view id;
+  AURA_ASSIGN_OR_RETURN(id, string_of(v));
   bool known = std::any_of(manifest.hypotheses.begin(), manifest.hypotheses.end(),
-                           [&](const scenario::Hypothesis& h) { return h.id == *id; });
-  if (!known) return invalid_at(path, sj::quoted(*id) + " is not a hypothesis of this scenario");
-  return std::string(*id);
+                           [&](const scenario::Hypothesis& h) { return h.id == id; });
+  if (!known) return v.error(sj::quoted(id) + " is not a hypothesis of this scenario");
+  return std::string(id);
 }
 
-Result<std::vector<std::string>> parse_evidence(Element value, const IrContext& context) {
-  std::string path = root_path(kEvidence);
-  auto array = array_of(value, path);
-  if (!array.ok()) return array.status();
-  if (array->size() == 0) {
-    return invalid_at(path, "empty (cite at least one piece of evidence a probe unlocked)");
-  }
-  if (array->size() > kMaxEvidence) {
-    return invalid_at(path, "more than " + std::to_string(kMaxEvidence) + " ids");
+Result<std::vector<std::string>> parse_evidence(const Value& v, const IrContext& context) {
+  Array array;
+  AURA_ASSIGN_OR_RETURN(array, array_of(v, kMaxEvidence));
+  if (array.size() == 0) {
+    return v.error("empty (cite at least one piece of evidence a probe unlocked)");
   }
   std::vector<std::string> ids;
-  for (Element item : *array) {
-    std::string item_path = sj::index_path(path, ids.size());
-    auto id = sj::string_of(item, item_path);
-    if (!id.ok()) return id.status();
-    auto earlier = std::find(ids.begin(), ids.end(), *id);
+  const std::vector<Value> items = array.elements();
+  for (const Value& item : items) {
+    std::string_view id;
+    AURA_ASSIGN_OR_RETURN(id, string_of(item));
+    auto earlier = std::find(ids.begin(), ids.end(), id);
     if (earlier != ids.end()) {
-      return invalid_at(item_path, sj::quoted(*id) + " is cited twice (also " +
-                                       sj::index_path(path, size_t(earlier - ids.begin())) + ")");
+      return item.error(sj::quoted(id) + " is cited twice (also " +
+                        json_path(items[size_t(earlier - ids.begin())]) + ")");
     }
-    if (!context.unlocked_evidence.contains(std::string(*id))) {
-      return invalid_at(item_path, sj::quoted(*id) + " is not unlocked in this attempt");
+    if (!context.unlocked_evidence.contains(std::string(id))) {
+      return item.error(sj::quoted(id) + " is not unlocked in this attempt");
     }
-    ids.emplace_back(*id);
+    ids.emplace_back(id);
   }
   return ids;
 }
 
-Result<std::vector<std::string>> parse_checks(Element value, Member member,
-                                              scenario::CheckKind kind,
+Result<std::vector<std::string>> parse_checks(const Value& v, scenario::CheckKind kind,
                                               const scenario::Manifest& manifest) {
-  std::string path = root_path(member);
-  auto array = array_of(value, path);
-  if (!array.ok()) return array.status();
+  Array array;
+  AURA_ASSIGN_OR_RETURN(array, array_of(v, mf::kMaxChecks));
   std::vector<std::string> ids;
-  for (Element item : *array) {
-    std::string item_path = sj::index_path(path, ids.size());
-    auto id = sj::string_of(item, item_path);
-    if (!id.ok()) return id.status();
-    const scenario::CheckSpec* check = manifest.find_check(*id);
-    if (check == nullptr) {
-      return invalid_at(item_path, sj::quoted(*id) + " is not a check of this scenario");
-    }
+  const std::vector<Value> items = array.elements();
+  for (const Value& item : items) {
+    std::string_view id;
+    AURA_ASSIGN_OR_RETURN(id, string_of(item));
+    const scenario::CheckSpec* check = manifest.find_check(id);
+    if (check == nullptr) return item.error(sj::quoted(id) + " is not a check of this scenario");
     if (check->kind != kind) {
-      return invalid_at(item_path, sj::quoted(*id) + " is " + with_article(check->kind) +
-                                       " check, not " + with_article(kind));
+      return item.error(sj::quoted(id) + " is " + with_article(check->kind) + " check, not " +
+                        with_article(kind));
     }
-    auto earlier = std::find(ids.begin(), ids.end(), *id);
+    auto earlier = std::find(ids.begin(), ids.end(), id);
     if (earlier != ids.end()) {
-      return invalid_at(item_path, sj::quoted(*id) + " is listed twice (also " +
-                                       sj::index_path(path, size_t(earlier - ids.begin())) + ")");
+      return item.error(sj::quoted(id) + " is listed twice (also " +
+                        json_path(items[size_t(earlier - ids.begin())]) + ")");
     }
-    ids.emplace_back(*id);
+    ids.emplace_back(id);
   }
   return ids;
 }
@@ -161,79 +178,60 @@ const scenario::ParamSchema& script_target_schema() {
   return schema;
 }
 
-Result<Action> parse_script(Element value, std::string_view path,
-                            const scenario::Manifest& manifest) {
-  std::string script_path = sj::member_path(path, "script");
+Result<Action> parse_script(const Object& object, const scenario::Manifest& manifest) {
   if (!manifest.allow_scripts) {
-    return invalid_at(script_path,
-                      "scripts are not allowed in this scenario (use a catalog action)");
+    return object.error("script",
+                        "scripts are not allowed in this scenario (use a catalog action)");
   }
-  auto members = sj::members_of(value, path, kScriptMembers);
-  if (!members.ok()) return members.status();
-  std::string target_path = sj::member_path(path, "target");
-  if (!(*members)[1]) return invalid_at(target_path, "missing");
+  const std::optional<Value> script_value = object.optional_value("script");
+  const std::optional<Value> target_value = object.optional_value("target");
+  AURA_RETURN_IF_ERROR(object.done());
+  if (!target_value) return object.error("target", "missing");
 
-  auto script = sj::string_of(*(*members)[0], script_path);
-  if (!script.ok()) return script.status();
-  if (script->empty()) return invalid_at(script_path, "empty");
-  if (script->size() > kMaxScriptBytes) {
-    return invalid_at(script_path, std::to_string(script->size()) +
-                                       " bytes, more than the maximum " +
-                                       std::to_string(kMaxScriptBytes));
-  }
-  if (script->find('\0') != std::string_view::npos) {
-    return invalid_at(script_path, "contains a NUL byte");
+  // Its length is bounded by the reader (kMaxScriptBytes, ir_limits()).
+  std::string_view script;
+  AURA_ASSIGN_OR_RETURN(script, string_of(*script_value));
+  if (script.empty()) return script_value->error("empty");
+  if (script.find('\0') != std::string_view::npos) {
+    return script_value->error("contains a NUL byte");
   }
 
-  auto target = sj::parse_target(*(*members)[1], target_path);
-  if (!target.ok()) return target.status();
-  AURA_RETURN_IF_ERROR(scenario::check_param(script_target_schema(), scenario::ParamValue(*target),
-                                             manifest, target_path));
+  scenario::Target target;
+  AURA_ASSIGN_OR_RETURN(target, sj::parse_target(*target_value));
+  AURA_RETURN_IF_ERROR(sj::check_param_at(script_target_schema(), scenario::ParamValue(target),
+                                          manifest, *target_value));
   Action action;
   action.is_script = true;
-  action.script = std::string(*script);
-  action.script_target = std::move(target).value();
+  action.script = std::string(script);
+  action.script_target = std::move(target);
   action.script_sha256 = sha256(action.script);
   return action;
 }
 
-Result<Action> parse_action(Element value, std::string_view path,
-                            const scenario::Manifest& manifest) {
-  simdjson::dom::object object;
-  if (value.get_object().get(object) != simdjson::SUCCESS) {
-    return invalid_at(path,
-                      "expected an action object, found " + std::string(sj::type_name(value)));
-  }
-  Element ignored;
-  if (object["call"].get(ignored) == simdjson::SUCCESS) {
-    auto call = sj::parse_call_value(value, manifest.actions, manifest, path);
-    if (!call.ok()) return call.status();
+Result<Action> parse_action(const Value& v, const scenario::Manifest& manifest) {
+  auto object = v.as_object();
+  if (!object.ok()) return expected(v, "an action object");
+  if (object->has("call")) {
     Action action;
-    action.call = std::move(call).value();
+    AURA_ASSIGN_OR_RETURN(action.call, sj::parse_call_value(v, manifest.actions, manifest));
     return action;
   }
-  if (object["script"].get(ignored) == simdjson::SUCCESS)
-    return parse_script(value, path, manifest);
-  return invalid_at(path,
-                    "an action is {\"call\": name, \"params\": {...}} or "
-                    "{\"script\": text, \"target\": target}");
+  if (object->has("script")) return parse_script(*object, manifest);
+  return v.error(
+      "an action is {\"call\": name, \"params\": {...}} or "
+      "{\"script\": text, \"target\": target}");
 }
 
-Result<std::vector<Action>> parse_actions(Element value, Member member,
-                                          const scenario::Manifest& manifest,
+Result<std::vector<Action>> parse_actions(const Value& v, const scenario::Manifest& manifest,
                                           std::string_view if_empty) {
-  std::string path = root_path(member);
-  auto array = array_of(value, path);
-  if (!array.ok()) return array.status();
-  if (array->size() == 0) return invalid_at(path, "empty (" + std::string(if_empty) + ")");
-  if (array->size() > kMaxActions) {
-    return invalid_at(path, "more than " + std::to_string(kMaxActions) + " actions");
-  }
+  Array array;
+  AURA_ASSIGN_OR_RETURN(array, array_of(v, kMaxActions));
+  if (array.size() == 0) return v.error("empty (" + std::string(if_empty) + ")");
   std::vector<Action> actions;
-  for (Element item : *array) {
-    auto action = parse_action(item, sj::index_path(path, actions.size()), manifest);
-    if (!action.ok()) return action.status();
-    actions.push_back(std::move(action).value());
+  for (const Value& item : array.elements()) {
+    Action action;
+    AURA_ASSIGN_OR_RETURN(action, parse_action(item, manifest));
+    actions.push_back(std::move(action));
   }
   return actions;
 }
@@ -250,59 +248,42 @@ Result<Intervention> parse_intervention(std::string_view json, const IrContext& 
                            " bytes, over the limit of " + std::to_string(kMaxIrBytes) +
                            " (refused before parsing)");
   }
-  simdjson::dom::parser parser;
-  auto root = sj::parse_strict(parser, json, kMaxDepth, "$");
-  if (!root.ok()) return root.status();
-  simdjson::dom::object object;
-  if (root->get_object().get(object) != simdjson::SUCCESS) {
-    return Status::invalid("$: expected an object, found " + std::string(sj::type_name(*root)));
-  }
-  auto members = sj::members_of(*root, "$", kMembers);
-  if (!members.ok()) return members.status();
-  const auto& m = *members;
-  AURA_RETURN_IF_ERROR(check_version(object, m[kV]));
+  // Nesting is checked on the raw bytes first: no parser sees a document nested past kMaxDepth,
+  // and the first container too deep is named however deep the document goes (the reader's own
+  // depth bound names it only within the parser's).
+  AURA_RETURN_IF_ERROR(sj::check_depth(json, kMaxDepth, "$"));
+  strict::Reader reader(ir_limits());
+  auto root_value = reader.parse(json);
+  if (!root_value.ok()) return root_value.status();
+  auto root = root_value->as_object();
+  if (!root.ok()) return expected(*root_value, "an object");
+  // Every member is looked up first, so an unknown one is refused before any value is read.
+  std::array<std::optional<Value>, kMembers.size()> m;
+  for (size_t i = 0; i < kMembers.size(); ++i) m[i] = root->optional_value(kMembers[i]);
+  AURA_RETURN_IF_ERROR(root->done());
+  AURA_RETURN_IF_ERROR(check_version(*root, m[kV]));
   for (Member required : {kHypothesis, kClaim, kEvidence, kFalsifier, kActions, kRollback}) {
-    if (!m[required]) return invalid_at(root_path(required), "missing");
+    if (!m[required]) return root->error(kMembers[required], "missing");
   }
 
   Intervention ir;
-  auto hypothesis = parse_hypothesis(*m[kHypothesis], manifest);
-  if (!hypothesis.ok()) return hypothesis.status();
-  ir.hypothesis = std::move(hypothesis).value();
-
-  auto claim = text_of(*m[kClaim], root_path(kClaim), "say what you believe the cause is");
-  if (!claim.ok()) return claim.status();
-  ir.claim = std::move(claim).value();
-
-  auto evidence = parse_evidence(*m[kEvidence], context);
-  if (!evidence.ok()) return evidence.status();
-  ir.evidence = std::move(evidence).value();
-
-  auto falsifier = text_of(*m[kFalsifier], root_path(kFalsifier),
-                           "say what observation would prove the claim wrong");
-  if (!falsifier.ok()) return falsifier.status();
-  ir.falsifier = std::move(falsifier).value();
-
-  auto actions = parse_actions(*m[kActions], kActions, manifest, "at least one action");
-  if (!actions.ok()) return actions.status();
-  ir.actions = std::move(actions).value();
-
+  AURA_ASSIGN_OR_RETURN(ir.hypothesis, parse_hypothesis(*m[kHypothesis], manifest));
+  AURA_ASSIGN_OR_RETURN(ir.claim, text_of(*m[kClaim], "say what you believe the cause is"));
+  AURA_ASSIGN_OR_RETURN(ir.evidence, parse_evidence(*m[kEvidence], context));
+  AURA_ASSIGN_OR_RETURN(
+      ir.falsifier, text_of(*m[kFalsifier], "say what observation would prove the claim wrong"));
+  AURA_ASSIGN_OR_RETURN(ir.actions, parse_actions(*m[kActions], manifest, "at least one action"));
   if (m[kPostconditions]) {
-    auto ids = parse_checks(*m[kPostconditions], kPostconditions,
-                            scenario::CheckKind::kPostcondition, manifest);
-    if (!ids.ok()) return ids.status();
-    ir.postconditions = std::move(ids).value();
+    AURA_ASSIGN_OR_RETURN(
+        ir.postconditions,
+        parse_checks(*m[kPostconditions], scenario::CheckKind::kPostcondition, manifest));
   }
   if (m[kInvariants]) {
-    auto ids =
-        parse_checks(*m[kInvariants], kInvariants, scenario::CheckKind::kInvariant, manifest);
-    if (!ids.ok()) return ids.status();
-    ir.invariants = std::move(ids).value();
+    AURA_ASSIGN_OR_RETURN(ir.invariants,
+                          parse_checks(*m[kInvariants], scenario::CheckKind::kInvariant, manifest));
   }
-
-  auto rollback = parse_actions(*m[kRollback], kRollback, manifest, "say how to undo the actions");
-  if (!rollback.ok()) return rollback.status();
-  ir.rollback = std::move(rollback).value();
+  AURA_ASSIGN_OR_RETURN(ir.rollback,
+                        parse_actions(*m[kRollback], manifest, "say how to undo the actions"));
   return ir;
 }
 

@@ -37,14 +37,16 @@ struct Call {
 };
 
 // Parses `json` ({"call":"file.read","params":{...}}; "params" may be omitted when the spec
-// has no required parameter) and validates it against `catalog` (the spec with that name).
-// `json_path` prefixes every error ("actions[1]"): "actions[1].params.path: \"/etc/../x\" is
-// not a normalised absolute path". Refuses unknown calls and parameters, missing required
-// ones, wrong types, out-of-bounds values, a target whose term is unknown or of the wrong kind,
-// a literal where the spec forbids it, and input over kMaxCallJsonBytes.
+// has no required parameter) with the strict reader (engine/json) and validates it against
+// `catalog` (the spec with that name). `where` names the call in every error, before the JSON
+// path inside it ("probe: params.path: \"/etc/../x\" is not a normalised absolute path"; the
+// path alone when `where` is empty). Refuses invalid JSON or UTF-8, duplicate members at any
+// depth, unknown calls and parameters, missing required ones, wrong types, out-of-bounds values,
+// a target whose term is unknown or of the wrong kind, a literal where the spec forbids it, and
+// input over kMaxCallJsonBytes or nested deeper than 8 levels.
 inline constexpr size_t kMaxCallJsonBytes = 64 << 10;
 Result<Call> parse_call(std::string_view json, const std::vector<CallSpec>& catalog,
-                        const Manifest& manifest, std::string_view json_path);
+                        const Manifest& manifest, std::string_view where);
 
 // Validates one value against its schema (used by parse_call and the IR validator).
 Status check_param(const ParamSchema& schema, const ParamValue& value, const Manifest& manifest,

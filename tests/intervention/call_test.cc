@@ -69,127 +69,128 @@ TEST_CASE("call: params may be omitted only when no parameter is required") {
   REQUIRE_MESSAGE(undo.ok(), undo.status().message());
   CHECK(undo->params.empty());
   CHECK(refusal(R"({"call":"service.restart"})") ==
-        "actions[1].params.service: missing (required)");
+        "actions[1]: params.service: missing (required)");
   // Optional parameters stay absent rather than defaulted.
   auto bare = parse_action(restart(""));
   REQUIRE(bare.ok());
   CHECK(bare->params.size() == 1);
 }
 
-TEST_CASE("call: every refusal names the JSON path under the caller's prefix") {
+TEST_CASE("call: every refusal names the JSON path after the caller's name for the call") {
   struct Case {
     std::string json;
     std::string message;
   };
   const std::vector<Case> cases = {
       {"[]", "actions[1]: expected an object, found an array"},
-      {R"({"params":{}})", "actions[1].call: missing"},
-      {R"({"call":7})", "actions[1].call: expected a string, found an integer"},
-      {R"({"call":"File.Chmod"})", "actions[1].call: \"File.Chmod\" is not a call name"},
-      {R"({"call":"journal"})", "actions[1].call: \"journal\" is not a call name"},
-      {R"({"call":"journal..undo"})", "actions[1].call: \"journal..undo\" is not a call name"},
+      {R"({"params":{}})", "actions[1]: call: missing"},
+      {R"({"call":7})", "actions[1]: call: expected a string, found an integer"},
+      {R"({"call":"File.Chmod"})", "actions[1]: call: \"File.Chmod\" is not a call name"},
+      {R"({"call":"journal"})", "actions[1]: call: \"journal\" is not a call name"},
+      {R"({"call":"journal..undo"})", "actions[1]: call: \"journal..undo\" is not a call name"},
       {R"({"call":"file.delete"})",
-       "actions[1].call: \"file.delete\" is not offered by this "
+       "actions[1]: call: \"file.delete\" is not offered by this "
        "scenario"},
       // A probe is not an action.
       {R"({"call":"file.read","params":{"path":"/fleet/a"}})",
-       "actions[1].call: \"file.read\" is not offered by this scenario"},
-      {R"({"call":"journal.undo","args":{}})", "actions[1].args: unknown member"},
+       "actions[1]: call: \"file.read\" is not offered by this scenario"},
+      {R"({"call":"journal.undo","args":{}})", "actions[1]: args: unknown member"},
       {R"({"call":"journal.undo","params":[]})",
-       "actions[1].params: expected an object, found an array"},
+       "actions[1]: params: expected an object, found an array"},
       {R"({"call":"journal.undo","params":{"force":true}})",
-       "actions[1].params.force: unknown parameter of journal.undo"},
+       "actions[1]: params.force: unknown parameter of journal.undo"},
       {R"({"call":"vars.unset","params":{"node":{"role":"web"}}})",
-       "actions[1].params.key: missing (required)"},
+       "actions[1]: params.key: missing (required)"},
       {R"({"call":"vars.unset","params":{"node":{"role":"web"},"key":"port","key":"app_root"}})",
-       "actions[1].params.key: duplicate member"},
-      {R"({"call":"journal.undo","call":"journal.undo"})", "actions[1].call: duplicate member"},
+       "actions[1]: params.key: duplicate member"},
+      {R"({"call":"journal.undo","call":"journal.undo"})", "actions[1]: call: duplicate member"},
       {R"({"call":"vars.unset","params":{"node":{"role":"web"},"key":"colour"}})",
-       "actions[1].params.key: \"colour\" is not one of: app_root, port"},
+       "actions[1]: params.key: \"colour\" is not one of: app_root, port"},
       {R"({"call":"vars.unset","params":{"node":{"role":"web"},"key":7}})",
-       "actions[1].params.key: expected a string, found an integer"},
+       "actions[1]: params.key: expected a string, found an integer"},
       // Paths.
       {chmod(R"("../../etc/shadow")"),
-       "actions[1].params.path: \"../../etc/shadow\" is not a normalised absolute path"},
+       "actions[1]: params.path: \"../../etc/shadow\" is not a normalised absolute path"},
       {chmod(R"("/fleet/../etc/shadow")"),
-       "actions[1].params.path: \"/fleet/../etc/shadow\" is not a normalised absolute path"},
+       "actions[1]: params.path: \"/fleet/../etc/shadow\" is not a normalised absolute path"},
       {chmod(R"("/fleet/./a")"),
-       "actions[1].params.path: \"/fleet/./a\" is not a normalised absolute path"},
+       "actions[1]: params.path: \"/fleet/./a\" is not a normalised absolute path"},
       {chmod(R"("/fleet//a")"),
-       "actions[1].params.path: \"/fleet//a\" is not a normalised absolute path"},
+       "actions[1]: params.path: \"/fleet//a\" is not a normalised absolute path"},
       {chmod(R"("/fleet/a/")"),
-       "actions[1].params.path: \"/fleet/a/\" is not a normalised absolute path"},
+       "actions[1]: params.path: \"/fleet/a/\" is not a normalised absolute path"},
       {chmod(R"("/fleet/a\u0000b")"),
-       "actions[1].params.path: \"/fleet/a\\x00b\" is not a normalised absolute path"},
+       "actions[1]: params.path: \"/fleet/a\\x00b\" is not a normalised absolute path"},
       {chmod(R"("/fleet/a\nb")"),
-       "actions[1].params.path: \"/fleet/a\\x0ab\" is not a normalised absolute path"},
+       "actions[1]: params.path: \"/fleet/a\\x0ab\" is not a normalised absolute path"},
       {chmod(R"("/etc/shadow")"),
-       "actions[1].params.path: \"/etc/shadow\" is not under /fleet/, /nodes/"},
-      {chmod(R"("/fleet")"), "actions[1].params.path: \"/fleet\" is not under /fleet/, /nodes/"},
+       "actions[1]: params.path: \"/etc/shadow\" is not under /fleet/, /nodes/"},
+      {chmod(R"("/fleet")"), "actions[1]: params.path: \"/fleet\" is not under /fleet/, /nodes/"},
       {chmod(R"("/fleetx/a")"),
-       "actions[1].params.path: \"/fleetx/a\" is not under /fleet/, /nodes/"},
+       "actions[1]: params.path: \"/fleetx/a\" is not under /fleet/, /nodes/"},
       {chmod("\"/fleet/" + std::string(60, 'a') + "\""),
-       "actions[1].params.path: 67 bytes, more than the maximum 64"},
-      {chmod("[\"/fleet/a\"]"), "actions[1].params.path: expected a string, found an array"},
+       "actions[1]: params.path: 67 bytes, more than the maximum 64"},
+      {chmod("[\"/fleet/a\"]"), "actions[1]: params.path: expected a string, found an array"},
       // Modes.
       {chmod(R"("/fleet/a")", R"("0999")"),
-       "actions[1].params.mode: \"0999\" is not a mode of 3 or 4 octal digits"},
+       "actions[1]: params.mode: \"0999\" is not a mode of 3 or 4 octal digits"},
       {chmod(R"("/fleet/a")", R"("07777")"),
-       "actions[1].params.mode: \"07777\" is not a mode of 3 or 4 octal digits"},
+       "actions[1]: params.mode: \"07777\" is not a mode of 3 or 4 octal digits"},
       {chmod(R"("/fleet/a")", R"("64")"),
-       "actions[1].params.mode: \"64\" is not a mode of 3 or 4 octal digits"},
+       "actions[1]: params.mode: \"64\" is not a mode of 3 or 4 octal digits"},
       {chmod(R"("/fleet/a")", R"("rw-")"),
-       "actions[1].params.mode: \"rw-\" is not a mode of 3 or 4 octal digits"},
+       "actions[1]: params.mode: \"rw-\" is not a mode of 3 or 4 octal digits"},
       {chmod(R"("/fleet/a")", "644"),
-       "actions[1].params.mode: expected a string, found an integer"},
+       "actions[1]: params.mode: expected a string, found an integer"},
       {chmod(R"("/fleet/a")", R"("0777")"),
-       "actions[1].params.mode: mode \"0777\" sets bits 0022 outside the allowed mask 0755"},
+       "actions[1]: params.mode: mode \"0777\" sets bits 0022 outside the allowed mask 0755"},
       {chmod(R"("/fleet/a")", R"("4755")"),
-       "actions[1].params.mode: mode \"4755\" sets bits 4000 outside the allowed mask 0755"},
+       "actions[1]: params.mode: mode \"4755\" sets bits 4000 outside the allowed mask 0755"},
       // Integers.
-      {restart(R"(,"delay_s":61)"), "actions[1].params.delay_s: 61 is outside [0, 60]"},
-      {restart(R"(,"delay_s":-1)"), "actions[1].params.delay_s: -1 is outside [0, 60]"},
+      {restart(R"(,"delay_s":61)"), "actions[1]: params.delay_s: 61 is outside [0, 60]"},
+      {restart(R"(,"delay_s":-1)"), "actions[1]: params.delay_s: -1 is outside [0, 60]"},
       {restart(R"(,"delay_s":1.5)"),
-       "actions[1].params.delay_s: expected an integer, found a number"},
+       "actions[1]: params.delay_s: expected an integer, found a number"},
       {restart(R"(,"delay_s":1.0)"),
-       "actions[1].params.delay_s: expected an integer, found a number"},
+       "actions[1]: params.delay_s: expected an integer, found a number"},
       {restart(R"(,"delay_s":1e1)"),
-       "actions[1].params.delay_s: expected an integer, found a number"},
+       "actions[1]: params.delay_s: expected an integer, found a number"},
       {restart(R"(,"delay_s":"5")"),
-       "actions[1].params.delay_s: expected an integer, found a string"},
+       "actions[1]: params.delay_s: expected an integer, found a string"},
       {restart(R"(,"delay_s":18446744073709551615)"),
-       "actions[1].params.delay_s: integer out of range [0, 60]"},
+       "actions[1]: params.delay_s: integer out of range [0, 60]"},
       // Booleans and strings.
       {chmod(R"("/fleet/a")", R"("0640","recursive":1)"),
-       "actions[1].params.recursive: expected a boolean, found an integer"},
-      {restart(R"(,"note":"")"), "actions[1].params.note: 0 bytes, fewer than the minimum 1"},
-      {restart(R"(,"note":"bell\u0007")"), "actions[1].params.note: contains a control character"},
-      {restart(R"(,"note":"c1\u0085")"), "actions[1].params.note: contains a control character"},
+       "actions[1]: params.recursive: expected a boolean, found an integer"},
+      {restart(R"(,"note":"")"), "actions[1]: params.note: 0 bytes, fewer than the minimum 1"},
+      {restart(R"(,"note":"bell\u0007")"), "actions[1]: params.note: contains a control character"},
+      {restart(R"(,"note":"c1\u0085")"), "actions[1]: params.note: contains a control character"},
       // Targets.
-      {unset(R"({"role":"db"})"), "actions[1].params.node: no target term named \"db\""},
+      {unset(R"({"role":"db"})"), "actions[1]: params.node: no target term named \"db\""},
       {unset(R"({"role":"stale-app-root"})"),
-       "actions[1].params.node: \"stale-app-root\" is a selector, not a role"},
-      {unset(R"({"selector":"web"})"), "actions[1].params.node: \"web\" is a role, not a selector"},
+       "actions[1]: params.node: \"stale-app-root\" is a selector, not a role"},
+      {unset(R"({"selector":"web"})"),
+       "actions[1]: params.node: \"web\" is a role, not a selector"},
       {unset(R"({"role":"app"})"),
-       "actions[1].params.node: \"app\" names a service target; this parameter takes a node"},
+       "actions[1]: params.node: \"app\" names a service target; this parameter takes a node"},
       {unset(R"({"literal":"web2"})"),
-       "actions[1].params.node: a literal target is not allowed here (name a role or selector "
+       "actions[1]: params.node: a literal target is not allowed here (name a role or selector "
        "of kind node)"},
       {unset(R"({"role":"web","selector":"stale-app-root"})"),
-       "actions[1].params.node: a target has exactly one member: role, selector or literal"},
+       "actions[1]: params.node: a target has exactly one member: role, selector or literal"},
       {unset("{}"),
-       "actions[1].params.node: a target has exactly one member: role, selector or literal"},
-      {unset(R"({"host":"web2"})"), "actions[1].params.node.host: unknown member"},
-      {unset(R"({"role":3})"), "actions[1].params.node.role: expected a string, found an integer"},
+       "actions[1]: params.node: a target has exactly one member: role, selector or literal"},
+      {unset(R"({"host":"web2"})"), "actions[1]: params.node.host: unknown member"},
+      {unset(R"({"role":3})"), "actions[1]: params.node.role: expected a string, found an integer"},
       {unset(R"("web")"),
-       "actions[1].params.node: expected a target ({\"role\"|\"selector\"|\"literal\": name}), "
+       "actions[1]: params.node: expected a target ({\"role\"|\"selector\"|\"literal\": name}), "
        "found a string"},
       {R"({"call":"service.restart","params":{"service":{"literal":"nginx-worker-pool-7"}}})",
-       "actions[1].params.service: 19 bytes, more than the maximum 16"},
+       "actions[1]: params.service: 19 bytes, more than the maximum 16"},
       {R"({"call":"service.restart","params":{"service":{"literal":""}}})",
-       "actions[1].params.service: 0 bytes, fewer than the minimum 1"},
+       "actions[1]: params.service: 0 bytes, fewer than the minimum 1"},
       {R"({"call":"service.restart","params":{"service":{"literal":"a\tb"}}})",
-       "actions[1].params.service: contains a control character"},
+       "actions[1]: params.service: contains a control character"},
       // Not JSON at all.
       {R"({"call":"journal.undo")", ""},
   };
@@ -197,7 +198,7 @@ TEST_CASE("call: every refusal names the JSON path under the caller's prefix") {
     CAPTURE(c.json);
     std::string got = refusal(c.json);
     if (c.message.empty()) {
-      CHECK(got.starts_with("actions[1]: not valid JSON ("));
+      CHECK(got.starts_with("actions[1]: not JSON ("));
     } else {
       CHECK(got == c.message);
     }
@@ -229,20 +230,42 @@ TEST_CASE("call: oversize and deeply nested input is refused before parsing") {
 
   // 30000 nested arrays: refused by the depth scan, naming where the nesting went too deep.
   std::string deep = chmod(std::string(30000, '[') + std::string(30000, ']'));
-  CHECK(refusal(deep) == "actions[1].params.path[0][0][0][0][0][0]: nesting deeper than 8 levels");
+  CHECK(refusal(deep) == "actions[1]: params.path[0][0][0][0][0][0]: nesting deeper than 8 levels");
   // Brackets inside strings do not count.
   CHECK(refusal(chmod("\"/fleet/[[[[[[[[[[[[\"")) == "<accepted>");
 }
 
-TEST_CASE("call: an empty json_path gives paths without a leading dot") {
+TEST_CASE("call: the strict reader's refusals name the JSON path inside the call") {
+  // A duplicate member deep inside a value, before the value's type is looked at.
+  CHECK(refusal(chmod(R"([{"x":{"y":1,"y":2}}])")) ==
+        "actions[1]: params.path[0].x.y: duplicate member");
+  // A wrong type, named where it is.
+  CHECK(refusal(R"({"call":"vars.unset","params":{"node":{"selector":["stale-app-root"]},)"
+                R"("key":"port"}})") ==
+        "actions[1]: params.node.selector: expected a string, found an array");
+  // Nesting past 8 levels, 3 of them inside a target.
+  CHECK(refusal(unset(R"({"role":[[[[[["web"]]]]]]})")) ==
+        "actions[1]: params.node.role[0][0][0][0][0]: nesting deeper than 8 levels");
+  // An over-long string: a call name is at most 64 bytes, whatever it spells.
+  CHECK(refusal(R"({"call":"journal.)" + std::string(60, 'u') + R"("})") ==
+        "actions[1]: call: longer than 64 bytes");
+  // More members than any catalog entry has parameters, and a long array where no array goes.
+  std::string many = R"({"call":"journal.undo","params":{)";
+  for (int i = 0; i <= 32; ++i) many += (i ? ",\"p" : "\"p") + std::to_string(i) + "\":0";
+  CHECK(refusal(many + "}}") == "actions[1]: params: more than 32 members");
+  std::string seventeen = "[1";
+  for (int i = 1; i < 17; ++i) seventeen += ",1";
+  CHECK(refusal(chmod(seventeen + "]")) == "actions[1]: params.path: more than 16 elements");
+}
+
+TEST_CASE("call: an empty name gives the JSON path alone") {
   CHECK(refusal(chmod(R"("/etc/x")"), "") ==
         "params.path: \"/etc/x\" is not under /fleet/, /nodes/");
 }
 
-TEST_CASE("call: invalid UTF-8 is refused by the parser") {
+TEST_CASE("call: invalid UTF-8 is refused by the reader") {
   std::string bad = restart(",\"note\":\"caf\xc3\x28\"");
-  CHECK(refusal(bad).starts_with("actions[1]: not valid JSON ("));
-  CHECK(refusal(bad).find("UTF-8") != std::string::npos);
+  CHECK(refusal(bad) == "actions[1]: not valid UTF-8");
 }
 
 TEST_CASE("call_json: compact canonical JSON, params sorted, targets as one-member objects") {

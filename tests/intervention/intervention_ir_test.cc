@@ -176,8 +176,8 @@ TEST_CASE("ir: unknown, duplicate, missing and misplaced members are refused") {
   check_cases({
       {"unknown root member", with(R"("v":1,)", R"("v":1,"notes":"x",)"),
        "$.notes: unknown member"},
-      {"unknown member shown escaped", with(R"("v":1,)", R"("v":1,"a\"b\u0001":0,)"),
-       "$.a\\x22b\\x01: unknown member"},
+      {"unknown member shown printable", with(R"("v":1,)", R"("v":1,"a\"b\u0001":0,)"),
+       "$.a?b?: unknown member"},
       {"unknown action member", with_action(R"({"call":"journal.undo","why":"x"})"),
        "$.actions[1].why: unknown member"},
       {"duplicate root member", with(R"("v":1,)", R"("v":1,"claim":"x",)"),
@@ -245,7 +245,7 @@ TEST_CASE("ir: hypothesis, claim, evidence and falsifier are checked against the
   for (size_t i = 0; i <= kMaxEvidence; ++i)
     many += (i ? ",\"ev-" : "\"ev-") + std::to_string(i) + "\"";
   many += "]";
-  CHECK(refusal(with(R"(["ev-1","ev-3"])", many)) == "$.evidence: more than 64 ids");
+  CHECK(refusal(with(R"(["ev-1","ev-3"])", many)) == "$.evidence: more than 64 elements");
 }
 
 TEST_CASE("ir: actions and rollback are refused by index and parameter path") {
@@ -263,7 +263,7 @@ TEST_CASE("ir: actions and rollback are refused by index and parameter path") {
       {"empty rollback", with(R"([{"call":"journal.undo","params":{}}])", "[]"),
        "$.rollback: empty (say how to undo the actions)"},
       {"too many rollback actions", with(R"([{"call":"journal.undo","params":{}}])", too_many),
-       "$.rollback: more than 32 actions"},
+       "$.rollback: more than 32 elements"},
       {"unknown action", with_action(R"({"call":"file.delete","params":{}})"),
        "$.actions[1].call: \"file.delete\" is not offered by this scenario"},
       {"probe used as an action",
@@ -339,7 +339,7 @@ TEST_CASE("ir: script actions are bounded and their target must be a node") {
            "$.actions[1].script: contains a NUL byte"},
           {"script over its bound",
            with_action(R"({"script":")" + big_script + R"(","target":{"role":"web"}})"),
-           "$.actions[1].script: 65537 bytes, more than the maximum 65536"},
+           "$.actions[1].script: longer than 65536 bytes"},
           {"script not a string", with_action(R"({"script":["echo"],"target":{"role":"web"}})"),
            "$.actions[1].script: expected a string, found an array"},
           {"script without target", with_action(R"({"script":"echo"})"),
@@ -416,17 +416,51 @@ TEST_CASE("ir: deep nesting is refused by the depth scan without crashing") {
         "<accepted>");
 }
 
+TEST_CASE("ir: the strict reader's refusals name the JSON path") {
+  const std::string undo = R"({"call":"journal.undo","params":{}})";
+  check_cases({
+      // A duplicate member deep inside a value no schema reads: refused before anything is read.
+      {"duplicate deep in a parameter",
+       with(undo, R"({"call":"journal.undo","params":{"x":[{"a":{"b":1,"b":2}}]}})"),
+       "$.rollback[0].params.x[0].a.b: duplicate member"},
+      {"wrong type deep in a target",
+       with(R"({"selector":"stale-app-root"})", R"({"selector":["stale-app-root"]})"),
+       "$.actions[0].params.node.selector: expected a string, found an array"},
+      {"over-deep nesting",
+       with(undo, R"({"call":"journal.undo","params":{"x":[[[[[[[[[[[[[1]]]]]]]]]]]]]}})"),
+       "$.rollback[0].params.x[0][0][0][0][0][0][0][0][0][0][0][0]: nesting deeper than 16 "
+       "levels"},
+      // Longer than any string an IR may hold (a script, a string parameter): refused by the
+      // reader, though the member is unknown.
+      {"over-long string",
+       with(undo,
+            R"({"call":"journal.undo","params":{"note":")" + std::string(65537, 'n') + R"("}})"),
+       "$.rollback[0].params.note: longer than 65536 bytes"},
+      {"over-long member name",
+       with(undo, R"({"call":"journal.undo","params":{")" + std::string(65537, 'n') + R"(":1}})"),
+       "$.rollback[0].params." + std::string(64, 'n') + "...: member name longer than 65536 bytes"},
+      {"more members than a call has parameters",
+       with(undo,
+            [] {
+              std::string params = R"({"call":"journal.undo","params":{)";
+              for (int i = 0; i <= 32; ++i)
+                params += (i ? ",\"p" : "\"p") + std::to_string(i) + "\":0";
+              return params + "}}";
+            }()),
+       "$.rollback[0].params: more than 32 members"},
+  });
+}
+
 TEST_CASE("ir: invalid UTF-8 and invalid JSON are refused") {
   for (std::string_view bad : {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xe2\x82"}) {
     std::string json = with("web2 overrides app_root", "web2 " + std::string(bad));
     std::string got = refusal(json);
     CAPTURE(got);
-    CHECK(got.starts_with("$: not valid JSON ("));
-    CHECK(got.find("UTF-8") != std::string::npos);
+    CHECK(got == "$: not valid UTF-8");
   }
-  CHECK(refusal("").starts_with("$: not valid JSON ("));
-  CHECK(refusal(kValid + "{}").starts_with("$: not valid JSON ("));
-  CHECK(refusal(with(R"("v":1)", R"('v':1)")).starts_with("$: not valid JSON ("));
+  CHECK(refusal("").starts_with("$: not JSON ("));
+  CHECK(refusal(kValid + "{}").starts_with("$: not JSON ("));
+  CHECK(refusal(with(R"("v":1)", R"('v':1)")).starts_with("$: not JSON ("));
 }
 
 TEST_CASE("ir: a context without a manifest is a failed precondition") {

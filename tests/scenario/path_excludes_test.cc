@@ -78,7 +78,7 @@ TEST_CASE("path excludes: a path at or under an excluded prefix is refused, nami
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == ErrorCode::kInvalidArgument);
     CHECK(r.status().message() ==
-          "probes[0].params.path: \"" + std::string(bad) +
+          "probes[0]: params.path: \"" + std::string(bad) +
               "\" is under /fleet/ansible/, which this call may not change");
   }
   // Outside every allowed prefix stays the prefix error.
