@@ -508,7 +508,7 @@ Reply op_attempt_validate(Daemon::Impl& d, const Request& r, const json::Object&
   auto parsed = intervention::parse_intervention(ir->minified(), ctx);
   if (parsed.ok()) return ok(R"({"ok":true,"errors":[]})");
   // The validator names the first problem: "<path>: <what>".
-  const std::string& msg = parsed.status().message();
+  const std::string msg = parsed.status().message();
   JsonWriter err;
   size_t colon = msg.find(": ");
   if (colon != std::string::npos && msg.find(' ') >= colon) {

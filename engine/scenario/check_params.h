@@ -1,8 +1,8 @@
 // The parameters of a manifest check (CheckSpec::params_json), read by one strict rule for every
 // world driver: a JSON object whose members are exactly those the driver's check call declares,
-// each a string of 1..1024 bytes or an integer 0..65535, no duplicate, every required one there,
-// errors naming the JSON path. What a value means (a path, a node name, a mode) the driver
-// checks afterwards, with its own words.
+// each a string of 1..1024 bytes or an integer 0..65535, no duplicate at any depth, every
+// required one there, errors naming the JSON path. What a value means (a path, a node name, a
+// mode) the driver checks afterwards, with its own words.
 #pragma once
 
 #include <cstddef>
@@ -43,9 +43,11 @@ class CheckParams {
   std::map<std::string, int64_t, std::less<>> integer_;
 };
 
-// Reads `params_json` (empty reads as {}) against `spec`. kInvalidArgument, `path` prefixing the
-// member ("checks[0].params.colour: unknown member", "...port: an integer 0..65535",
-// "...value: required", "...: a string of 1..1024 bytes").
+// Reads `params_json` (empty reads as {}) with the strict reader (engine/json) against `spec`.
+// kInvalidArgument, `path` naming the params before the member ("checks[0].params: colour:
+// unknown member", "...: port: an integer 0..65535", "...: value: required", "...: to: a string
+// of 1..1024 bytes"; a duplicate member, nesting past 4 levels or a string past 1024 bytes
+// anywhere is refused by the reader, naming its path too).
 Result<CheckParams> parse_check_params(std::string_view params_json,
                                        std::span<const CheckParamSpec> spec, std::string_view path);
 

@@ -193,12 +193,12 @@ TEST_CASE("filetree check_manifest: accepts the t0 package and names what it ref
   {
     Manifest m = env.m;
     m.checks[0].params_json = R"({"expect":"x"})";
-    refused(m, "checks[0].params.expect: unknown member");
+    refused(m, "checks[0].params: expect: unknown member");
   }
   {
     Manifest m = env.m;
     m.checks[2].params_json = R"({"node":"web1","key":"port"})";
-    refused(m, "checks[2].params.value: required");
+    refused(m, "checks[2].params: value: required");
   }
   {
     Manifest m = env.m;

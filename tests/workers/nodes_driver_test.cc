@@ -175,7 +175,7 @@ TEST_CASE("nodes check_manifest: accepts the fixture and names what it refuses")
   bad = m;
   bad.checks[0].params_json =
       R"({"from":"app","to":"web","port":80,"path":"/","expect_status":200,"colour":"red"})";
-  CHECK(d.check_manifest(bad).message().find("params.colour: unknown") != std::string::npos);
+  CHECK(d.check_manifest(bad).message().find("params: colour: unknown") != std::string::npos);
   bad = m;
   bad.checks[0].call = "http.trust_me";
   CHECK(d.check_manifest(bad).message().find("not a check of the nodes driver") !=

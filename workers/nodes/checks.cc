@@ -988,6 +988,11 @@ Status validate_check(const scenario::CheckSpec& check, std::string_view where) 
   return parse_params(check, where).status();
 }
 
+Result<scenario::CheckParams> read_check_params(const scenario::CheckSpec& check,
+                                                std::string_view where) {
+  return parse_params(check, where);
+}
+
 Result<std::string> record_built(const scenario::Manifest& manifest,
                                  const std::vector<std::string>& roles,
                                  const inspect::NodeView& view) {

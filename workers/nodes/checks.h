@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/common/status.h"
+#include "engine/scenario/check_params.h"
 #include "engine/scenario/manifest.h"
 #include "engine/world/world_driver.h"
 #include "workers/inspect/node_view.h"
@@ -57,6 +58,12 @@ std::vector<std::string_view> check_call_names();
 
 // Validates a check's call and params (at package load). `where` prefixes errors.
 Status validate_check(const scenario::CheckSpec& check, std::string_view where);
+
+// A check's params, read as validate_check reads them (engine/scenario/check_params.h, against
+// the call's declared params): what the world reads a check's params by, never the raw JSON.
+// `where` prefixes errors.
+Result<scenario::CheckParams> read_check_params(const scenario::CheckSpec& check,
+                                                std::string_view where);
 
 // What `node` (with `roles`) must record at build for the manifest's checks, read through
 // `view` after the layers, owners and modes and before any service or call: encode_built text.

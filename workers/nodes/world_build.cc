@@ -1,6 +1,5 @@
 // Building a nodes world: its spec, holder, network, nodes, layers, identities and services.
 #include <signal.h>
-#include <simdjson.h>
 #include <sodium.h>
 #include <unistd.h>
 
@@ -11,7 +10,6 @@
 #include "engine/common/file_io.h"
 #include "engine/common/text.h"
 #include "engine/crypto/sha256.h"
-#include "engine/scenario/call_dom.h"
 #include "workers/inspect/exe_identity.h"
 #include "workers/inspect/fingerprint.h"
 #include "workers/inspect/node_view.h"
@@ -50,15 +48,14 @@ Status NodesWorld::hash_program(const std::string& inside,
 
 Status NodesWorld::hash_binaries(const scenario::Manifest& manifest,
                                  const std::map<std::string, std::string>& tools) {
-  simdjson::dom::parser parser;
   for (const scenario::CheckSpec& check : manifest.checks) {
-    simdjson::dom::object params;
-    if (parser.parse(check.params_json).get_object().get(params) != simdjson::SUCCESS) continue;
+    const std::string where = "checks." + check.id;
+    scenario::CheckParams params;
+    AURA_ASSIGN_OR_RETURN(params, read_check_params(check, where));
     for (const char* key : {"exe", "listener_exe"}) {
-      std::string_view exe;
-      if (params[key].get_string().get(exe) != simdjson::SUCCESS) continue;
-      AURA_RETURN_IF_ERROR(
-          hash_program(std::string(exe), tools, "checks." + check.id + ".params." + key));
+      const std::string exe = params.get(key);
+      if (exe.empty()) continue;
+      AURA_RETURN_IF_ERROR(hash_program(exe, tools, where + ".params." + key));
     }
   }
   // The programs a node's services may run: anything else in a node's own group is a stray.

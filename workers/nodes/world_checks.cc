@@ -1,6 +1,5 @@
 // Checks and fingerprints of a nodes world: the supervisor's own code, learner processes frozen.
 #include <signal.h>
-#include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,7 +8,6 @@
 #include <thread>
 
 #include "engine/common/text.h"
-#include "engine/scenario/call_dom.h"
 #include "workers/inspect/exe_identity.h"
 #include "workers/inspect/fingerprint.h"
 #include "workers/inspect/http_probe.h"
@@ -94,14 +92,12 @@ Status NodesWorld::freeze_learner(bool freeze) {
 // checks read what the run did to the world; the playbook's output is evidence, not a verdict,
 // except that a converge that fails is one.
 Result<std::optional<CheckOutput>> NodesWorld::converge_first(const scenario::CheckSpec& spec) {
-  simdjson::dom::parser parser;
-  std::string_view from;
-  if (parser.parse(spec.params_json)["from"].get_string().get(from) != simdjson::SUCCESS)
-    return Status::invalid("checks." + spec.id + ".params.from: required");
+  scenario::CheckParams params;
+  AURA_ASSIGN_OR_RETURN(params, read_check_params(spec, "checks." + spec.id));
+  const std::string from = params.get("from");  // required by ansible.converged
   scenario::Call run;
   run.name = "ansible.run";
-  run.params.emplace_back("node",
-                          scenario::Target{scenario::Target::Kind::kRole, std::string(from)});
+  run.params.emplace_back("node", scenario::Target{scenario::Target::Kind::kRole, from});
   CallOutput out;
   AURA_ASSIGN_OR_RETURN(out, run_calls(run, true, 64 << 10));
   if (out.exit_code == 0) return std::optional<CheckOutput>();

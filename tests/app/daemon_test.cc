@@ -1,0 +1,462 @@
+// The engine daemon, as a real process (`aura daemon`) on a fresh lab, through its socket with
+// the real client: every op class, the credential checks done by the daemon itself, streams that
+// resume from a log seq, peers it refuses, the judge queue, and a whole t0 attempt whose every
+// answer is scanned for what a learner must never see (the scenario's worlds, its checks'
+// parameters, its judge cases, another attempt's data).
+#include <doctest/doctest.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/rpc/client.h"
+#include "engine/common/file_io.h"
+#include "engine/json/json_reader.h"
+#include "engine/scenario/manifest.h"
+#include "tests/support/temp_dir.h"
+
+using namespace aura;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  REQUIRE_MESSAGE(v != nullptr, name << " is not set (meson sets it)");
+  return v;
+}
+
+// One daemon on a fresh lab in a temporary folder; stopped (SIGTERM, then waited for) at the end.
+struct DaemonProc {
+  aura::testing::TempDir dir;
+  fs::path socket;
+  pid_t pid = -1;
+
+  explicit DaemonProc(std::vector<std::string> extra = {}) {
+    socket = dir / "run" / "daemon.sock";
+    std::ofstream(dir / "operator.token") << std::string(40, 'k') << "\n";
+    std::vector<std::string> argv = {env("AURA_BIN"),
+                                     "daemon",
+                                     "--data",
+                                     (dir / "data").string(),
+                                     "--keys",
+                                     (dir / "keys").string(),
+                                     "--socket",
+                                     socket.string(),
+                                     "--scenarios",
+                                     env("AURA_SCENARIOS"),
+                                     "--operator-token-file",
+                                     (dir / "operator.token").string()};
+    for (auto& e : extra) argv.push_back(e);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      std::vector<char*> a;
+      for (auto& s : argv) a.push_back(s.data());
+      a.push_back(nullptr);
+      std::string log = (dir / "daemon.log").string();
+      FILE* f = std::freopen(log.c_str(), "w", stderr);
+      (void)f;
+      ::execv(a[0], a.data());
+      ::_exit(127);
+    }
+    // First use sets the lab up: wait for health.
+    for (int i = 0; i < 1200; ++i) {
+      if (call("health").status == 200) return;
+      int st = 0;
+      if (::waitpid(pid, &st, WNOHANG) == pid) {
+        pid = -1;
+        FAIL("the daemon exited: " << log_text());
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    FAIL("the daemon did not answer health: " << log_text());
+  }
+  ~DaemonProc() { stop(); }
+
+  int stop() {
+    if (pid <= 0) return -1;
+    ::kill(pid, SIGTERM);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    pid = -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+
+  std::string log_text() const {
+    std::ifstream in(dir / "daemon.log");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  rpc::Reply call(const std::string& op, const std::string& args = "{}",
+                  rpc::AuthKind auth = rpc::AuthKind::kNone, const std::string& secret = "",
+                  std::chrono::milliseconds timeout = 120s) {
+    auto c = rpc::Client::connect(socket);
+    rpc::Reply fail;
+    fail.status = 0;
+    if (!c.ok()) return fail;
+    rpc::Request r;
+    r.op = op;
+    r.request_id = rpc::new_request_id();
+    r.args_json = args;
+    r.auth = auth;
+    r.secret = secret;
+    auto reply = c->call(r, timeout);
+    if (!reply.ok()) return fail;
+    return *reply;
+  }
+};
+
+// A member of a reply body (strings come back without quotes).
+std::string member(const std::string& body, const std::string& name) {
+  json::Reader reader;
+  auto o = reader.parse_object(body);
+  REQUIRE(o.ok());
+  auto v = o->optional_value(name);
+  if (!v) return "";
+  auto s = v->as_string();
+  return s.ok() ? std::string(*s) : v->minified();
+}
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// What a learner must never be shown of a scenario, as it would appear in an answer: each
+// world's description and build recipe, each check's call parameters, the judge cases' texts.
+std::vector<std::string> hidden_strings(const scenario::Manifest& m) {
+  std::vector<std::string> out;
+  for (const auto& w : m.worlds) {
+    out.push_back(w.description);
+    out.push_back(w.build_json);
+    out.push_back(w.id == "primary" ? "worlds/primary" : "worlds/" + w.id);
+  }
+  for (const auto& c : m.checks) {
+    if (c.params_json != "{}") out.push_back(c.params_json);
+  }
+  for (const auto& j : m.judge) {
+    out.push_back(j.ir_json);
+    json::Reader reader;
+    auto ir = reader.parse_object(j.ir_json);
+    REQUIRE(ir.ok());
+    out.push_back(std::string(*ir->required_string("claim")));
+    out.push_back(std::string(*ir->required_string("falsifier")));
+  }
+  return out;
+}
+
+scenario::Manifest t0_manifest() {
+  std::ifstream in(fs::path(env("AURA_SCENARIOS")) / "t0-config-drift" / "manifest.json");
+  std::stringstream s;
+  s << in.rdbuf();
+  auto m = scenario::parse_manifest(s.str());
+  REQUIRE(m.ok());
+  return *m;
+}
+
+}  // namespace
+
+TEST_CASE("public reads, malformed args, unknown ops; the daemon keeps serving") {
+  DaemonProc d;
+  auto h = d.call("health");
+  CHECK(h.status == 200);
+  CHECK(member(h.body_json, "status") == "ok");
+  auto caps = d.call("capabilities");
+  CHECK(caps.status == 200);
+  CHECK(caps.body_json.find("\"o2-service-chain\"") != std::string::npos);
+  CHECK(caps.body_json.find("\"sched_ext\"") != std::string::npos);
+  auto list = d.call("scenarios.list");
+  CHECK(list.status == 200);
+  CHECK(list.body_json.find("t0-config-drift") != std::string::npos);
+  auto t0 = d.call("scenarios.get", R"({"scenario":"t0"})");
+  REQUIRE(t0.status == 200);
+  CHECK(member(t0.body_json, "id") == "t0-config-drift");
+  for (const auto& s : hidden_strings(t0_manifest())) {
+    CHECK_MESSAGE(t0.body_json.find(s) == std::string::npos, "scenarios.get shows: " << s);
+  }
+  CHECK(d.call("scenarios.get", R"({"scenario":"nope"})").status == 404);
+
+  // Malformed: a missing member, a wrong type, an unknown member, each named by its path.
+  auto bad = d.call("attempt.create", R"({})");
+  CHECK(bad.status == 400);
+  REQUIRE(bad.error);
+  CHECK(bad.error->message.find("scenario") != std::string::npos);
+  bad = d.call("attempt.create", R"({"scenario":7})");
+  CHECK(bad.status == 400);
+  bad = d.call("attempt.create", R"({"scenario":"t0","x":1})");
+  CHECK(bad.status == 400);
+  CHECK(bad.error->message.find("x") != std::string::npos);
+  bad = d.call("attempt.create", R"({"scenario":"t0","learner":"Root!"})");
+  CHECK(bad.status == 400);
+  auto unknown = d.call("no.such.op");
+  CHECK(unknown.status == 404);
+  CHECK(!unknown.error->expected.empty());
+  CHECK(d.call("health").status == 200);
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("credentials are checked by the daemon: none, another attempt's, revoked, operator") {
+  DaemonProc d;
+  auto a = d.call("attempt.create", R"({"scenario":"t0"})");
+  auto b = d.call("attempt.create", R"({"scenario":"t0","learner":"bea"})");
+  REQUIRE(a.status == 201);
+  REQUIRE(b.status == 201);
+  const std::string ida = member(a.body_json, "attempt"), capa = member(a.body_json, "capability");
+  const std::string idb = member(b.body_json, "attempt"), capb = member(b.body_json, "capability");
+  CHECK(capa.size() == 64);
+  CHECK(capa != capb);
+  const std::string args_a = "{\"attempt\":" + quoted(ida) + "}";
+  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capa).status == 200);
+  CHECK(d.call("attempt.state", args_a).status == 401);
+  // B's capability does not open A, and an unknown attempt reads the same as a wrong one.
+  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capb).status == 403);
+  CHECK(
+      d.call("attempt.state", R"({"attempt":"0123456789abcdef"})", rpc::AuthKind::kCapability, capa)
+          .status == 403);
+  // The capability is never stored: not in the log's files.
+  std::string all;
+  for (const auto& e : fs::recursive_directory_iterator(d.dir / "data")) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    all += s.str();
+  }
+  CHECK(all.find(capa) == std::string::npos);
+  // Replacing it revokes the old one.
+  auto rot = d.call("attempt.capability", args_a, rpc::AuthKind::kCapability, capa);
+  REQUIRE(rot.status == 200);
+  const std::string capa2 = member(rot.body_json, "capability");
+  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capa).status == 403);
+  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capa2).status == 200);
+  // Operator ops: no token 401, a wrong one 403, the file's 200; the file is read each time.
+  CHECK(d.call("operator.checkpoint").status == 401);
+  CHECK(
+      d.call("operator.checkpoint", "{}", rpc::AuthKind::kOperator, std::string(40, 'x')).status ==
+      403);
+  CHECK(
+      d.call("operator.checkpoint", "{}", rpc::AuthKind::kOperator, std::string(40, 'k')).status ==
+      200);
+  std::ofstream(d.dir / "operator.token") << std::string(48, 'n') << "\n";
+  CHECK(
+      d.call("operator.checkpoint", "{}", rpc::AuthKind::kOperator, std::string(40, 'k')).status ==
+      403);
+  CHECK(d.call("operator.verify", "{}", rpc::AuthKind::kOperator, std::string(48, 'n')).status ==
+        200);
+  // The token never reaches the daemon's log.
+  CHECK(d.log_text().find(std::string(40, 'k')) == std::string::npos);
+  CHECK(d.log_text().find(capa2) == std::string::npos);
+}
+
+TEST_CASE("a peer that is neither root nor the front's user gets no answer") {
+  DaemonProc d;
+  const passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  // The socket's folder is closed to others; reach the socket through an open copy of its fd.
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::setgid(nobody->pw_gid) != 0 || ::setuid(nobody->pw_uid) != 0) ::_exit(2);
+    auto c = rpc::Client::connect(d.socket);
+    // EACCES on the folder (0750 root) or a closed connection: no reply either way.
+    if (!c.ok()) ::_exit(0);
+    rpc::Request r;
+    r.op = "health";
+    r.request_id = rpc::new_request_id();
+    ::_exit(c->call(r, 5s).ok() ? 1 : 0);
+  }
+  int st = 0;
+  ::waitpid(child, &st, 0);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(d.call("health").status == 200);
+}
+
+TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; streams resume") {
+  DaemonProc d;
+  const scenario::Manifest m = t0_manifest();
+  const scenario::JudgeCase* gold = m.find_judge("gold");
+  REQUIRE(gold != nullptr);
+  std::vector<std::string> answers;  // every body a learner was sent
+  auto other = d.call("attempt.create", R"({"scenario":"t0","learner":"other"})");
+  REQUIRE(other.status == 201);
+  const std::string other_id = member(other.body_json, "attempt");
+
+  auto created = d.call("attempt.create", R"({"scenario":"t0-config-drift"})");
+  REQUIRE(created.status == 201);
+  answers.push_back(created.body_json);
+  const std::string id = member(created.body_json, "attempt");
+  const std::string cap = member(created.body_json, "capability");
+  auto cmd = [&](const std::string& command, const std::string& body = "{}") {
+    auto r = d.call("attempt.command",
+                    "{\"attempt\":" + quoted(id) + ",\"command\":" + quoted(command) +
+                        ",\"body\":" + body + "}",
+                    rpc::AuthKind::kCapability, cap, 300s);
+    answers.push_back(r.error ? r.error->json() : r.body_json);
+    return r;
+  };
+  auto op = [&](const std::string& name, const std::string& extra = "") {
+    auto r =
+        d.call(name, "{\"attempt\":" + quoted(id) + extra + "}", rpc::AuthKind::kCapability, cap);
+    answers.push_back(r.error ? r.error->json() : r.body_json);
+    return r;
+  };
+
+  // Out of phase: a probe before the prediction names the phase and the next step.
+  auto early = cmd("probe", R"({"call":"file.read","params":{"path":"/fleet/inventory.conf"}})");
+  CHECK(early.status == 409);
+  CHECK(early.error->phase == "observe");
+  CHECK(!early.error->next.empty());
+  CHECK(cmd("predict", R"({"hypothesis":"stale-override","expect":"an override in host vars"})")
+            .status == 200);
+  for (const auto& p : gold->probe_calls_json) CHECK(cmd("probe", p).status == 200);
+  auto ev = op("attempt.evidence", ",\"evidence\":\"ev-1\"");
+  CHECK(ev.status == 200);
+  CHECK(member(ev.body_json, "content").find("app_root") != std::string::npos);
+  CHECK(op("attempt.evidence", ",\"evidence\":\"ev-9\"").status == 404);
+  // Validation without submitting: a wrong selector is named at its path; the gold IR is ok.
+  std::string wrong = gold->ir_json;
+  wrong.replace(wrong.find("stale-app-root"), 14, "no-such-target");
+  auto v = op("attempt.validate", ",\"ir\":" + wrong);
+  CHECK(v.status == 200);
+  CHECK(member(v.body_json, "ok") == "false");
+  CHECK(op("attempt.validate", ",\"ir\":" + gold->ir_json).body_json.find("\"ok\":true") !=
+        std::string::npos);
+  CHECK(cmd("intervention", gold->ir_json).status == 200);
+  CHECK(cmd("apply").status == 200);
+  CHECK(cmd("ack", R"({"note":"as asked"})").status == 200);
+  auto verified = cmd("verify");
+  CHECK(verified.status == 200);
+  CHECK(member(verified.body_json, "recovered") == "true");
+  CHECK(cmd("gate").status == 202);
+  // The gate runs on after its reply: wait for the verdict (a hang guard, not a bar).
+  std::string phase;
+  for (int i = 0; i < 600 && phase != "receipt" && phase != "reflect"; ++i) {
+    std::this_thread::sleep_for(500ms);
+    phase = member(op("attempt.state").body_json, "phase");
+  }
+  REQUIRE(phase == "receipt");
+  auto rc = cmd("receipt");
+  REQUIRE(rc.status == 200);
+  auto file = op("attempt.receipt");
+  REQUIRE(file.status == 200);
+  auto checked = d.call("receipt.verify", "{\"receipt\":" + file.body_json + "}");
+  REQUIRE(checked.status == 200);
+  CHECK(checked.body_json.find("\"offline\":{\"ok\":true") != std::string::npos);
+  CHECK(checked.body_json.find("\"replay\":{\"ok\":true") != std::string::npos);
+  // A learner's receipt is not public.
+  CHECK(d.call("receipt.get", "{\"sha256\":" + quoted(member(rc.body_json, "receipt_sha256")) + "}")
+            .status == 404);
+  CHECK(cmd("reflect", R"({"text":"the override was in the source of truth"})").status == 200);
+  CHECK(cmd("reflect", R"({"text":"again"})").status == 409);
+
+  // The stream: everything from the start, then resumed after a seq with no repeats.
+  auto client = rpc::Client::connect(d.socket);
+  REQUIRE(client.ok());
+  rpc::Request sr;
+  sr.op = "attempt.events";
+  sr.request_id = rpc::new_request_id();
+  sr.args_json = "{\"attempt\":" + quoted(id) + ",\"after_seq\":0}";
+  sr.auth = rpc::AuthKind::kCapability;
+  sr.secret = cap;
+  REQUIRE(client->call(sr, 10s)->status == 200);
+  std::vector<uint64_t> seqs;
+  std::set<std::string> types;
+  for (;;) {
+    auto f = client->next_frame(2s);
+    if (!f.ok() || !f->has_value()) break;  // quiet: everything so far was sent
+    if ((*f)->kind != rpc::Kind::kEvent) continue;
+    answers.push_back((*f)->body);
+    seqs.push_back(std::stoull(member((*f)->body, "seq")));
+    types.insert(member((*f)->body, "type"));
+  }
+  REQUIRE(seqs.size() > 10);
+  for (size_t i = 1; i < seqs.size(); ++i) CHECK(seqs[i] > seqs[i - 1]);
+  CHECK(types.count("gate.verdict") == 1);
+  CHECK(types.count("attempt.access") == 0);
+  CHECK(types.count("world.built") == 0);
+  const uint64_t cut = seqs[seqs.size() / 2];
+  auto again = rpc::Client::connect(d.socket);
+  sr.request_id = rpc::new_request_id();
+  sr.args_json = "{\"attempt\":" + quoted(id) + ",\"after_seq\":" + std::to_string(cut) + "}";
+  REQUIRE(again->call(sr, 10s)->status == 200);
+  auto first = again->next_frame(5s);
+  REQUIRE(first.ok());
+  REQUIRE(first->has_value());
+  const uint64_t resumed = std::stoull(member((*first)->body, "seq"));
+  CHECK(resumed > cut);
+  CHECK(resumed == *std::upper_bound(seqs.begin(), seqs.end(), cut));
+
+  // Hidden means hidden, in every answer of the whole attempt.
+  std::vector<std::string> hidden = hidden_strings(m);
+  hidden.push_back(other_id);
+  for (const auto& a : answers) {
+    for (const auto& h : hidden) {
+      CHECK_MESSAGE(a.find(h) == std::string::npos, "a learner was shown <" << h << "> in " << a);
+    }
+  }
+  CHECK(d.stop() == 0);
+}
+
+TEST_CASE("the judge queue: one at a time, bounded, results and receipts public") {
+  DaemonProc d({"--judge-queue", "1"});
+  auto r1 = d.call("judge.enqueue", R"({"scenario":"t0"})");
+  REQUIRE(r1.status == 202);
+  const std::string run = member(r1.body_json, "run");
+  // The first runs (or is about to); one may wait; the one past that is refused.
+  std::vector<int> statuses;
+  for (int i = 0; i < 3; ++i)
+    statuses.push_back(d.call("judge.enqueue", R"({"scenario":"t0"})").status);
+  CHECK(std::count(statuses.begin(), statuses.end(), 429) >= 1);
+  CHECK(d.call("judge.enqueue", R"({"scenario":"zz"})").status == 404);
+  CHECK(d.call("judge.get", R"({"run":"0123456789abcdef"})").status == 404);
+  std::string state;
+  rpc::Reply got;
+  for (int i = 0; i < 1200 && state != "done" && state != "failed"; ++i) {
+    std::this_thread::sleep_for(500ms);
+    got = d.call("judge.get", "{\"run\":" + quoted(run) + "}");
+    state = member(got.body_json, "state");
+  }
+  REQUIRE(state == "done");
+  CHECK(got.body_json.find("\"case\":\"bad\"") != std::string::npos);
+  CHECK(got.body_json.find("\"verdict\":\"RECOVERED_UNPROVEN\"") != std::string::npos);
+  CHECK(got.body_json.find("\"verdict\":\"VERIFIED\"") != std::string::npos);
+  const size_t at = got.body_json.find("\"receipt_sha256\":\"");
+  REQUIRE(at != std::string::npos);
+  const std::string sha = got.body_json.substr(at + 18, 64);
+  auto receipt = d.call("receipt.get", "{\"sha256\":" + quoted(sha) + "}");
+  REQUIRE(receipt.status == 200);
+  auto checked = d.call("receipt.verify", "{\"receipt\":" + receipt.body_json + "}");
+  CHECK(checked.body_json.find("\"replay\":{\"ok\":true") != std::string::npos);
+  // Its progress stream replays the run from the log and ends when the run has.
+  auto c = rpc::Client::connect(d.socket);
+  rpc::Request sr;
+  sr.op = "judge.events";
+  sr.request_id = rpc::new_request_id();
+  sr.args_json = "{\"run\":" + quoted(run) + ",\"after_seq\":0}";
+  REQUIRE(c->call(sr, 10s)->status == 200);
+  std::set<std::string> types;
+  for (;;) {
+    auto f = c->next_frame(30s);
+    if (!f.ok() || !f->has_value()) break;
+    if ((*f)->kind == rpc::Kind::kEvent) types.insert(member((*f)->body, "type"));
+  }
+  CHECK(types.count("gate.property") == 1);
+  CHECK(types.count("gate.verdict") == 1);
+  CHECK(types.count("judge.run") == 1);
+  CHECK(types.count("probe.requested") == 0);
+  CHECK(types.count("intervention.submitted") == 0);
+}
