@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -25,9 +24,8 @@
 #include "engine/common/file_io.h"
 #include "engine/crypto/sha256.h"
 #include "workers/nsworld/join.h"
-#include "workers/sandbox/capabilities.h"
 #include "workers/sandbox/namespaces.h"
-#include "workers/sandbox/network.h"
+#include "workers/sandbox/ns_entry.h"
 #include "workers/sandbox/seccomp_policy.h"
 
 namespace aura::nsworld {
@@ -39,53 +37,19 @@ using file_io::errno_text;
 constexpr uint64_t kKillTimeoutMs = 5000;
 constexpr char kJoinEnvOn[] = "AURA_NODE_JOIN=1";  // join.h: kJoinEnv
 
-// What the node's init needs, prepared before fork: the child only issues syscalls.
+// What the node's init needs, prepared before fork: the shared namespace-entry recipe
+// (sandbox/ns_entry.h) with the node's steps. The child only issues syscalls.
 struct InitArgs {
-  int sync_fd;   // one byte once the id maps are written and it is in its cgroup
-  int error_fd;  // a failed step writes {step, errno} here
-  const char* stage;
-  const char* stage_data;
-  const sandbox::MountPlan* plan;
-  const char* hostname;
-  size_t hostname_len;
-  bool fresh_net;
+  sandbox::EntryPlan entry;
+  int error_fd;  // a failed step writes its EntryStatus here
 };
-
-[[noreturn]] void init_fail(const InitArgs& a, int step, int err) {
-  const int frame[2] = {step, err};
-  [[maybe_unused]] ssize_t n = ::write(a.error_fd, frame, sizeof frame);
-  ::_exit(127);
-}
 
 // The node's PID 1: sets up its root and reaps orphans for as long as the node lives.
 [[noreturn]] void init_main(const InitArgs& a) {
-  char byte;
-  if (::read(a.sync_fd, &byte, 1) != 1) init_fail(a, 1, errno);
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) init_fail(a, 2, errno);
-  if (::mount("tmpfs", a.stage, "tmpfs", MS_NOSUID | MS_NODEV, a.stage_data) != 0)
-    init_fail(a, 3, errno);
-  if (::chdir(a.stage) != 0) init_fail(a, 4, errno);
-  if (const int err = sandbox::become_namespace_root(); err != 0) init_fail(a, 5, err);
-  // The node lives no longer than its keeper, which lives no longer than the node's owner. Set
-  // after the uid change above, which clears a parent-death signal. (Before this, a keeper that
-  // ends because the owner did kills this process itself.)
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) init_fail(a, 13, errno);
-  ::umask(0);
-  int err = 0;
-  if (sandbox::apply_mount_plan(*a.plan, &err) >= 0) init_fail(a, 6, err);
-  if (::chdir("root") != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0) init_fail(a, 7, errno);
-  if (::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0) init_fail(a, 8, errno);
-  ::umask(022);
-  if (::sethostname(a.hostname, a.hostname_len) != 0) init_fail(a, 9, errno);
-  if (a.fresh_net) {
-    if (const int e = sandbox::bring_loopback_up(); e != 0) init_fail(a, 10, e);
-  }
-  if (::setsid() < 0) init_fail(a, 11, errno);
-  const int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(null_fd, 1) < 0 || ::dup2(null_fd, 2) < 0)
-    init_fail(a, 12, errno);
-  // Ready: the error pipe closing without a frame says so.
-  ::syscall(SYS_close_range, 3u, ~0u, 0u);
+  if (const sandbox::EntryStatus s = sandbox::run_entry(a.entry); !s.ok())
+    sandbox::fail_entry(a.error_fd, s);
+  // Ready: every descriptor above stdio is closed, so the error pipe closing without a frame
+  // says so.
   while (true) {
     int status;
     if (::waitpid(-1, &status, 0) < 0) ::sleep(1);  // no children now: wait for orphans
@@ -96,24 +60,6 @@ std::string random_id() {
   uint8_t raw[8];
   randombytes_buf(raw, sizeof raw);
   return to_hex(std::span<const uint8_t>(raw, sizeof raw));
-}
-
-const char* init_step_name(int step) {
-  static const char* const kNames[] = {"?",
-                                       "wait for the id maps",
-                                       "make / private",
-                                       "mount the stage tmpfs",
-                                       "enter the stage",
-                                       "become root of the user namespace",
-                                       "mount the root",
-                                       "pivot_root",
-                                       "detach the old root",
-                                       "set the hostname",
-                                       "bring lo up",
-                                       "setsid",
-                                       "stdio",
-                                       "set the parent-death signal"};
-  return step > 0 && step < int(std::size(kNames)) ? kNames[step] : "?";
 }
 
 int wait_exit(pid_t pid) {
@@ -214,14 +160,21 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
   // The stage tmpfs holds the root and every overlay's upper layer; mounted by the init inside
   // its user namespace, so uid 0 here is the node's root (uid_base outside).
   const std::string stage_data = "size=" + std::to_string(o.tmpfs_bytes) + ",mode=0755,uid=0,gid=0";
-  InitArgs args{sync[0],
-                err[1],
-                stage.c_str(),
-                stage_data.c_str(),
-                &plan,
-                o.hostname.c_str(),
-                o.hostname.size(),
-                o.netns.empty()};
+  // The node's steps: no cgroup namespace of its own, a parent-death signal (the node lives no
+  // longer than its keeper, which lives no longer than the node's owner; before the signal is
+  // set, a keeper that ends because the owner did kills the init itself), lo up only in a fresh
+  // network namespace, /dev/null for stdio, every descriptor closed (the error pipe too: that is
+  // how the init says it is ready). No capability cut or seccomp filter: the init is the node's
+  // root, and what runs in the node is confined by exec().
+  sandbox::EntryPlan entry;
+  entry.stage = stage.c_str();
+  entry.stage_data = stage_data.c_str();
+  entry.parent_death_signal = true;
+  entry.mounts = &plan;
+  entry.hostname = o.hostname.c_str();
+  entry.hostname_len = o.hostname.size();
+  entry.loopback = o.netns.empty();
+  InitArgs args{entry, -1};
   unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
   if (o.netns.empty()) flags |= CLONE_NEWNET;
 
@@ -247,7 +200,7 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
       if (::dup2(high[i], 3 + i) != 3 + i) ::_exit(119);
     ::syscall(SYS_close_range, 8u, ~0u, 0u);
     InitArgs init_args = args;
-    init_args.sync_fd = 3;
+    init_args.entry.sync_fd = 3;
     init_args.error_fd = 4;
     const long child = ::syscall(SYS_clone, SIGCHLD | flags, nullptr, nullptr, nullptr, 0);
     if (child == 0) init_main(init_args);
@@ -325,12 +278,11 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
   const char go = 1;
   if (::write(sync[1], &go, 1) != 1) return fail(Status::io("start node init"));
   ::close(sync[1]);
-  int frame[2];
-  const ssize_t r = ::read(err[0], frame, sizeof frame);
+  sandbox::EntryStatus failed;
+  const ssize_t r = ::read(err[0], &failed, sizeof failed);
   ::close(err[0]);
-  if (r == sizeof frame) {
-    return Status::unavailable("node " + o.hostname + ": " + init_step_name(frame[0]) + ": " +
-                               errno_text(frame[1]));
+  if (r == sizeof failed) {
+    return Status::unavailable("node " + o.hostname + ": " + sandbox::describe(failed, &plan));
   }
   return n;
 }
@@ -580,26 +532,13 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
     const pid_t inner = ::fork();
     if (inner == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (sandbox::become_namespace_root() != 0) ::_exit(125);
-      ::dup2(out[1], 1);
-      ::dup2(errp[1], 2);
-      const int null_fd = ::open("/dev/null", O_RDONLY);
-      ::dup2(null_fd, 0);
-      if (pass_fd >= 0) {
-        if (pass_fd == 3) {
-          ::fcntl(3, F_SETFD, 0);
-        } else if (::dup2(pass_fd, 3) != 3) {
-          ::_exit(125);
-        }
-        ::syscall(SYS_close_range, 4u, ~0u, 0u);
-      } else {
-        ::syscall(SYS_close_range, 3u, ~0u, 0u);
-      }
-      // Last, so nothing above runs under the filter.
-      if (filtered) {
-        if (sandbox::drop_capabilities(keep_caps) != 0) ::_exit(125);
-        if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) ::_exit(125);
-      }
+      // The namespace-entry recipe's steps (sandbox/ns_entry.h) that apply to a process joining
+      // a node: its root, stdio and the passed descriptor, nothing else open, and last (so
+      // nothing above runs under the filter) the confinement.
+      if (!sandbox::become_root().ok() || !sandbox::set_stdio(out[1], errp[1], pass_fd).ok() ||
+          !sandbox::close_fds(pass_fd >= 0 ? 4u : 3u, -1).ok())
+        ::_exit(125);
+      if (filtered && !sandbox::confine(keep_caps, &fprog).ok()) ::_exit(125);
       ::execve(cargv[0], cargv.data(), cenv.data());
       ::_exit(127);
     }

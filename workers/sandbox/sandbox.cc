@@ -2,12 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -20,10 +17,9 @@
 #include <thread>
 
 #include "engine/common/file_io.h"
-#include "workers/sandbox/capabilities.h"
 #include "workers/sandbox/cgroup.h"
 #include "workers/sandbox/namespaces.h"
-#include "workers/sandbox/network.h"
+#include "workers/sandbox/ns_entry.h"
 #include "workers/sandbox/registry.h"
 #include "workers/sandbox/seccomp_policy.h"
 
@@ -35,152 +31,20 @@ using file_io::errno_text;
 
 constexpr uint64_t kKillWaitMs = 5000;
 
-// What the child reports when a setup step fails: the step, the plan index for kMountPlan,
-// and errno. Written once to the error pipe, which close-on-exec closes on success.
-enum class ChildStep : int32_t {
-  kSync = 1,
-  kCgroupNamespace,
-  kPrivateRoot,
-  kStageTmpfs,
-  kChdirStage,
-  kBecomeRoot,
-  kMountPlan,
-  kPivotRoot,
-  kDetachOldRoot,
-  kHostname,
-  kLoopback,
-  kSetsid,
-  kStdio,
-  kCloseFds,
-  kCoreLimit,
-  kCapabilities,
-  kSeccomp,
-  kExec,
-};
-
-const char* step_name(ChildStep s) {
-  switch (s) {
-    case ChildStep::kSync:
-      return "wait for the supervisor";
-    case ChildStep::kCgroupNamespace:
-      return "unshare the cgroup namespace";
-    case ChildStep::kPrivateRoot:
-      return "make mounts private";
-    case ChildStep::kStageTmpfs:
-      return "mount the stage tmpfs";
-    case ChildStep::kChdirStage:
-      return "enter the stage folder";
-    case ChildStep::kBecomeRoot:
-      return "become root of the user namespace";
-    case ChildStep::kMountPlan:
-      return "build the root";
-    case ChildStep::kPivotRoot:
-      return "pivot_root";
-    case ChildStep::kDetachOldRoot:
-      return "detach the old root";
-    case ChildStep::kHostname:
-      return "sethostname";
-    case ChildStep::kLoopback:
-      return "bring lo up";
-    case ChildStep::kSetsid:
-      return "setsid";
-    case ChildStep::kStdio:
-      return "set up stdio";
-    case ChildStep::kCloseFds:
-      return "close inherited fds";
-    case ChildStep::kCoreLimit:
-      return "set RLIMIT_CORE";
-    case ChildStep::kCapabilities:
-      return "drop capabilities";
-    case ChildStep::kSeccomp:
-      return "install the seccomp filter";
-    case ChildStep::kExec:
-      return "execve";
-  }
-  return "setup";
-}
-
-struct ChildError {
-  int32_t step = 0;
-  int32_t index = -1;
-  int32_t err = 0;
-};
-
-// Everything the child touches, prepared before clone.
+// Everything the child touches, prepared before clone: the shared namespace-entry recipe
+// (ns_entry.h) with the run's steps, then execve.
 struct ChildArgs {
-  const MountPlan* plan;
-  const char* stage;
-  const char* stage_data;
-  const char* hostname;
-  size_t hostname_len;
-  uint64_t capabilities;
-  sock_fprog* seccomp;
-  int sync_fd;
-  int error_fd;
-  int stdout_fd;
-  int stderr_fd;
-  int pass_fd;  // becomes fd 3 inside, or -1
+  EntryPlan entry;
+  int error_fd;  // a failed step writes its EntryStatus here; close-on-exec closes it on success
   char* const* argv;
   char* const* envp;
 };
 
-[[noreturn]] void child_fail(const ChildArgs& a, ChildStep step, int err, int index = -1) {
-  const ChildError e{static_cast<int32_t>(step), index, err};
-  [[maybe_unused]] ssize_t n = ::write(a.error_fd, &e, sizeof e);
-  ::_exit(127);
-}
-
 // After clone: no allocation, no exceptions; each failure is one frame and _exit.
 [[noreturn]] void child_main(const ChildArgs& a) {
-  char byte;
-  if (::read(a.sync_fd, &byte, 1) != 1) child_fail(a, ChildStep::kSync, errno);
-  if (::unshare(CLONE_NEWCGROUP) != 0) child_fail(a, ChildStep::kCgroupNamespace, errno);
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-    child_fail(a, ChildStep::kPrivateRoot, errno);
-  // Still the host's uid 0 here (unmapped inside), so the stage folder is reachable even under
-  // a 0700 state folder; the tmpfs's root belongs to the namespace's root.
-  if (::mount("tmpfs", a.stage, "tmpfs", MS_NOSUID | MS_NODEV, a.stage_data) != 0)
-    child_fail(a, ChildStep::kStageTmpfs, errno);
-  if (::chdir(a.stage) != 0) child_fail(a, ChildStep::kChdirStage, errno);
-  if (const int err = become_namespace_root(); err != 0) child_fail(a, ChildStep::kBecomeRoot, err);
-  ::umask(0);
-  int err = 0;
-  if (const int failed = apply_mount_plan(*a.plan, &err); failed >= 0)
-    child_fail(a, ChildStep::kMountPlan, err, failed);
-  if (::chdir("root") != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0)
-    child_fail(a, ChildStep::kPivotRoot, errno);
-  if (::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0)
-    child_fail(a, ChildStep::kDetachOldRoot, errno);
-  if (::sethostname(a.hostname, a.hostname_len) != 0) child_fail(a, ChildStep::kHostname, errno);
-  if (const int e = bring_loopback_up(); e != 0) child_fail(a, ChildStep::kLoopback, e);
-  if (::setsid() < 0) child_fail(a, ChildStep::kSetsid, errno);
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(a.stdout_fd, 1) < 0 ||
-      ::dup2(a.stderr_fd, 2) < 0)
-    child_fail(a, ChildStep::kStdio, errno);
-  ::umask(022);
-  unsigned first_closed = 3;
-  if (a.pass_fd >= 0) {
-    const int rc = a.pass_fd == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(a.pass_fd, 3);
-    if (rc < 0) child_fail(a, ChildStep::kStdio, errno);
-    first_closed = 4;
-  }
-  // Only stdio, the passed fd and the (close-on-exec, fd >= 10) error pipe stay open.
-  if (::syscall(SYS_close_range, first_closed, static_cast<unsigned>(a.error_fd - 1), 0u) != 0)
-    child_fail(a, ChildStep::kCloseFds, errno);
-  if (::syscall(SYS_close_range, static_cast<unsigned>(a.error_fd + 1), ~0u, 0u) != 0)
-    child_fail(a, ChildStep::kCloseFds, errno);
-  // No core dumps: a host whose core_pattern pipes to a handler would run it, as host root,
-  // for a crashing process of the run. Hard limit too; raising it needs CAP_SYS_RESOURCE in the
-  // initial user namespace.
-  const struct rlimit no_core = {0, 0};
-  if (::setrlimit(RLIMIT_CORE, &no_core) != 0) child_fail(a, ChildStep::kCoreLimit, errno);
-  if (const int e = drop_capabilities(a.capabilities); e != 0)
-    child_fail(a, ChildStep::kCapabilities, e);
-  if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, a.seccomp, 0, 0) != 0)
-    child_fail(a, ChildStep::kSeccomp, errno);
+  if (const EntryStatus s = run_entry(a.entry); !s.ok()) fail_entry(a.error_fd, s);
   ::execve(a.argv[0], a.argv, a.envp);
-  child_fail(a, ChildStep::kExec, errno);
+  fail_entry(a.error_fd, EntryStatus::failed(EntryStep::kExec, errno));
 }
 
 uint64_t monotonic_ns() {
@@ -418,20 +282,27 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   } closer{{&sync.read, &sync.write, &error.read, &error.write, &out.read, &out.write, &err.read,
             &err.write}};
 
-  const ChildArgs args{&plan,
-                       stage_path.c_str(),
-                       stage_data.c_str(),
-                       profile.hostname.c_str(),
-                       profile.hostname.size(),
-                       profile.capabilities,
-                       &fprog,
-                       sync.read,
-                       error.write,
-                       out.write,
-                       err.write,
-                       options.pass_fd,
-                       c_argv.data(),
-                       c_envp.data()};
+  // The run's steps: its own cgroup namespace and loopback, the command's stdio and passed
+  // descriptor, the error pipe kept until execve, no core dumps, the profile's capabilities and
+  // the seccomp filter last.
+  EntryPlan entry;
+  entry.sync_fd = sync.read;
+  entry.new_cgroup_namespace = true;
+  entry.stage = stage_path.c_str();
+  entry.stage_data = stage_data.c_str();
+  entry.mounts = &plan;
+  entry.hostname = profile.hostname.c_str();
+  entry.hostname_len = profile.hostname.size();
+  entry.loopback = true;
+  entry.stdout_fd = out.write;
+  entry.stderr_fd = err.write;
+  entry.pass_fd = options.pass_fd;
+  entry.keep_fd = error.write;
+  entry.no_core_dumps = true;
+  entry.confine = true;
+  entry.capabilities = profile.capabilities;
+  entry.seccomp = &fprog;
+  const ChildArgs args{entry, error.write, c_argv.data(), c_envp.data()};
 
   const uint64_t start_ns = monotonic_ns();
   const uint64_t deadline_ns = start_ns + profile.wall_deadline_ms * 1'000'000ull;
@@ -486,18 +357,13 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
       return Status::io("sandbox: poll: " + errno_text(errno));
     }
     if (error_slot >= 0 && fds[error_slot].revents != 0) {
-      ChildError e;
+      EntryStatus e;
       const ssize_t got = ::read(error.read, &e, sizeof e);
       if (got == static_cast<ssize_t>(sizeof e)) {
-        std::string what = step_name(static_cast<ChildStep>(e.step));
-        if (e.step == static_cast<int32_t>(ChildStep::kMountPlan) && e.index >= 0 &&
-            static_cast<size_t>(e.index) < plan.steps.size())
-          what += ": " + plan.steps[static_cast<size_t>(e.index)].describe();
         Status destroyed = guard.destroy();
-        if (e.step == static_cast<int32_t>(ChildStep::kExec))
+        if (e.step == EntryStep::kExec)
           return Status::not_found("sandbox: execve " + argv[0] + ": " + errno_text(e.err));
-        Status failed =
-            Status::unavailable("sandbox setup failed at " + what + ": " + errno_text(e.err));
+        Status failed = Status::unavailable("sandbox setup failed at " + describe(e, &plan));
         if (!destroyed.is_ok()) return failed.with_context(destroyed.message());
         return failed;
       }
@@ -531,12 +397,10 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   if (err_open)
     drain(err.read, result.stderr_bytes, profile.output_cap_bytes, result.stderr_truncated);
   if (!setup_done) {
-    ChildError e;
+    EntryStatus e;
     if (::read(error.read, &e, sizeof e) == static_cast<ssize_t>(sizeof e)) {
       [[maybe_unused]] Status s = guard.destroy();
-      return Status::unavailable(std::string("sandbox setup failed at ") +
-                                 step_name(static_cast<ChildStep>(e.step)) + ": " +
-                                 errno_text(e.err));
+      return Status::unavailable("sandbox setup failed at " + describe(e, &plan));
     }
   }
 
