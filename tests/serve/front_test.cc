@@ -3,9 +3,13 @@
 // client, 200 concurrent connections, a malformed-request corpus, event streams, the cookie,
 // metrics, the request log and the browser lab's files. Deadlines here are hang guards.
 #include <doctest/doctest.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -598,4 +602,93 @@ TEST_CASE("listen: beyond loopback only with TLS") {
   CHECK(!Server::create(o).ok());
   o.tls_cert = "/nonexistent.pem";
   CHECK(!Server::create(o).ok());  // a key is missing
+}
+
+namespace {
+
+// A throwaway self-signed P-256 certificate for localhost, written as PEM files.
+void write_self_signed(const std::filesystem::path& cert, const std::filesystem::path& key) {
+  EVP_PKEY* pkey = EVP_EC_gen("P-256");
+  REQUIRE(pkey != nullptr);
+  X509* x = X509_new();
+  ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+  X509_gmtime_adj(X509_getm_notBefore(x), 0);
+  X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+  X509_set_pubkey(x, pkey);
+  X509_NAME* name = X509_get_subject_name(x);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+  X509_set_issuer_name(x, name);
+  REQUIRE(X509_sign(x, pkey, EVP_sha256()) > 0);
+  FILE* c = std::fopen(cert.c_str(), "w");
+  FILE* k = std::fopen(key.c_str(), "w");
+  REQUIRE((c && k));
+  PEM_write_X509(c, x);
+  PEM_write_PrivateKey(k, pkey, nullptr, nullptr, 0, nullptr, nullptr);
+  std::fclose(c);
+  std::fclose(k);
+  X509_free(x);
+  EVP_PKEY_free(pkey);
+}
+
+// One request over TLS at most `max_version`; the raw answer, or "" when the handshake failed.
+std::string tls_exchange(uint16_t port, int max_version, const std::string& request) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_min_proto_version(ctx, TLS1_VERSION);
+  SSL_CTX_set_max_proto_version(ctx, max_version);
+  SSL_CTX_set_security_level(ctx, 0);  // let the client offer TLS 1.0/1.1 at all
+  int fd = connect_loopback(port);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  std::string out;
+  if (SSL_connect(ssl) == 1) {
+    SSL_write(ssl, request.data(), int(request.size()));
+    char buf[16384];
+    int n;
+    while ((n = SSL_read(ssl, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
+  }
+  SSL_free(ssl);
+  ::close(fd);
+  SSL_CTX_free(ctx);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("front: over TLS 1.2 and later only, and the capability cookie is Secure") {
+  TempDir dir;
+  write_self_signed(dir / "cert.pem", dir / "key.pem");
+  DaemonDouble daemon(dir / "daemon.sock");
+  daemon.set_handler([](const rpc::Request& r) {
+    if (r.op != "attempt.create") return DaemonDouble::default_answer(r);
+    DoubleAnswer a;
+    a.status = 201;
+    a.body = R"({"attempt":")" + kAttempt + R"(","capability":")" + kCap + R"("})";
+    return a;
+  });
+  ServerOptions o;
+  o.port = 0;
+  o.socket = dir / "daemon.sock";
+  o.daemon_uid = ::getuid();
+  o.tls_cert = dir / "cert.pem";
+  o.tls_key = dir / "key.pem";
+  auto s = Server::create(o);
+  REQUIRE_MESSAGE(s.ok(), s.status().message());
+  std::thread runner([&] { (*s)->run(); });
+  CHECK((*s)->url().rfind("https://127.0.0.1:", 0) == 0);
+  const std::string body = R"({"scenario":"O1"})";
+  const std::string post =
+      "POST /api/v1/attempts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  auto r = parse_response(tls_exchange((*s)->port(), TLS1_3_VERSION, post));
+  CHECK(r.status == 201);
+  CHECK(r.header("set-cookie").ends_with("; HttpOnly; SameSite=Strict; Secure"));
+  check_security_headers(r, true);
+  CHECK(tls_exchange((*s)->port(), TLS1_2_VERSION, post).rfind("HTTP/1.1 201", 0) == 0);
+  CHECK(tls_exchange((*s)->port(), TLS1_1_VERSION, post).empty());
+  // Plain HTTP on the TLS port gets nothing.
+  CHECK(http((*s)->port(), "GET", "/api/v1/health").status == 0);
+  (*s)->stop();
+  runner.join();
 }
