@@ -9,6 +9,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/lab/front_user.h"
 #include "app/lab/scenario_registry.h"
 #include "engine/common/json_writer.h"
 #include "engine/events/event_types.h"
@@ -251,6 +252,13 @@ int setup(Invocation& inv) {
   auto r = app::setup(folders_of(inv), *dirs,
                       [](const std::string& line) { std::cout << line << "\n"; });
   if (!r.ok()) return inv.fail(r.status());
+  // The HTTP front's user (aura serve drops to it).
+  bool user_created = false;
+  if (Status s = app::ensure_front_user(app::kDefaultFrontUser, &user_created); !s.is_ok()) {
+    return inv.fail(s.with_context("the front's user"));
+  }
+  if (user_created)
+    std::cout << "created system user " << app::kDefaultFrontUser << " for aura serve\n";
   return report(inv, r->outcomes, [&](JsonWriter& json) {
     json.num("capabilities_seq", r->capabilities.seq);
     json.boolean("lab_key_created", r->lab_key_created)

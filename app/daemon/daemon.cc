@@ -13,6 +13,7 @@
 #include <ctime>
 
 #include "app/daemon/daemon_impl.h"
+#include "app/lab/front_user.h"
 #include "app/lab/scenario_registry.h"
 #include "app/rpc/client.h"
 #include "app/rpc/frame.h"
@@ -131,7 +132,10 @@ Result<std::unique_ptr<Daemon>> Daemon::open(const Options& options, LogLine log
       },
       d.opt.judge_queue_limit, d.opt.receipts_dir);
 
-  // The front's uid: the only non-root peer served.
+  // The front's uid: the only non-root peer served (its user made when missing).
+  if (Status s = app::ensure_front_user(d.opt.front_user); !s.is_ok()) {
+    d.log_line(JsonWriter().str("event", "warning").str("what", s.message()).done());
+  }
   if (const passwd* pw = ::getpwnam(d.opt.front_user.c_str())) {
     d.front_uid = pw->pw_uid;
   } else {
