@@ -1,7 +1,8 @@
 #include "engine/receipt/raw_json.h"
 
 #include <algorithm>
-#include <memory>
+
+#include "engine/json/json_reader.h"
 
 namespace aura::receipt {
 namespace {
@@ -49,24 +50,41 @@ size_t skip_value(std::string_view s, size_t i) {
 }  // namespace
 
 Result<std::string> minify_json(std::string_view text, size_t max_bytes, std::string_view what) {
-  const std::string w(what);
-  if (text.size() > max_bytes) {
-    return Status::invalid(w + ": " + std::to_string(text.size()) + " bytes, over the limit of " +
-                           std::to_string(max_bytes));
+  json::Limits limits;
+  limits.max_bytes = max_bytes;
+  limits.max_depth = kMaxRawJsonDepth;
+  // Whoever reads the members bounds them; here the document's size bounds them all.
+  limits.max_members = json::kUnbounded;
+  limits.max_elements = json::kUnbounded;
+  limits.max_string_bytes = json::kUnbounded;
+  limits.style = json::PathStyle::kRelative;
+  limits.prefix = std::string(what) + ": ";
+  json::Reader reader(std::move(limits));
+  AURA_RETURN_IF_ERROR(reader.parse(text).status());
+  return without_whitespace(text);
+}
+
+std::string without_whitespace(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  bool in_string = false;
+  bool escaped = false;
+  for (const char c : json) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      out += c;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (c == '"') in_string = true;
+    out += c;
   }
-  thread_local std::unique_ptr<simdjson::dom::parser> parser;
-  if (!parser) parser = std::make_unique<simdjson::dom::parser>();
-  const simdjson::padded_string padded(text);
-  simdjson::dom::element root;
-  if (auto err = parser->parse(padded).get(root); err) {
-    return Status::invalid(w + ": not JSON: " + simdjson::error_message(err));
-  }
-  std::string out(text.size(), '\0');
-  size_t out_len = 0;
-  if (auto err = simdjson::minify(text.data(), text.size(), out.data(), out_len); err) {
-    return Status::invalid(w + ": " + simdjson::error_message(err));
-  }
-  out.resize(out_len);
   return out;
 }
 

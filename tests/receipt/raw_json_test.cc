@@ -20,7 +20,7 @@ TEST_CASE("raw_json: minify refuses what is not JSON or over its bound, naming t
   CHECK(bad.status().message().rfind("IR blob ir-1: not JSON", 0) == 0);
   auto big = minify_json("[1,2,3]", 6, "x");
   REQUIRE_FALSE(big.ok());
-  CHECK(big.status().message() == "x: 7 bytes, over the limit of 6");
+  CHECK(big.status().message() == "x: 7 bytes, more than 6");
 }
 
 TEST_CASE("raw_json: members are cut out exactly, nested values and tricky strings included") {
@@ -53,4 +53,19 @@ TEST_CASE("raw_json: duplicate or escaped member names and non-objects are refus
                           "t")
                   .ok());
   CHECK_FALSE(raw_members(R"({"a")", "t").ok());
+}
+
+TEST_CASE("raw_json: minify reads strictly: duplicates and nesting are refused by JSON path") {
+  CHECK(minify_json(R"({"a":[{"b":{"c":1,"c":2}}]})", 1024, "IR blob ir-1").status().message() ==
+        "IR blob ir-1: a[0].b.c: duplicate member");
+  const std::string deep =
+      std::string(kMaxRawJsonDepth + 1, '[') + std::string(kMaxRawJsonDepth + 1, ']');
+  std::string path;
+  for (size_t i = 0; i < kMaxRawJsonDepth; ++i) path += "[0]";
+  CHECK(minify_json(deep, 1024, "t").status().message() ==
+        "t: " + path + ": nested deeper than " + std::to_string(kMaxRawJsonDepth));
+  CHECK(minify_json("\"caf\xc3\x28\"", 1024, "t").status().message() == "t: not valid UTF-8");
+  // Members, elements and strings are bounded by the size alone.
+  const std::string long_string = "[\"" + std::string(100000, 'x') + "\"]";
+  CHECK(minify_json(long_string, long_string.size(), "t").ok());
 }

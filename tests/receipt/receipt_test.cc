@@ -534,6 +534,45 @@ TEST_CASE("receipt: claims edited with their hashes recomputed fail their own ch
   }
 }
 
+TEST_CASE("receipt: the document is read strictly; a refusal names the JSON path") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  const std::string& doc = r.document;
+  const std::string action_end = R"("key":"app_root"}}])";
+  const std::string ck_size = std::to_string(r.checkpoint_size);
+  struct Case {
+    std::string name, edited, field, what;
+  };
+  const std::vector<Case> cases = {
+      // Inside the actions section, which no typed read looks into: only the reader refuses it.
+      {"a duplicate member deep in an action",
+       replace_once(doc, action_end, R"("key":"app_root","key":"port"}}])"), "document",
+       "intervention.actions[0].params.key: duplicate member"},
+      {"nesting deeper than any receipt",
+       replace_once(
+           doc, action_end,
+           R"("key":"app_root","x":)" + std::string(12, '[') + std::string(12, ']') + "}}]"),
+       "document",
+       "intervention.actions[0].params.x[0][0][0][0][0][0][0][0][0][0][0]: nested "
+       "deeper than 16"},
+      {"a string longer than any receipt holds",
+       replace_once(doc, R"("note":")", R"("note":")" + std::string(65537, 'x')), "document",
+       "checkpoint.note: longer than 65536 bytes"},
+      {"a wrong type",
+       replace_once(doc, R"("checkpoint":{"size":)" + ck_size,
+                    R"("checkpoint":{"size":")" + ck_size + "\""),
+       "checkpoint.size", "not a non-negative integer"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const ReceiptReport rep = verify_receipt(sign_doc(rehash(c.edited)), pinned());
+    REQUIRE_MESSAGE(rep.failures.size() == 1, describe(rep));
+    CHECK(rep.failures[0].field == c.field);
+    CHECK(rep.failures[0].what == c.what);
+  }
+}
+
 TEST_CASE("receipt: sections edited consistently pass offline, and replay names them") {
   TestLab lab;
   const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
