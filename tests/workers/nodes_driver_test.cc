@@ -183,7 +183,8 @@ TEST_CASE("nodes check_manifest: accepts the fixture and names what it refuses")
   bad = m;
   bad.worlds[0].build_json =
       R"({"nodes":[{"name":"Web","roles":["web"],"layers":["worlds/common"]}]})";
-  CHECK(d.check_manifest(bad).message().find("worlds[0].build.nodes[0].name") != std::string::npos);
+  CHECK(d.check_manifest(bad).message().find("worlds[0].build: nodes[0].name") !=
+        std::string::npos);
   bad = m;
   bad.worlds[1].build_json = R"({"nodes":[{"name":"web","roles":["web"],"layers":["../etc"]}]})";
   CHECK(d.check_manifest(bad).message().find("not a safe package path") != std::string::npos);
@@ -983,13 +984,13 @@ TEST_CASE("nodes build: mounts and the override selectors parse; bad ones are re
     const char* message;
   } bads[] = {
       {R"({"nodes":[)" + node + R"(,"mounts":["proc"]}]})",
-       "build.nodes[0].mounts[0]: \"proc\" is not one of: shm, pts"},
+       "build: nodes[0].mounts[0]: \"proc\" is not one of: shm, pts"},
       {R"({"nodes":[)" + node +
            R"(}],"selectors":{"s":{"kind":"var_override","role":"control","path":"/srv","var":"app_root"}}})",
-       "build.selectors.s: var_override takes var and group (and no user)"},
+       "build: selectors.s: var_override takes var and group (and no user)"},
       {R"({"nodes":[)" + node +
            R"(}],"selectors":{"s":{"kind":"stale_override","role":"control","path":"/srv","var":"1x","group":"web"}}})",
-       "build.selectors.s.var: not a variable name"},
+       "build: selectors.s.var: not a variable name"},
       {R"({"nodes":[)" + node +
            R"(}],"selectors":{"s":{"kind":"first_untraversable","role":"control","path":"/srv","user":"app","var":"a"}}})",
        "first_untraversable takes user (and no var or group)"},

@@ -1,43 +1,91 @@
 #include "workers/nodes/build_spec.h"
 
 #include <linux/capability.h>
-#include <simdjson.h>
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
+#include "engine/json/json_reader.h"
+#include "engine/json/value_type.h"
 #include "engine/package/package.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/call_dom.h"
+#include "engine/scenario/manifest_format.h"
 #include "workers/runner/vars_file.h"
 
 namespace aura::workers::nodes {
 namespace {
 
+namespace strict = ::aura::json;
 namespace sj = aura::scenario::json;
-using sj::Element;
+using strict::Array;
+using strict::Object;
+using strict::Value;
 
-Result<std::string> text(Element v, const std::string& path, size_t max_bytes) {
-  std::string_view s;
-  AURA_ASSIGN_OR_RETURN(s, sj::string_of(v, path));
-  if (s.empty() || s.size() > max_bytes)
-    return Status::invalid(path + ": must be 1.." + std::to_string(max_bytes) + " bytes");
-  if (sj::has_control(s)) return Status::invalid(path + ": control characters");
-  return std::string(s);
+// A build recipe is cut from the manifest (at most kMaxBuildBytes minified). Bounds no valid
+// recipe comes near, checked on the whole document before any member is read; each list and
+// text below has its own, tighter bound.
+constexpr size_t kMaxBuildDepth = 16;
+constexpr size_t kMaxBuildMembers = 16;       // the most: "selectors"
+constexpr size_t kMaxBuildElements = 256;     // the most: a node's "owners"
+constexpr size_t kMaxBuildStringBytes = 256;  // the most: a path, an argv word, a layer
+
+strict::Limits build_limits(std::string_view where) {
+  strict::Limits limits;
+  limits.max_bytes = scenario::manifest_format::kMaxBuildBytes;
+  limits.max_depth = kMaxBuildDepth;
+  limits.max_members = kMaxBuildMembers;
+  limits.max_elements = kMaxBuildElements;
+  limits.max_string_bytes = kMaxBuildStringBytes;
+  limits.style = strict::PathStyle::kRelative;
+  limits.prefix = where.empty() ? std::string() : std::string(where) + ": ";
+  return limits;
 }
 
-Result<std::vector<std::string>> texts(Element v, const std::string& path, size_t max_items,
-                                       size_t max_bytes) {
-  simdjson::dom::array a;
-  if (v.get_array().get(a) != simdjson::SUCCESS)
-    return Status::invalid(path + ": expected an array, found " + std::string(sj::type_name(v)));
+Status expected(const Value& v, std::string_view what) {
+  return v.error("expected " + std::string(what) + ", found " + std::string(strict::type_name(v)));
+}
+
+Result<Object> object_of(const Value& v) {
+  auto o = v.as_object();
+  if (!o.ok()) return expected(v, "an object");
+  return o;
+}
+
+// An array of at most `max_items`.
+Result<Array> array_of(const Value& v, size_t max_items) {
+  auto a = v.as_array();
+  if (!a.ok()) return expected(v, "an array");
+  if (a->size() > max_items) return v.error("at most " + std::to_string(max_items) + " items");
+  return a;
+}
+
+// `names` looked up in `o` (each marked read), then any other member refused.
+Result<std::vector<std::optional<Value>>> members_of(const Object& o,
+                                                     std::span<const std::string_view> names) {
+  std::vector<std::optional<Value>> out;
+  for (std::string_view name : names) out.push_back(o.optional_value(name));
+  AURA_RETURN_IF_ERROR(o.done());
+  return out;
+}
+
+Result<std::string> text(const Value& v, size_t max_bytes) {
+  auto s = v.as_string();
+  if (!s.ok()) return expected(v, "a string");
+  if (s->empty() || s->size() > max_bytes)
+    return v.error("must be 1.." + std::to_string(max_bytes) + " bytes");
+  if (sj::has_control(*s)) return v.error("control characters");
+  return std::string(*s);
+}
+
+Result<std::vector<std::string>> texts(const Value& v, size_t max_items, size_t max_bytes) {
+  Array a;
+  AURA_ASSIGN_OR_RETURN(a, array_of(v, max_items));
   std::vector<std::string> out;
-  size_t i = 0;
-  for (Element e : a) {
-    if (out.size() == max_items)
-      return Status::invalid(path + ": at most " + std::to_string(max_items) + " items");
+  for (const Value& e : a.elements()) {
     std::string s;
-    AURA_ASSIGN_OR_RETURN(s, text(e, sj::index_path(path, i++), max_bytes));
+    AURA_ASSIGN_OR_RETURN(s, text(e, max_bytes));
     out.push_back(std::move(s));
   }
   return out;
@@ -63,59 +111,62 @@ bool id_name(std::string_view s) {
              : false;
 }
 
-Result<OwnerSpec> parse_owner(Element v, const std::string& path) {
+Result<OwnerSpec> parse_owner(const Value& v) {
   static constexpr std::array<std::string_view, 4> kNames = {"path", "owner", "group", "mode"};
-  std::vector<std::optional<Element>> m;
-  AURA_ASSIGN_OR_RETURN(m, sj::members_of(v, path, kNames));
-  OwnerSpec o;
-  if (!m[0]) return Status::invalid(path + ".path: required");
-  AURA_ASSIGN_OR_RETURN(o.path, text(*m[0], path + ".path", 256));
-  if (!is_clean_absolute(o.path) || o.path == "/")
-    return Status::invalid(path + ".path: not a normalised absolute path below /");
-  if (m[1]) AURA_ASSIGN_OR_RETURN(o.owner, text(*m[1], path + ".owner", 32));
-  if (m[2]) AURA_ASSIGN_OR_RETURN(o.group, text(*m[2], path + ".group", 32));
-  if (m[3]) AURA_ASSIGN_OR_RETURN(o.mode, text(*m[3], path + ".mode", 4));
-  if (!o.owner.empty() && !id_name(o.owner)) return Status::invalid(path + ".owner: not a user");
-  if (!o.group.empty() && !id_name(o.group)) return Status::invalid(path + ".group: not a group");
-  if (!o.mode.empty() && !is_octal_mode(o.mode))
-    return Status::invalid(path + ".mode: 3 or 4 octal digits");
-  if (o.owner.empty() && o.group.empty() && o.mode.empty())
-    return Status::invalid(path + ": sets nothing (owner, group or mode)");
-  return o;
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_of(v));
+  std::vector<std::optional<Value>> m;
+  AURA_ASSIGN_OR_RETURN(m, members_of(o, kNames));
+  OwnerSpec s;
+  if (!m[0]) return o.error("path", "required");
+  AURA_ASSIGN_OR_RETURN(s.path, text(*m[0], 256));
+  if (!is_clean_absolute(s.path) || s.path == "/")
+    return m[0]->error("not a normalised absolute path below /");
+  if (m[1]) AURA_ASSIGN_OR_RETURN(s.owner, text(*m[1], 32));
+  if (m[2]) AURA_ASSIGN_OR_RETURN(s.group, text(*m[2], 32));
+  if (m[3]) AURA_ASSIGN_OR_RETURN(s.mode, text(*m[3], 4));
+  if (!s.owner.empty() && !id_name(s.owner)) return m[1]->error("not a user");
+  if (!s.group.empty() && !id_name(s.group)) return m[2]->error("not a group");
+  if (!s.mode.empty() && !is_octal_mode(s.mode)) return m[3]->error("3 or 4 octal digits");
+  if (s.owner.empty() && s.group.empty() && s.mode.empty())
+    return v.error("sets nothing (owner, group or mode)");
+  return s;
 }
 
-Result<ServiceSpec> parse_service(Element v, const std::string& path) {
+Result<ServiceSpec> parse_service(const Value& v) {
   static constexpr std::array<std::string_view, 5> kNames = {"name", "argv", "ready",
                                                              "capabilities", "programs"};
-  std::vector<std::optional<Element>> m;
-  AURA_ASSIGN_OR_RETURN(m, sj::members_of(v, path, kNames));
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_of(v));
+  std::vector<std::optional<Value>> m;
+  AURA_ASSIGN_OR_RETURN(m, members_of(o, kNames));
   ServiceSpec s;
-  if (!m[0] || !m[1]) return Status::invalid(path + ": name and argv are required");
-  AURA_ASSIGN_OR_RETURN(s.name, text(*m[0], path + ".name", 32));
-  if (!is_service_name(s.name)) return Status::invalid(path + ".name: not [a-z][a-z0-9-]{0,31}");
-  AURA_ASSIGN_OR_RETURN(s.argv, texts(*m[1], path + ".argv", 32, 256));
+  if (!m[0] || !m[1]) return v.error("name and argv are required");
+  AURA_ASSIGN_OR_RETURN(s.name, text(*m[0], 32));
+  if (!is_service_name(s.name)) return m[0]->error("not [a-z][a-z0-9-]{0,31}");
+  AURA_ASSIGN_OR_RETURN(s.argv, texts(*m[1], 32, 256));
   if (s.argv.empty() || !is_clean_absolute(s.argv[0]))
-    return Status::invalid(path + ".argv[0]: must be an absolute path");
+    return o.error("argv[0]", "must be an absolute path");
   if (m[2]) {
     static constexpr std::array<std::string_view, 2> kReady = {"tcp", "unix"};
-    std::vector<std::optional<Element>> r;
-    AURA_ASSIGN_OR_RETURN(r, sj::members_of(*m[2], path + ".ready", kReady));
-    if (bool(r[0]) == bool(r[1]))
-      return Status::invalid(path + ".ready: exactly one of tcp and unix");
+    Object ready;
+    AURA_ASSIGN_OR_RETURN(ready, object_of(*m[2]));
+    std::vector<std::optional<Value>> r;
+    AURA_ASSIGN_OR_RETURN(r, members_of(ready, kReady));
+    if (bool(r[0]) == bool(r[1])) return m[2]->error("exactly one of tcp and unix");
     if (r[0]) {
-      int64_t port = 0;
-      if (r[0]->get_int64().get(port) != simdjson::SUCCESS || port < 1 || port > 65535)
-        return Status::invalid(path + ".ready.tcp: a port 1..65535");
-      s.ready_tcp = uint16_t(port);
+      auto port = r[0]->as_i64();
+      if (!port.ok() || *port < 1 || *port > 65535) return r[0]->error("a port 1..65535");
+      s.ready_tcp = uint16_t(*port);
     } else {
-      AURA_ASSIGN_OR_RETURN(s.ready_unix, text(*r[1], path + ".ready.unix", 108));
-      if (!is_clean_absolute(s.ready_unix))
-        return Status::invalid(path + ".ready.unix: must be an absolute path");
+      AURA_ASSIGN_OR_RETURN(s.ready_unix, text(*r[1], 108));
+      if (!is_clean_absolute(s.ready_unix)) return r[1]->error("must be an absolute path");
     }
   }
   if (m[3]) {
     std::vector<std::string> names;
-    AURA_ASSIGN_OR_RETURN(names, texts(*m[3], path + ".capabilities", 16, 32));
+    AURA_ASSIGN_OR_RETURN(names, texts(*m[3], 16, 32));
+    const std::vector<Value> items = m[3]->as_array()->elements();
     for (size_t i = 0; i < names.size(); ++i) {
       const auto& known = service_capability_names();
       auto it = std::find_if(known.begin(), known.end(),
@@ -123,71 +174,68 @@ Result<ServiceSpec> parse_service(Element v, const std::string& path) {
       if (it == known.end()) {
         std::string allowed;
         for (const auto& c : known) allowed += (allowed.empty() ? "" : ", ") + std::string(c.name);
-        return Status::invalid(sj::index_path(path + ".capabilities", i) + ": \"" + names[i] +
-                               "\" is not a capability a service may hold (" + allowed + ")");
+        return items[i].error("\"" + names[i] + "\" is not a capability a service may hold (" +
+                              allowed + ")");
       }
       s.capabilities |= 1ull << it->bit;
     }
   }
   if (m[4]) {
-    AURA_ASSIGN_OR_RETURN(s.programs, texts(*m[4], path + ".programs", 8, 256));
+    AURA_ASSIGN_OR_RETURN(s.programs, texts(*m[4], 8, 256));
+    const std::vector<Value> items = m[4]->as_array()->elements();
     for (size_t i = 0; i < s.programs.size(); ++i) {
-      if (!is_clean_absolute(s.programs[i]))
-        return Status::invalid(sj::index_path(path + ".programs", i) +
-                               ": must be an absolute path");
+      if (!is_clean_absolute(s.programs[i])) return items[i].error("must be an absolute path");
     }
   }
   return s;
 }
 
-Result<NodeSpec> parse_node(Element v, const std::string& path) {
+// Each element of the array `v` (at most `max`) read by `parse`, appended to `out`.
+template <class T, class Parse>
+Status each(const Value& v, size_t max, Parse parse, std::vector<T>& out) {
+  Array a;
+  AURA_ASSIGN_OR_RETURN(a, array_of(v, max));
+  for (const Value& e : a.elements()) {
+    T item;
+    AURA_ASSIGN_OR_RETURN(item, parse(e));
+    out.push_back(std::move(item));
+  }
+  return Status::ok();
+}
+
+Result<NodeSpec> parse_node(const Value& v) {
   static constexpr std::array<std::string_view, 6> kNames = {"name",   "roles",    "layers",
                                                              "owners", "services", "mounts"};
-  std::vector<std::optional<Element>> m;
-  AURA_ASSIGN_OR_RETURN(m, sj::members_of(v, path, kNames));
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_of(v));
+  std::vector<std::optional<Value>> m;
+  AURA_ASSIGN_OR_RETURN(m, members_of(o, kNames));
   NodeSpec n;
-  if (!m[0] || !m[1] || !m[2])
-    return Status::invalid(path + ": name, roles and layers are required");
-  AURA_ASSIGN_OR_RETURN(n.name, text(*m[0], path + ".name", 16));
-  if (!is_node_name(n.name)) return Status::invalid(path + ".name: not [a-z][a-z0-9-]{0,15}");
-  AURA_ASSIGN_OR_RETURN(n.roles, texts(*m[1], path + ".roles", 8, 64));
+  if (!m[0] || !m[1] || !m[2]) return v.error("name, roles and layers are required");
+  AURA_ASSIGN_OR_RETURN(n.name, text(*m[0], 16));
+  if (!is_node_name(n.name)) return m[0]->error("not [a-z][a-z0-9-]{0,15}");
+  AURA_ASSIGN_OR_RETURN(n.roles, texts(*m[1], 8, 64));
+  const std::vector<Value> roles = m[1]->as_array()->elements();
   for (size_t i = 0; i < n.roles.size(); ++i) {
-    if (!lower_name(n.roles[i], 64))
-      return Status::invalid(sj::index_path(path + ".roles", i) + ": not a role name");
+    if (!lower_name(n.roles[i], 64)) return roles[i].error("not a role name");
   }
-  AURA_ASSIGN_OR_RETURN(n.layers, texts(*m[2], path + ".layers", 16, 256));
-  if (n.layers.empty()) return Status::invalid(path + ".layers: at least one");
+  AURA_ASSIGN_OR_RETURN(n.layers, texts(*m[2], 16, 256));
+  if (n.layers.empty()) return m[2]->error("at least one");
+  const std::vector<Value> layers = m[2]->as_array()->elements();
   for (size_t i = 0; i < n.layers.size(); ++i) {
-    if (!is_safe_package_path(n.layers[i]))
-      return Status::invalid(sj::index_path(path + ".layers", i) + ": not a safe package path");
+    if (!is_safe_package_path(n.layers[i])) return layers[i].error("not a safe package path");
     // A node sees the layer at /aura/pkg/<layer>, a mount point: overlay options cannot hold ','.
     if (n.layers[i].find(',') != std::string::npos)
-      return Status::invalid(sj::index_path(path + ".layers", i) +
-                             ": a layer path cannot hold ',' (it is a mount point in the node)");
+      return layers[i].error("a layer path cannot hold ',' (it is a mount point in the node)");
   }
-  auto each = [&](std::optional<Element> arr, const std::string& p, size_t max, auto parse,
-                  auto& out) -> Status {
-    if (!arr) return Status::ok();
-    simdjson::dom::array a;
-    if (arr->get_array().get(a) != simdjson::SUCCESS)
-      return Status::invalid(p + ": expected an array");
-    size_t i = 0;
-    for (Element e : a) {
-      if (i == max) return Status::invalid(p + ": at most " + std::to_string(max) + " items");
-      auto item = parse(e, sj::index_path(p, i++));
-      if (!item.ok()) return item.status();
-      out.push_back(std::move(item).value());
-    }
-    return Status::ok();
-  };
-  AURA_RETURN_IF_ERROR(each(m[3], path + ".owners", 256, parse_owner, n.owners));
-  AURA_RETURN_IF_ERROR(each(m[4], path + ".services", 8, parse_service, n.services));
+  if (m[3]) AURA_RETURN_IF_ERROR(each(*m[3], 256, parse_owner, n.owners));
+  if (m[4]) AURA_RETURN_IF_ERROR(each(*m[4], 8, parse_service, n.services));
   if (m[5]) {
-    AURA_ASSIGN_OR_RETURN(n.mounts, texts(*m[5], path + ".mounts", 2, 8));
+    AURA_ASSIGN_OR_RETURN(n.mounts, texts(*m[5], 2, 8));
+    const std::vector<Value> mounts = m[5]->as_array()->elements();
     for (size_t i = 0; i < n.mounts.size(); ++i) {
       if (n.mounts[i] != "shm" && n.mounts[i] != "pts")
-        return Status::invalid(sj::index_path(path + ".mounts", i) + ": \"" + n.mounts[i] +
-                               "\" is not one of: shm, pts");
+        return mounts[i].error("\"" + n.mounts[i] + "\" is not one of: shm, pts");
     }
   }
   return n;
@@ -235,92 +283,84 @@ const NodeSpec* BuildSpec::find(std::string_view node) const {
 
 namespace {
 
-Result<BuildSpec> parse_one(Element root, const std::string& base) {
+Result<BuildSpec> parse_one(const Value& root) {
   static constexpr std::array<std::string_view, 3> kNames = {"nodes", "state", "selectors"};
-  std::vector<std::optional<Element>> m;
-  AURA_ASSIGN_OR_RETURN(m, sj::members_of(root, base, kNames));
-  if (!m[0]) return Status::invalid(base + ".nodes: required");
+  Object top;
+  AURA_ASSIGN_OR_RETURN(top, object_of(root));
+  std::vector<std::optional<Value>> m;
+  AURA_ASSIGN_OR_RETURN(m, members_of(top, kNames));
+  if (!m[0]) return top.error("nodes", "required");
   BuildSpec b;
-  simdjson::dom::array nodes;
-  if (m[0]->get_array().get(nodes) != simdjson::SUCCESS)
-    return Status::invalid(base + ".nodes: expected an array");
-  size_t i = 0;
-  for (Element e : nodes) {
-    if (i == kMaxNodes)
-      return Status::invalid(base + ".nodes: at most " + std::to_string(kMaxNodes) + " nodes");
+  Array nodes;
+  AURA_ASSIGN_OR_RETURN(nodes, array_of(*m[0], kMaxNodes));
+  for (const Value& e : nodes.elements()) {
     NodeSpec n;
-    AURA_ASSIGN_OR_RETURN(n, parse_node(e, sj::index_path(base + ".nodes", i++)));
-    if (b.find(n.name) != nullptr)
-      return Status::invalid(base + ".nodes: node \"" + n.name + "\" appears twice");
+    AURA_ASSIGN_OR_RETURN(n, parse_node(e));
+    if (b.find(n.name) != nullptr) return m[0]->error("node \"" + n.name + "\" appears twice");
     b.nodes.push_back(std::move(n));
   }
-  if (b.nodes.empty()) return Status::invalid(base + ".nodes: at least one node");
+  if (b.nodes.empty()) return m[0]->error("at least one node");
   if (m[1]) {
-    simdjson::dom::array st;
-    if (m[1]->get_array().get(st) != simdjson::SUCCESS)
-      return Status::invalid(base + ".state: expected an array");
-    size_t j = 0;
-    for (Element e : st) {
-      const std::string p = sj::index_path(base + ".state", j++);
-      if (j > 32) return Status::invalid(base + ".state: at most 32 items");
+    Array state;
+    AURA_ASSIGN_OR_RETURN(state, array_of(*m[1], 32));
+    for (const Value& e : state.elements()) {
       static constexpr std::array<std::string_view, 3> kState = {"roles", "paths", "entries"};
-      std::vector<std::optional<Element>> sm;
-      AURA_ASSIGN_OR_RETURN(sm, sj::members_of(e, p, kState));
-      if (!sm[0] || (!sm[1] && !sm[2]))
-        return Status::invalid(p + ": roles, and paths or entries, are required");
+      Object so;
+      AURA_ASSIGN_OR_RETURN(so, object_of(e));
+      std::vector<std::optional<Value>> sm;
+      AURA_ASSIGN_OR_RETURN(sm, members_of(so, kState));
+      if (!sm[0] || (!sm[1] && !sm[2])) return e.error("roles, and paths or entries, are required");
       StateSpec s;
-      AURA_ASSIGN_OR_RETURN(s.roles, texts(*sm[0], p + ".roles", 8, 64));
-      if (sm[1]) AURA_ASSIGN_OR_RETURN(s.paths, texts(*sm[1], p + ".paths", 32, 256));
-      if (sm[2]) AURA_ASSIGN_OR_RETURN(s.entries, texts(*sm[2], p + ".entries", 64, 256));
+      AURA_ASSIGN_OR_RETURN(s.roles, texts(*sm[0], 8, 64));
+      if (sm[1]) AURA_ASSIGN_OR_RETURN(s.paths, texts(*sm[1], 32, 256));
+      if (sm[2]) AURA_ASSIGN_OR_RETURN(s.entries, texts(*sm[2], 64, 256));
       for (const auto* list : {&s.paths, &s.entries}) {
         for (size_t k = 0; k < list->size(); ++k) {
           if (!is_clean_absolute((*list)[k]))
-            return Status::invalid(p + ": \"" + (*list)[k] +
-                                   "\" is not a normalised absolute path");
+            return e.error("\"" + (*list)[k] + "\" is not a normalised absolute path");
         }
       }
       b.state.push_back(std::move(s));
     }
   }
   if (m[2]) {
-    simdjson::dom::object sel;
-    if (m[2]->get_object().get(sel) != simdjson::SUCCESS)
-      return Status::invalid(base + ".selectors: expected an object");
-    for (auto field : sel) {
-      const std::string p = base + ".selectors." + std::string(field.key);
-      if (b.selectors.size() == 16) return Status::invalid(base + ".selectors: at most 16");
+    Object sel;
+    AURA_ASSIGN_OR_RETURN(sel, object_of(*m[2]));
+    if (sel.size() > 16) return m[2]->error("at most 16");
+    for (std::string_view name : sel.names()) {
       static constexpr std::array<std::string_view, 6> kSel = {"kind", "role", "path",
                                                                "user", "var",  "group"};
-      std::vector<std::optional<Element>> sm;
-      AURA_ASSIGN_OR_RETURN(sm, sj::members_of(field.value, p, kSel));
+      Value v;
+      AURA_ASSIGN_OR_RETURN(v, sel.value(name));
       SelectorSpec s;
-      s.name = std::string(field.key);
-      if (!lower_name(s.name, 64)) return Status::invalid(p + ": not a selector name");
-      if (!sm[0] || !sm[1] || !sm[2])
-        return Status::invalid(p + ": kind, role and path are required");
-      AURA_ASSIGN_OR_RETURN(s.kind, text(*sm[0], p + ".kind", 32));
+      s.name = std::string(name);
+      if (!lower_name(s.name, 64)) return v.error("not a selector name");
+      Object so;
+      AURA_ASSIGN_OR_RETURN(so, object_of(v));
+      std::vector<std::optional<Value>> sm;
+      AURA_ASSIGN_OR_RETURN(sm, members_of(so, kSel));
+      if (!sm[0] || !sm[1] || !sm[2]) return v.error("kind, role and path are required");
+      AURA_ASSIGN_OR_RETURN(s.kind, text(*sm[0], 32));
       const bool untraversable = s.kind == "first_untraversable";
       if (!untraversable && s.kind != "var_override" && s.kind != "stale_override") {
-        return Status::invalid(
-            p + ".kind: \"" + s.kind +
-            "\" is not one of: first_untraversable, var_override, stale_override");
+        return sm[0]->error("\"" + s.kind +
+                            "\" is not one of: first_untraversable, var_override, stale_override");
       }
-      AURA_ASSIGN_OR_RETURN(s.role, text(*sm[1], p + ".role", 64));
-      AURA_ASSIGN_OR_RETURN(s.path, text(*sm[2], p + ".path", 256));
-      if (!is_clean_absolute(s.path))
-        return Status::invalid(p + ".path: not a normalised absolute path");
+      AURA_ASSIGN_OR_RETURN(s.role, text(*sm[1], 64));
+      AURA_ASSIGN_OR_RETURN(s.path, text(*sm[2], 256));
+      if (!is_clean_absolute(s.path)) return sm[2]->error("not a normalised absolute path");
       if (untraversable) {
         if (!sm[3] || sm[4] || sm[5])
-          return Status::invalid(p + ": first_untraversable takes user (and no var or group)");
-        AURA_ASSIGN_OR_RETURN(s.user, text(*sm[3], p + ".user", 32));
-        if (!id_name(s.user)) return Status::invalid(p + ".user: not a user name");
+          return v.error("first_untraversable takes user (and no var or group)");
+        AURA_ASSIGN_OR_RETURN(s.user, text(*sm[3], 32));
+        if (!id_name(s.user)) return sm[3]->error("not a user name");
       } else {
         if (sm[3] || !sm[4] || !sm[5])
-          return Status::invalid(p + ": " + s.kind + " takes var and group (and no user)");
-        AURA_ASSIGN_OR_RETURN(s.var, text(*sm[4], p + ".var", 64));
-        if (!runner::is_var_key(s.var)) return Status::invalid(p + ".var: not a variable name");
-        AURA_ASSIGN_OR_RETURN(s.group, text(*sm[5], p + ".group", 64));
-        if (!lower_name(s.group, 64)) return Status::invalid(p + ".group: not a group name");
+          return v.error(s.kind + " takes var and group (and no user)");
+        AURA_ASSIGN_OR_RETURN(s.var, text(*sm[4], 64));
+        if (!runner::is_var_key(s.var)) return sm[4]->error("not a variable name");
+        AURA_ASSIGN_OR_RETURN(s.group, text(*sm[5], 64));
+        if (!lower_name(s.group, 64)) return sm[5]->error("not a group name");
       }
       b.selectors.push_back(std::move(s));
     }
@@ -331,28 +371,27 @@ Result<BuildSpec> parse_one(Element root, const std::string& base) {
 }  // namespace
 
 Result<std::vector<BuildSpec>> parse_build_variants(std::string_view json, std::string_view where) {
-  const std::string base(where);
-  simdjson::dom::parser parser;
-  Element root;
-  AURA_ASSIGN_OR_RETURN(root, sj::parse_strict(parser, json, 16, base));
-  simdjson::dom::object obj;
-  simdjson::dom::array variants;
+  strict::Reader reader(build_limits(where));
+  Value root;
+  AURA_ASSIGN_OR_RETURN(root, reader.parse(json));
   std::vector<BuildSpec> out;
-  if (root.get_object().get(obj) == simdjson::SUCCESS &&
-      obj["variants"].get_array().get(variants) == simdjson::SUCCESS) {
-    if (obj.size() != 1) return Status::invalid(base + ": \"variants\" stands alone");
-    size_t i = 0;
-    for (Element v : variants) {
-      if (i == 16) return Status::invalid(base + ".variants: at most 16");
+  auto obj = root.as_object();
+  if (obj.ok() && obj->has("variants")) {
+    Value variants_value;
+    AURA_ASSIGN_OR_RETURN(variants_value, obj->value("variants"));
+    if (obj->size() != 1) return root.error("\"variants\" stands alone");
+    Array variants;
+    AURA_ASSIGN_OR_RETURN(variants, array_of(variants_value, 16));
+    for (const Value& v : variants.elements()) {
       BuildSpec b;
-      AURA_ASSIGN_OR_RETURN(b, parse_one(v, sj::index_path(base + ".variants", i++)));
+      AURA_ASSIGN_OR_RETURN(b, parse_one(v));
       out.push_back(std::move(b));
     }
-    if (out.empty()) return Status::invalid(base + ".variants: at least one");
+    if (out.empty()) return variants_value.error("at least one");
     return out;
   }
   BuildSpec b;
-  AURA_ASSIGN_OR_RETURN(b, parse_one(root, base));
+  AURA_ASSIGN_OR_RETURN(b, parse_one(root));
   out.push_back(std::move(b));
   return out;
 }

@@ -1,7 +1,7 @@
 // The "build" recipe of a nodes-driver world (docs/WORLDS.md, "The nodes driver"): the nodes,
 // their roles, the package folders copied onto each node's root, the owners and modes set after
-// the copy, the services started, and the state a fingerprint covers. Parsed strictly: unknown
-// members, bad names and unsafe paths are refused naming the JSON path.
+// the copy, the services started, and the state a fingerprint covers. Parsed strictly: unknown or
+// duplicate members, bad names and unsafe paths are refused naming the JSON path.
 #pragma once
 
 #include <cstdint>
@@ -95,9 +95,10 @@ struct BuildSpec {
   const NodeSpec* find(std::string_view node) const;
 };
 
-// `where` prefixes errors ("worlds[0].build"). A build is one recipe, or {"variants": [recipe,
-// ...]} (1..16): the seed picks variants[seed % n], so seeds vary node names, paths and which
-// link is broken while every variant is checked at load.
+// Read with the strict reader (engine/json): `where` names the recipe in errors, before the JSON
+// path inside it ("worlds[0].build: nodes[0].name: not [a-z][a-z0-9-]{0,15}"). A build is one
+// recipe, or {"variants": [recipe, ...]} (1..16): the seed picks variants[seed % n], so seeds
+// vary node names, paths and which link is broken while every variant is checked at load.
 Result<std::vector<BuildSpec>> parse_build_variants(std::string_view json, std::string_view where);
 Result<BuildSpec> parse_build(std::string_view json, std::string_view where, uint64_t seed = 0);
 
