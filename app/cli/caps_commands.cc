@@ -27,13 +27,30 @@ void print_table(const std::vector<lab::CapabilityRow>& caps) {
   }
 }
 
+// One line per loaded scenario (its id, whether it can run here, its title), and the reason
+// under it when something is missing.
 void print_labs(const std::vector<lab::LabAvailability>& labs) {
-  std::cout << "\nlabs\n";
+  std::cout << "\nlabs (the scenarios loaded in --data)\n";
+  if (labs.empty()) std::cout << "  no scenario loaded (aura setup, aura scenario load)\n";
+  size_t width = 3;
+  for (const auto& l : labs) width = std::max(width, l.lab.size());
   for (const auto& l : labs) {
-    std::cout << "  " << std::left << std::setw(3) << l.lab << " " << std::setw(18) << l.title
-              << (l.available ? "available" : "UNAVAILABLE")
-              << (l.reason.empty() ? "" : (l.available ? "    " : "  ") + l.reason) << "\n";
+    std::cout << "  " << std::left << std::setw(int(width)) << l.lab << "  "
+              << (l.available ? "available  " : "UNAVAILABLE") << "  " << l.title << "\n";
+    if (!l.reason.empty()) {
+      std::cout << "  " << std::string(width, ' ') << "  " << l.reason << "\n";
+    }
   }
+}
+
+// What the scenarios loaded in `log` require, as its projections hold it (caught up first).
+Result<std::vector<lab::LabRequirement>> loaded_requirements(const EventLog& log,
+                                                             const std::filesystem::path& data) {
+  auto p = lab::LabProjections::open(log, lab::LabProjections::file_in(data));
+  if (!p.ok()) return p.status();
+  auto caught = (*p)->catch_up_all();
+  if (!caught.ok()) return caught.status().with_context("catch up");
+  return (*p)->lab_requirements();
 }
 
 int caps_measure(Invocation& inv) {
@@ -57,10 +74,26 @@ int caps_measure(Invocation& inv) {
   std::vector<lab::CapabilityRow> rows;
   for (const auto& c : m.capabilities) rows.push_back({c.name, c.available, c.reason});
 
+  // The labs are the scenarios loaded in --data, judged against this measurement. Without
+  // --data's log (--no-record on a fresh folder) there is none to judge.
+  std::unique_ptr<EventLog> reader;
+  const EventLog* log = w ? w->log.get() : nullptr;
+  if (log == nullptr && std::filesystem::exists(inv.data_dir)) {
+    auto opened = open_reader(inv);
+    if (opened.ok()) reader = std::move(opened).value();
+    log = reader.get();
+  }
+  std::vector<lab::LabRequirement> labs;
+  if (log != nullptr) {
+    auto loaded = loaded_requirements(*log, inv.data_dir);
+    if (!loaded.ok()) return inv.fail(loaded.status().with_context("the loaded scenarios"));
+    labs = std::move(loaded).value();
+  }
+
   std::cout << "capability panel of " << m.host << " (kernel " << m.kernel_release
             << "), measured now\n";
   print_table(rows);
-  print_labs(lab::derive_labs(rows));
+  print_labs(lab::derive_labs(labs, rows));
   if (w) {
     std::cout << "recorded as seq " << recorded.seq << " (" << caps::kCapabilityEventType
               << ", stream " << caps::kCapabilityStream << ")\n";
@@ -96,7 +129,8 @@ int caps_show(Invocation& inv) {
     std::vector<lab::LabAvailability> l;
     for (size_t i = 0; i < labs->rows.size(); ++i) {
       l.push_back({labs->get(i, "lab")->s, labs->get(i, "title")->s,
-                   labs->get(i, "available")->i != 0, labs->get(i, "reason")->s});
+                   labs->get(i, "available")->i != 0, labs->get(i, "reason")->s,
+                   labs->get(i, "dir")->s});
     }
     print_labs(l);
   }
@@ -119,9 +153,10 @@ void register_caps_commands(CommandTable& r) {
          "an overlay mount, openat2, a seccomp filter, BPF program and ring buffer, BTF, "
          "sched_ext, /dev/kvm,\n"
          "cgroup v1 and v2 hierarchies, and the tools scenarios need (nginx, ansible-playbook, "
-         "bwrap).\n"
-         "Prints each capability (available or UNAVAILABLE with the reason) and the labs that "
-         "follow from them,\n"
+         "bwrap, ssh, sshd).\n"
+         "Prints each capability (available or UNAVAILABLE with the reason) and, for each "
+         "scenario loaded in --data,\n"
+         "whether this measurement lets it run (what its manifest's \"requires\" names),\n"
          "then appends one capabilities.measured event (stream lab/capabilities, actor "
          "supervisor) to the log\n"
          "in --data. With --json the last line is "
@@ -135,8 +170,8 @@ void register_caps_commands(CommandTable& r) {
          "the capability panel and lab availability as recorded in the log",
          "Catches up the capabilities projection (DATA/projections.sqlite) and prints the newest "
          "measurement\n"
-         "of each capability and each lab's availability with the reason. Opens the log "
-         "read-only.\n"
+         "of each capability and each loaded scenario's availability (a lab) with the reason. "
+         "Opens the log read-only.\n"
          "With --json: {\"ok\":true,\"capabilities\":[...],\"labs\":[...]}.",
          {},
          0,

@@ -56,6 +56,7 @@ Outcome admit(const fs::path& dir, Result<LoadedPackage> pkg) {
   o.dir = dir;
   o.loaded = true;
   o.pkg = std::move(pkg).value();
+  o.requirements = manifest->requirements;
   return o;
 }
 
@@ -71,6 +72,12 @@ std::string loaded_payload(const Outcome& o, const EvidenceRef& manifest_ref) {
   e.manifest_sha256 = to_hex(manifest_ref.sha256);
   e.publisher = p.publisher;
   e.refs = {manifest_ref};
+  using Requirements = events::ScenarioLoaded::Requirements;
+  e.requirements = o.requirements ? Requirements::kDeclared : Requirements::kNotDeclared;
+  if (o.requirements) {
+    e.required_capabilities = o.requirements->capabilities;
+    e.optional_capabilities = o.requirements->optional;
+  }
   return e.encode();
 }
 

@@ -20,6 +20,7 @@
 #include "engine/log/event.h"
 #include "engine/package/package.h"
 #include "engine/package/trust_store.h"
+#include "engine/scenario/manifest.h"
 #include "engine/sign/signed_note.h"
 
 namespace aura::app {
@@ -48,8 +49,10 @@ EventDraft signed_event(const std::filesystem::path& dir, const SignedPackage& p
 struct Outcome {
   std::filesystem::path dir;
   bool loaded = false;
-  std::string reason;                 // when rejected
-  LoadedPackage pkg;                  // when loaded
+  std::string reason;  // when rejected
+  LoadedPackage pkg;   // when loaded
+  // When loaded: what its manifest requires of the machine ("requires"; none when absent).
+  std::optional<scenario::Requirements> requirements;
   std::optional<EventDraft> signing;  // its scenario.signed, when this run signed it
   uint64_t first_seq = 0;             // of its first registry event (its signing, if any)
   uint64_t seq = 0;                   // of its scenario.loaded or scenario.rejected

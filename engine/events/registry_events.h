@@ -19,6 +19,15 @@ struct ScenarioLoaded {
   std::string dir, id, version, family, title, package_digest, manifest_sha256, publisher;
   std::vector<EvidenceRef> refs;  // the manifest bytes: id "manifest", kind "scenario.manifest"
 
+  // What the package's manifest requires of the machine ("requires"), read by the capability
+  // panel (docs/CAPABILITIES.md, "Labs"). Member "requires": {"capabilities":[ids],
+  // "optional":[ids]}, or null when the manifest declares none. Events written before the member
+  // existed lack it and still decode (kNotRecorded); the payload version stays 1, since readers
+  // tolerate members they do not know.
+  enum class Requirements { kNotRecorded, kNotDeclared, kDeclared };
+  Requirements requirements = Requirements::kNotRecorded;
+  std::vector<std::string> required_capabilities, optional_capabilities;  // kDeclared only
+
   std::string encode() const;
   static Result<ScenarioLoaded> decode(PayloadReader& r, const EventView& e);
 };

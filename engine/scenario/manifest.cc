@@ -11,6 +11,7 @@
 #include "engine/package/package.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/call_dom.h"
+#include "engine/scenario/capability_ids.h"
 #include "engine/scenario/manifest_format.h"
 
 namespace aura::scenario {
@@ -275,6 +276,46 @@ Result<std::vector<T>> parse_list(const Object& top, std::string_view name, size
     out.push_back(std::move(item));
   }
   return out;
+}
+
+// ---- Requirements ----
+
+// The list member `name` of "requires" (absent: empty unless `required_member`): capability ids
+// of the panel, each once, none already in `required`.
+Status parse_capability_list(const Object& o, std::string_view name, bool required_member,
+                             const std::vector<std::string>& required,
+                             std::vector<std::string>& out) {
+  if (!required_member && !o.has(name)) return Status::ok();
+  Array list;
+  AURA_ASSIGN_OR_RETURN(list, required_array(o, name, 0, mf::kMaxRequiredCapabilities));
+  for (const Value& e : list.elements()) {
+    std::string_view id;
+    AURA_ASSIGN_OR_RETURN(id, string_of(e));
+    if (!is_capability_id(id)) {
+      return e.error(json::quoted(id) +
+                     " is not a capability the panel measures (docs/CAPABILITIES.md)");
+    }
+    if (std::find(out.begin(), out.end(), id) != out.end()) {
+      return e.error(json::quoted(id) + " is listed twice");
+    }
+    if (std::find(required.begin(), required.end(), id) != required.end()) {
+      return e.error(json::quoted(id) + " is also required");
+    }
+    out.emplace_back(id);
+  }
+  return Status::ok();
+}
+
+Result<std::optional<Requirements>> parse_requires(const Object& top) {
+  static constexpr std::array<std::string_view, 2> kMembers = {"capabilities", "optional"};
+  auto value = top.optional_value("requires");
+  if (!value) return std::optional<Requirements>();
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_with(*value, kMembers));
+  Requirements r;
+  AURA_RETURN_IF_ERROR(parse_capability_list(o, "capabilities", true, {}, r.capabilities));
+  AURA_RETURN_IF_ERROR(parse_capability_list(o, "optional", false, r.capabilities, r.optional));
+  return std::optional<Requirements>(std::move(r));
 }
 
 // ---- Parameter schemas ----
@@ -743,10 +784,10 @@ Result<std::vector<JudgeCase>> parse_judge(const Object& top) {
 // ---- The document ----
 
 Result<Manifest> parse_document(const Value& root) {
-  static constexpr std::array<std::string_view, 16> kTop = {
-      "schema", "id",           "version",       "family",     "title",   "briefing",
-      "driver", "probe_budget", "allow_scripts", "hypotheses", "targets", "worlds",
-      "probes", "actions",      "checks",        "judge"};
+  static constexpr std::array<std::string_view, 17> kTop = {
+      "schema", "id",           "version",       "family",   "title",      "briefing",
+      "driver", "probe_budget", "allow_scripts", "requires", "hypotheses", "targets",
+      "worlds", "probes",       "actions",       "checks",   "judge"};
   if (root.element().type() != simdjson::dom::element_type::OBJECT) {
     return root.error("expected a JSON object, found " + found(root));
   }
@@ -782,6 +823,7 @@ Result<Manifest> parse_document(const Value& root) {
                         optional_integer(top, "probe_budget", mf::kMinProbeBudget,
                                          mf::kMaxProbeBudget, mf::kDefaultProbeBudget));
   AURA_ASSIGN_OR_RETURN(m.allow_scripts, optional_bool(top, "allow_scripts", false));
+  AURA_ASSIGN_OR_RETURN(m.requirements, parse_requires(top));
   AURA_ASSIGN_OR_RETURN(m.hypotheses, parse_hypotheses(top));
   AURA_ASSIGN_OR_RETURN(m.targets, parse_targets(top));
   AURA_ASSIGN_OR_RETURN(m.worlds, parse_worlds(top));

@@ -125,16 +125,25 @@ struct JudgeCase {
   }
 };
 
+// What a scenario's worlds need of the machine (docs/CAPABILITIES.md, "Labs"): capability ids
+// of the panel (capability_ids.h). The lab is available only when every required one was
+// measured available; a missing optional one is reported, never required.
+struct Requirements {
+  std::vector<std::string> capabilities;  // unique, in manifest order
+  std::vector<std::string> optional;      // unique, none of them also required
+};
+
 struct Manifest {
   int schema = 1;  // "schema": 1, the first member
   std::string id, version, family, title;
-  std::string briefing;                // what the person on call sees; 1..8192 bytes
-  std::string driver;                  // world driver name ("filetree", ...)
-  std::vector<Hypothesis> hypotheses;  // 2..16, exactly one is the cause (not marked here)
-  uint32_t probe_budget = 10;          // total probe cost an attempt may spend (1..1000)
-  bool allow_scripts = false;          // whether the gray path (script action) is offered
-  std::vector<TargetTerm> targets;     // roles and selectors
-  std::vector<WorldSpec> worlds;       // exactly one primary, >= 1 twin, exactly one control
+  std::string briefing;                      // what the person on call sees; 1..8192 bytes
+  std::string driver;                        // world driver name ("filetree", ...)
+  std::vector<Hypothesis> hypotheses;        // 2..16, exactly one is the cause (not marked here)
+  uint32_t probe_budget = 10;                // total probe cost an attempt may spend (1..1000)
+  bool allow_scripts = false;                // whether the gray path (script action) is offered
+  std::optional<Requirements> requirements;  // "requires"; nullopt when the manifest has none
+  std::vector<TargetTerm> targets;           // roles and selectors
+  std::vector<WorldSpec> worlds;             // exactly one primary, >= 1 twin, exactly one control
   std::vector<CallSpec> probes;
   std::vector<CallSpec> actions;
   std::vector<CheckSpec> checks;  // >= 1 postcondition

@@ -26,6 +26,9 @@ inline constexpr int64_t kMinProbeBudget = 1;
 inline constexpr int64_t kMaxProbeBudget = 1000;
 inline constexpr uint32_t kDefaultProbeBudget = 10;
 
+// "requires": each list of capability ids (capability_ids.h) holds at most this many.
+inline constexpr size_t kMaxRequiredCapabilities = 64;
+
 // Free text: descriptions, summaries and hypothesis texts.
 inline constexpr size_t kMaxDescriptionBytes = 1024;
 inline constexpr size_t kMaxSummaryBytes = 256;

@@ -221,7 +221,12 @@ Result<Rows> LabProjections::capabilities() {
 Result<Rows> LabProjections::labs() {
   AURA_RETURN_IF_ERROR(serve_check({"capabilities"}));
   LAB_TRY(columns, table_columns(*db_, "labs"));
-  return query(columns, "FROM labs ORDER BY lab", "", {});
+  return query(columns, "FROM labs ORDER BY lab, dir", "", {});
+}
+
+Result<std::vector<LabRequirement>> LabProjections::lab_requirements() {
+  AURA_RETURN_IF_ERROR(serve_check({"capabilities"}));
+  return read_lab_requirements(*db_);
 }
 
 Result<std::optional<AttemptDetail>> LabProjections::attempt(std::string_view id) {

@@ -17,6 +17,7 @@
 #include "projections/core/projection.h"
 #include "projections/core/projector.h"
 #include "projections/core/sqlite_db.h"
+#include "projections/lab/capability_projection.h"
 #include "projections/lab/sql.h"
 
 namespace aura::lab {
@@ -96,8 +97,11 @@ class LabProjections {
   Result<std::optional<AttemptDetail>> attempt(std::string_view id);
   // The newest measurement of each capability, ordered by name.
   Result<Rows> capabilities();
-  // Each lab of the requirements table and whether it is available, ordered by lab.
+  // Each loaded scenario as a lab and whether this machine can run it, ordered by lab (the
+  // scenario id), then dir.
   Result<Rows> labs();
+  // What each loaded scenario requires of the machine, ordered by dir (docs/CAPABILITIES.md).
+  Result<std::vector<LabRequirement>> lab_requirements();
 
  private:
   LabProjections(const EventLog& log, std::unique_ptr<SqliteDb> db);

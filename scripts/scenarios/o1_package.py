@@ -486,6 +486,13 @@ def main():
         "driver": "nodes",
         "probe_budget": 14,
         "allow_scripts": False,
+        # What its worlds need of the machine, as capability ids of the panel
+        # (docs/CAPABILITIES.md): the nodes driver's namespaces, overlay roots, seccomp, openat2
+        # checks and cgroups; nginx and sshd on the web nodes, ansible-playbook and the ssh
+        # client on the control node (all the host's binaries, seen through the node roots).
+        "requires": {"capabilities": [
+            "ns_user", "ns_mount", "ns_pid", "ns_net", "ns_ipc", "ns_uts", "overlayfs", "seccomp",
+            "openat2", "cgroups", "tool_nginx", "tool_ansible-playbook", "tool_ssh", "tool_sshd"]},
         "hypotheses": [
             {"id": "stale-override", "text": "a host_vars override pins a node to a path that no longer exists"},
             {"id": "hand-edit", "text": "someone edited the node's nginx config by hand"},

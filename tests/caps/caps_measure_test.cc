@@ -15,7 +15,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "engine/scenario/capability_ids.h"
 #include "workers/caps/capability.h"
 #include "workers/caps/probe_child.h"
 
@@ -87,6 +89,14 @@ TEST_CASE("caps: every entry has a name and a reason, in a fixed order without d
     for (size_t j = 0; j < i; ++j) CHECK(m.capabilities[j].name != m.capabilities[i].name);
   }
   CHECK(m.capabilities.front().name == "ns_user");
+}
+
+TEST_CASE("caps: the panel measures exactly the capability ids a manifest may require") {
+  std::vector<std::string> names;
+  for (const Capability& c : measured().capabilities) names.push_back(c.name);
+  const std::vector<std::string> ids(std::begin(aura::scenario::kCapabilityIds),
+                                     std::end(aura::scenario::kCapabilityIds));
+  CHECK(names == ids);
 }
 
 TEST_CASE("caps: sched_ext is measured as the kernel has it") {
@@ -207,7 +217,9 @@ TEST_CASE("caps: a tool is available exactly when the shell finds and runs it") 
   const std::pair<const char*, const char*> tools[] = {
       {"nginx", "nginx -v"},
       {"ansible-playbook", "ansible-playbook --version"},
-      {"bwrap", "bwrap --version"}};
+      {"bwrap", "bwrap --version"},
+      {"ssh", "ssh -V"},
+      {"sshd", "sshd -V"}};
   for (const auto& [tool, cmd] : tools) {
     CAPTURE(tool);
     const Capability& c = get(measured(), std::string("tool_") + tool);

@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "engine/attempt/attempt_state.h"
 #include "engine/crypto/sha256.h"
@@ -112,6 +113,60 @@ TEST_CASE("event catalog: registry payloads round-trip and are checked") {
             R"({"v":1,"host":"h","kernel_release":"k","capabilities":[{"name":"x","reason":"r"}]})",
             ev::kCapabilityStream) ==
         "capabilities.measured: member \"capabilities[0].available\": missing");
+}
+
+TEST_CASE("event catalog: scenario.loaded carries the manifest's requires; older events decode") {
+  using Requirements = ev::ScenarioLoaded::Requirements;
+  ev::PayloadReader r;
+  ev::ScenarioLoaded loaded{"scenarios/o1", "o1", "1.0.0", "incident", "O1", kHex, kHex, "pub", {}};
+  // Written before the member existed: no "requires", and the bytes are what they were.
+  const std::string old = loaded.encode();
+  CHECK(old.find("requires") == std::string::npos);
+  auto back = ev::ScenarioLoaded::decode(r, view(ev::kScenarioStream, ev::kScenarioLoaded, old));
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->requirements == Requirements::kNotRecorded);
+
+  loaded.requirements = Requirements::kNotDeclared;
+  CHECK(loaded.encode().ends_with(R"(,"requires":null})"));
+  back = ev::ScenarioLoaded::decode(
+      r, view(ev::kScenarioStream, ev::kScenarioLoaded, loaded.encode()));
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->requirements == Requirements::kNotDeclared);
+
+  loaded.requirements = Requirements::kDeclared;
+  loaded.required_capabilities = {"ns_user", "tool_ansible-playbook"};
+  loaded.optional_capabilities = {"sched_ext"};
+  CHECK(loaded.encode().ends_with(
+      R"(,"requires":{"capabilities":["ns_user","tool_ansible-playbook"],"optional":["sched_ext"]}})"));
+  back = ev::ScenarioLoaded::decode(
+      r, view(ev::kScenarioStream, ev::kScenarioLoaded, loaded.encode()));
+  REQUIRE_MESSAGE(back.ok(), back.status().message());
+  CHECK(back->requirements == Requirements::kDeclared);
+  CHECK(back->required_capabilities == loaded.required_capabilities);
+  CHECK(back->optional_capabilities == loaded.optional_capabilities);
+  CHECK(back->encode() == loaded.encode());
+
+  // Checked: an object of two lists of capability ids (the shape: the catalog is the
+  // manifest's to check), or null.
+  const std::string head = old.substr(0, old.size() - 1);
+  struct Bad {
+    std::string requires_json, says;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {R"("ns_user")", "member \"requires\": not an object"},
+           {R"({"capabilities":[]})", "member \"requires.optional\": missing"},
+           {R"({"capabilities":["NS"],"optional":[]})",
+            "member \"requires.capabilities[0]\": not a capability id"},
+           {R"({"capabilities":[""],"optional":[]})",
+            "member \"requires.capabilities[0]\": not a capability id"},
+           {R"({"capabilities":[],"optional":[7]})",
+            "member \"requires.optional[0]\": not a string"},
+       }) {
+    CAPTURE(b.requires_json);
+    const std::string e = decode_error<ev::ScenarioLoaded>(
+        ev::kScenarioLoaded, head + R"(,"requires":)" + b.requires_json + "}", ev::kScenarioStream);
+    CHECK_MESSAGE(e.find(b.says) != std::string::npos, e);
+  }
 }
 
 TEST_CASE("event catalog: a duplicate member is refused at any depth, naming it") {

@@ -19,6 +19,7 @@ struct RegistryEvent {
       command, sums;
   std::string ref_sha256, ref_id, ref_kind;  // of its one manifest ref, if any
   uint64_t ref_bytes = 0;
+  std::string requires_json;  // its "requires" member minified; empty when it has none
 };
 
 inline std::string string_member(simdjson::dom::object o, const char* key) {
@@ -52,6 +53,10 @@ inline std::vector<RegistryEvent> registry(const Lab& lab) {
                               {"command", &e.command},
                               {"sums", &e.sums}}) {
       *field = string_member(payload, key);
+    }
+    simdjson::dom::element requires_value;
+    if (payload["requires"].get(requires_value) == simdjson::SUCCESS) {
+      e.requires_json = simdjson::minify(requires_value);
     }
     simdjson::dom::array refs;
     if (payload["refs"].get(refs) == simdjson::SUCCESS) {

@@ -3,6 +3,7 @@
 // the repository's scenarios folder (AURA_SCENARIOS).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -127,7 +128,19 @@ TEST_CASE(
     CHECK(e.package_digest == aura::to_hex(aura::sha256(sums)));
     CHECK(e.manifest_sha256 == aura::to_hex(aura::sha256(read_file(pkg / "manifest.json"))));
   }
-  CHECK(registry_of_type(lab, aura::events::kScenarioLoaded).size() == kBundled.size());
+  // Each scenario.loaded carries what its manifest requires of the machine, as the manifest
+  // says it (the capability panel's labs come from it, docs/CAPABILITIES.md).
+  const auto loaded = registry_of_type(lab, aura::events::kScenarioLoaded);
+  REQUIRE(loaded.size() == kBundled.size());
+  for (const RegistryEvent& e : loaded) {
+    CAPTURE(e.id);
+    Json manifest(read_file(scenarios / e.id / "manifest.json"));
+    REQUIRE(manifest.ok());
+    simdjson::dom::object declared;
+    REQUIRE(manifest.root()["requires"].get(declared) == simdjson::SUCCESS);
+    std::string capabilities = simdjson::minify(declared["capabilities"]);
+    CHECK(e.requires_json == R"({"capabilities":)" + capabilities + R"(,"optional":[]})");
+  }
 
   SetupRun again = setup(lab);
   REQUIRE_MESSAGE(again.r.exit_code == 0, again.r.describe());
@@ -212,4 +225,50 @@ TEST_CASE(
   const auto loaded = registry_of_type(lab, aura::events::kScenarioLoaded);
   REQUIRE(loaded.size() == 1);
   CHECK(loaded[0].package_digest == e.package_digest);
+}
+
+TEST_CASE(
+    "setup: the capability panel lists a lab per bundled package, available exactly when every "
+    "capability its manifest requires was measured available") {
+  Lab lab(Lab::Keys::kNone);
+  copy_bundled(lab);
+  SetupRun run = setup(lab);
+  REQUIRE_MESSAGE(run.r.exit_code == 0, run.r.describe());
+  CliResult show = lab.aura({"caps", "show", "--json"});
+  REQUIRE_MESSAGE(show.exit_code == 0, show.describe());
+  Json panel(show.last_line());
+  REQUIRE(panel.ok());
+  std::vector<std::string> available;
+  for (auto c : panel.root()["capabilities"].get_array()) {
+    if (c["available"].get_int64().value() != 0)
+      available.emplace_back(c["name"].get_string().value());
+  }
+  std::vector<std::string> labs;
+  for (auto row : panel.root()["labs"].get_array()) {
+    const std::string id(row["lab"].get_string().value());
+    CAPTURE(id);
+    labs.push_back(id);
+    Json manifest(read_file(lab / "scenarios" / id / "manifest.json"));
+    REQUIRE(manifest.ok());
+    CHECK(row["title"].get_string().value() == manifest.str("title").value_or("?"));
+    std::vector<std::string> missing;
+    for (auto need : manifest.root()["requires"]["capabilities"].get_array()) {
+      const std::string name(need.get_string().value());
+      if (std::find(available.begin(), available.end(), name) == available.end())
+        missing.push_back(name);
+    }
+    CHECK((row["available"].get_int64().value() != 0) == missing.empty());
+    for (const std::string& m : missing) {
+      CHECK(std::string(row["reason"].get_string().value()).find(m) != std::string::npos);
+    }
+  }
+  CHECK(labs == kBundled);  // ordered by lab id; no kernel lab without its package
+
+  // `aura caps` judges the loaded scenarios against the measurement it has just made.
+  CliResult measured = lab.aura({"caps", "--no-record"});
+  REQUIRE_MESSAGE(measured.exit_code == 0, measured.describe());
+  for (const std::string& id : kBundled) {
+    CAPTURE(id);
+    CHECK(contains(measured.out, "\n  " + id + " "));
+  }
 }

@@ -1,10 +1,11 @@
+#include "tests/projections/lab_story.h"
+
 #include <cstdio>
 #include <stdexcept>
 
 #include "engine/common/json_writer.h"
 #include "engine/events/event_types.h"
 #include "engine/events/registry_events.h"
-#include "tests/projections/lab_story.h"
 
 namespace aura::testing {
 
@@ -133,7 +134,9 @@ LabStory make_lab_story(BlobStore& store, int rounds) {
   auto add = [&](EventDraft d) { story.drafts.push_back(std::move(d)); };
   add(app::scenario_loaded(loaded(sc, "scenarios/perm", "perm-drift", "1.0.0")));
   add(app::scenario_rejected("scenarios/unsigned", "package.sig.json: missing"));
-  add(app::scenario_loaded(loaded(sc, "scenarios/disk", "disk-full", "2.0.0")));
+  events::ScenarioLoaded disk = loaded(sc, "scenarios/disk", "disk-full", "2.0.0");
+  disk.requirements = events::ScenarioLoaded::Requirements::kNotDeclared;
+  add(app::scenario_loaded(disk));
   // Events the projections must ignore: other streams (an operator's note, a registry and a
   // panel of another stream).
   add({"log", events::kOperatorNote, "operator", JsonWriter().str("text", "hello").done()});
@@ -166,8 +169,13 @@ LabStory make_lab_story(BlobStore& store, int rounds) {
       },
       [](app::AttemptHistory&&) {});
   if (!st.is_ok()) throw std::runtime_error(st.message());
-  // The registry changes later: perm reloaded at a new version, disk rejected after a change.
-  add(app::scenario_loaded(loaded(sc, "scenarios/perm", "perm-drift", "1.1.0")));
+  // The registry changes later: perm reloaded at a new version that declares its requirements, disk
+  // rejected after a change.
+  events::ScenarioLoaded perm = loaded(sc, "scenarios/perm", "perm-drift", "1.1.0");
+  perm.requirements = events::ScenarioLoaded::Requirements::kDeclared;
+  perm.required_capabilities = {"ns_user", "tool_nginx"};
+  perm.optional_capabilities = {"sched_ext"};
+  add(app::scenario_loaded(perm));
   add(app::scenario_rejected("scenarios/disk", "manifest.json: changed file"));
   return story;
 }

@@ -696,3 +696,52 @@ TEST_CASE("manifest: a judge case may vary by seed, picked as build variants are
        "judge.bad.variants[0].expect"},
   });
 }
+
+TEST_CASE("manifest: requires names the panel's capability ids the worlds need") {
+  // Absent: nothing declared (the panel shows such a lab unavailable, docs/CAPABILITIES.md).
+  auto none = parse_manifest(sample_manifest());
+  REQUIRE_MESSAGE(none.ok(), none.status().message());
+  CHECK_FALSE(none->requirements.has_value());
+
+  const auto with_requires = [](std::string_view requires_json) {
+    return sub(R"("allow_scripts": false,)",
+               R"("allow_scripts": false, "requires": )" + std::string(requires_json) + ",");
+  };
+  auto r = parse_manifest(with_requires(
+      R"({"capabilities": ["openat2", "tool_ansible-playbook"], "optional": ["sched_ext"]})"));
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  REQUIRE(r->requirements.has_value());
+  CHECK(r->requirements->capabilities ==
+        std::vector<std::string>{"openat2", "tool_ansible-playbook"});
+  CHECK(r->requirements->optional == std::vector<std::string>{"sched_ext"});
+  // "optional" may be left out; an empty list declares that nothing is needed.
+  auto empty = parse_manifest(with_requires(R"({"capabilities": []})"));
+  REQUIRE_MESSAGE(empty.ok(), empty.status().message());
+  REQUIRE(empty->requirements.has_value());
+  CHECK(empty->requirements->capabilities.empty());
+  CHECK(empty->requirements->optional.empty());
+
+  check_cases({
+      {"unknown capability", with_requires(R"({"capabilities": ["openat2", "tool_docker"]})"),
+       "requires.capabilities[1]: \"tool_docker\" is not a capability the panel measures"},
+      {"unknown optional capability",
+       with_requires(R"({"capabilities": [], "optional": ["ebpf"]})"),
+       "requires.optional[0]: \"ebpf\" is not a capability the panel measures"},
+      {"listed twice", with_requires(R"({"capabilities": ["kvm", "kvm"]})"),
+       "requires.capabilities[1]: \"kvm\" is listed twice"},
+      {"optional and required", with_requires(R"({"capabilities": ["kvm"], "optional": ["kvm"]})"),
+       "requires.optional[0]: \"kvm\" is also required"},
+      {"capabilities missing", with_requires(R"({"optional": ["kvm"]})"),
+       "requires.capabilities: missing (required)"},
+      {"unknown member", with_requires(R"({"capabilities": [], "kernel": "6.1"})"),
+       "requires.kernel: unknown member"},
+      {"not an object", with_requires(R"(["kvm"])"),
+       "requires: expected an object, found an array"},
+      {"an id that is not a string", with_requires(R"({"capabilities": [7]})"),
+       "requires.capabilities[0]: expected a string, found an integer"},
+      {"too many", with_requires(R"({"capabilities": )" + repeated("\"kvm\"", 65) + "}"),
+       "requires.capabilities: 65 entries, more than the limit of 64"},
+      {"duplicate member", with_requires(R"({"capabilities": [], "capabilities": []})"),
+       "requires.capabilities: duplicate member"},
+  });
+}

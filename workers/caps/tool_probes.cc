@@ -21,10 +21,13 @@ struct Tool {
   const char* version_flag;
 };
 
+// Who needs each (the packages' "requires", docs/CAPABILITIES.md).
 constexpr Tool kTools[] = {
-    {"nginx", "-v"},
-    {"ansible-playbook", "--version"},
-    {"bwrap", "--version"},
+    {"nginx", "-v"},                    // O1's web nodes, O2's node
+    {"ansible-playbook", "--version"},  // O1's control node
+    {"bwrap", "--version"},             // the baseline of aura bench sandbox
+    {"ssh", "-V"},                      // O1's control node: Ansible connects over ssh
+    {"sshd", "-V"},                     // O1's web nodes
 };
 
 std::string search_path() {
