@@ -54,7 +54,4 @@ inline constexpr std::string_view kSseKeepAlive = ": keep-alive\n\n";
 // The page `/` answers when the browser lab is not built.
 Response ui_missing_page();
 
-// Reason phrase for a status (for the few the front writes itself).
-std::string_view status_reason(int status);
-
 }  // namespace aura::serve

@@ -53,12 +53,7 @@ std::filesystem::path stand_in(const TempDir& dir, bool exit_at_once) {
 
 TEST_CASE("keeper: starts the daemon with its flags; stop sends SIGTERM and waits for it") {
   TempDir dir;
-  DaemonCommand c;
-  c.exe = stand_in(dir, false);
-  c.data = "/d/aura";
-  c.keys = "/d/keys";
-  c.socket = "/d/run/daemon.sock";
-  c.front_user = "aura-web";
+  DaemonCommand c{stand_in(dir, false), "/d/aura", "/d/keys", "/d/run/daemon.sock", "aura-web"};
   auto k = DaemonKeeper::start(c);
   REQUIRE(k.ok());
   REQUIRE(appears(dir / "args"));
@@ -76,13 +71,7 @@ TEST_CASE("keeper: starts the daemon with its flags; stop sends SIGTERM and wait
 
 TEST_CASE("keeper: the operator token file is passed on; a daemon that exits is seen") {
   TempDir dir;
-  DaemonCommand c;
-  c.exe = stand_in(dir, true);
-  c.data = "d";
-  c.keys = "k";
-  c.socket = "s";
-  c.front_user = "u";
-  c.operator_token_file = "/etc/aura/operator.token";
+  DaemonCommand c{stand_in(dir, true), "d", "k", "s", "u", "/etc/aura/operator.token"};
   auto k = DaemonKeeper::start(c);
   REQUIRE(k.ok());
   REQUIRE(appears(dir / "args"));
