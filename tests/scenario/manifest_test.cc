@@ -11,6 +11,7 @@
 using namespace aura;
 using namespace aura::scenario;
 using aura::testing::replace_one;
+using aura::testing::sample_build;
 using aura::testing::sample_manifest;
 namespace mf = aura::scenario::manifest_format;
 
@@ -119,7 +120,9 @@ TEST_CASE("manifest: the sample parses with every field, default and cross-refer
   CHECK(m.control() == &m.worlds[2]);
   REQUIRE(m.twins().size() == 1);
   CHECK(m.twins()[0]->id == "twin-1");
-  CHECK(m.worlds[0].build_json == R"({"layers":["worlds/common","worlds/primary"]})");
+  CHECK(m.worlds[0].build_json ==
+        R"({"layers":["worlds/common","worlds/primary"],"selectors":{"stale-app-root":)"
+        R"({"kind":"stale_override","var":"app_root","file":"index.html"}}})");
   CHECK(m.worlds[2].description.empty());
 
   REQUIRE(m.probes.size() == 2);
@@ -287,8 +290,8 @@ TEST_CASE("manifest: duplicate members are refused at every level, escaped spell
        sub(R"("probe_budget": 12,)", R"("probe_budget": 12, "probe\u005fbudget": 13,)"),
        "probe_budget: duplicate member"},
       {"inside a world's build",
-       sub(R"({"layers": ["worlds/common", "worlds/primary"]})",
-           R"({"layers": ["worlds/common"], "layers": []})"),
+       sub(R"({"layers": ["worlds/common", "worlds/primary"],)",
+           R"({"layers": ["worlds/common"], "layers": [],)"),
        "worlds[0].build.layers: duplicate member"},
       {"inside a judge IR", sub(R"("ir": {"v": 1}})", R"("ir": {"v": 1, "v": 2}})"),
        "judge.bad.ir.v: duplicate member"},
@@ -320,8 +323,7 @@ TEST_CASE("manifest: wrong types are refused, naming the path and what was found
        "hypotheses[1]: expected an object, found a string"},
       {"roles", sub(R"("roles": ["primary", "twin"])", R"("roles": "primary")"),
        "checks[0].roles: expected an array, found a string"},
-      {"build",
-       sub(R"("build": {"layers": ["worlds/common", "worlds/control"]})", R"("build": [])"),
+      {"build", sub(R"("build": )" + sample_build("control"), R"("build": [])"),
        "worlds[2].build: expected an object, found an array"},
       {"check params", sub(R"("params": {"expect_text": "fleet ok"})", R"("params": "fleet ok")"),
        "checks[0].params: expected an object, found a string"},
@@ -424,8 +426,7 @@ TEST_CASE("manifest: hypotheses, targets and worlds are counted, unique and well
        "worlds[2].role: \"backup\" is not one of \"primary\", \"twin\", \"control\""},
       {"duplicate world", sub(R"("id": "twin-1")", R"("id": "primary")"),
        "worlds[1].id: id \"primary\" is already used by worlds[0]"},
-      {"world build missing",
-       sub(R"(, "build": {"layers": ["worlds/common", "worlds/control"]})", ""),
+      {"world build missing", sub(R"(, "build": )" + sample_build("control"), ""),
        "worlds[2].build: missing (required)"},
       {"33 worlds",
        replace_between(
@@ -644,7 +645,7 @@ TEST_CASE("manifest: nesting, document size and every truncation are refused") {
   for (int i = 0; i < 30; ++i) deep += "{\"a\":";
   deep += "1";
   for (int i = 0; i < 30; ++i) deep += "}";
-  const std::string m = sub(R"({"layers": ["worlds/common", "worlds/primary"]})", deep);
+  const std::string m = sub(sample_build("primary"), deep);
   const std::string e = error_of(m);
   CHECK_MESSAGE(contains(e, "manifest.json: worlds[0].build.a.a."), e);
   CHECK_MESSAGE(contains(e, "nesting deeper than 24 levels"), e);

@@ -28,9 +28,9 @@ inline constexpr std::string_view kSampleManifestTemplate = R"({
     {"name": "stale-app-root", "type": "selector", "kind": "node", "description": "web nodes whose app_root differs from the group default"}
   ],
   "worlds": [
-    {"id": "primary", "role": "primary", "description": "the live fleet", "build": {"layers": ["worlds/common", "worlds/primary"]}},
-    {"id": "twin-1", "role": "twin", "description": "the same fault on web3", "build": {"layers": ["worlds/common", "worlds/twin-1"]}},
-    {"id": "control", "role": "control", "build": {"layers": ["worlds/common", "worlds/control"]}}
+    {"id": "primary", "role": "primary", "description": "the live fleet", "build": {"layers": ["worlds/common", "worlds/primary"], "selectors": {"stale-app-root": {"kind": "stale_override", "var": "app_root", "file": "index.html"}}}},
+    {"id": "twin-1", "role": "twin", "description": "the same fault on web3", "build": {"layers": ["worlds/common", "worlds/twin-1"], "selectors": {"stale-app-root": {"kind": "stale_override", "var": "app_root", "file": "index.html"}}}},
+    {"id": "control", "role": "control", "build": {"layers": ["worlds/common", "worlds/control"], "selectors": {"stale-app-root": {"kind": "stale_override", "var": "app_root", "file": "index.html"}}}}
   ],
   "probes": [
     {"call": "file.read", "summary": "read a fleet or node file", "cost": 1, "max_output_bytes": 65536,
@@ -59,6 +59,15 @@ inline constexpr std::string_view kSampleManifestTemplate = R"({
   }
 }
 )";
+
+// The "build" object of the sample's world with layer worlds/`layer` ("primary", "twin-1",
+// "control") as the template spells it: its layers, and the filetree driver's rule for the
+// selector term (docs/WORLDS.md, "Targets").
+inline std::string sample_build(std::string_view layer) {
+  return R"({"layers": ["worlds/common", "worlds/)" + std::string(layer) +
+         R"("], "selectors": {"stale-app-root": {"kind": "stale_override", "var": "app_root", )"
+         R"("file": "index.html"}}})";
+}
 
 // `text` with the one occurrence of `from` replaced by `to`; throws unless there is exactly one.
 inline std::string replace_one(std::string text, std::string_view from, std::string_view to) {

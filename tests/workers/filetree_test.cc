@@ -205,11 +205,41 @@ TEST_CASE("filetree check_manifest: accepts the t0 package and names what it ref
     m.checks[0].call = "http.content";
     refused(m, "not a check the filetree driver implements");
   }
+  // Selectors: each world's build gives every selector term its rule, and only those.
   {
     Manifest m = env.m;
     m.targets[1].name = "drifted";
-    refused(m, "not a selector the filetree driver implements");
+    refused(m, "worlds[0].build.selectors: selector \"drifted\" is not defined");
   }
+  {
+    Manifest m = env.m;
+    m.worlds[2].build_json = R"({"layers":["worlds/common","worlds/control"]})";
+    refused(m, "worlds[2].build.selectors: selector \"stale-app-root\" is not defined");
+  }
+  const auto rule = [&](const std::string& selectors) {
+    Manifest m = env.m;
+    m.worlds[1].build_json =
+        R"({"layers":["worlds/common","worlds/twin-1"],"selectors":)" + selectors + "}";
+    return m;
+  };
+  const std::string stale =
+      R"("stale-app-root":{"kind":"stale_override","var":"app_root","file":"index.html"})";
+  refused(rule("{" + stale + R"(,"web":{"kind":"stale_override","var":"a","file":"f"}})"),
+          "worlds[1].build.selectors.web: not a selector term of the manifest");
+  refused(rule(R"({"stale-app-root":{"kind":"var_match","var":"app_root","file":"f"}})"),
+          "worlds[1].build.selectors.stale-app-root.kind: \"var_match\" is not a selector kind "
+          "the filetree driver implements (stale_override)");
+  refused(rule(R"({"stale-app-root":{"kind":"stale_override","var":"App Root","file":"f"}})"),
+          "worlds[1].build.selectors.stale-app-root.var: \"App Root\" is not a vars key");
+  refused(rule(R"({"stale-app-root":{"kind":"stale_override","var":"app_root","file":"../x"}})"),
+          "worlds[1].build.selectors.stale-app-root.file: \"../x\" is not a normalised "
+          "relative path");
+  refused(rule(R"({"stale-app-root":{"kind":"stale_override","var":"app_root"}})"),
+          "worlds[1].build.selectors.stale-app-root.file: required");
+  refused(rule(R"({"stale-app-root":{"kind":"stale_override","var":"app_root","file":"f",)"
+               R"("role":"web"}})"),
+          "worlds[1].build.selectors.stale-app-root.role: unknown member");
+  refused(rule("[]"), "worlds[1].build.selectors: expected an object");
   {
     Manifest m = env.m;
     m.targets[0].kind = "service";
@@ -394,6 +424,31 @@ TEST_CASE("filetree probes never change the world") {
   // A probe name is refused as an action and the reverse.
   CHECK_FALSE(w->act(env.call(R"({"call":"fleet.diff"})", true)).ok());
   CHECK_FALSE(w->probe(env.call(R"({"call":"journal.undo"})", false), 100).ok());
+}
+
+TEST_CASE("filetree targets: a selector resolves by the rule its world's build declares") {
+  Env env;
+  const std::string eff_stale =
+      R"({"call":"fleet.effective","params":{"node":{"selector":"stale-app-root"}}})";
+  const auto control_with = [&](const std::string& rule) {
+    env.m.worlds[2].build_json =
+        R"({"layers":["worlds/common","worlds/control"],"selectors":{"stale-app-root":)" + rule +
+        "}}";
+    REQUIRE(env.driver.check_manifest(env.m).is_ok());
+  };
+  // The control's web3 overrides app_root with a folder that holds index.html but no other
+  // page; its web1 overrides port with a value that names no folder at all.
+  control_with(R"({"kind":"stale_override","var":"app_root","file":"missing.html"})");
+  fs::path dir;
+  auto control = env.world("control", &dir);
+  CHECK(env.probe(*control, eff_stale).resolved == std::vector<std::string>{"web3"});
+  control_with(R"({"kind":"stale_override","var":"port","file":"index.html"})");
+  CHECK(env.probe(*env.world("control"), eff_stale).resolved == std::vector<std::string>{"web1"});
+  // A world opened again resolves by its build's rule, read from the manifest again.
+  control.reset();
+  auto reopened = env.driver.open(env.m, "control", dir);
+  REQUIRE_MESSAGE(reopened.ok(), reopened.status().message());
+  CHECK(env.probe(**reopened, eff_stale).resolved == std::vector<std::string>{"web1"});
 }
 
 TEST_CASE("filetree targets: the selector finds the cause in each world; nothing is an error") {

@@ -109,8 +109,9 @@ Status make_owned_dir(const fs::path& dir, mode_t mode) {
 // Fills the fresh folder `work_dir` with the world; the caller removes it on failure.
 Result<std::unique_ptr<world::World>> build(const fs::path& package_dir, const Manifest& manifest,
                                             const scenario::WorldSpec& spec,
-                                            const std::vector<std::string>& layers, uint64_t seed,
+                                            const FiletreeBuild& recipe, uint64_t seed,
                                             const fs::path& work_dir) {
+  const std::vector<std::string>& layers = recipe.layers;
   AURA_RETURN_IF_ERROR(make_owned_dir(work_dir / "root", 0755));
   AURA_RETURN_IF_ERROR(make_owned_dir(work_dir / "journal", 0700));
   {
@@ -127,7 +128,7 @@ Result<std::unique_ptr<world::World>> build(const fs::path& package_dir, const M
   }
   AURA_RETURN_IF_ERROR(file_io::create_file_durably(work_dir, work_dir / kStateFile,
                                                     state_text(manifest, spec.id, seed), 0600));
-  auto w = FiletreeWorld::attach(spec.id, manifest.targets, work_dir);
+  auto w = FiletreeWorld::attach(spec.id, manifest.targets, recipe.selectors, work_dir);
   if (!w.ok()) return w.status();
   // What it was built with: no process runs in it, so no program; its layers, as listed.
   world::BuildRecord record;
@@ -139,20 +140,11 @@ Result<std::unique_ptr<world::World>> build(const fs::path& package_dir, const M
   return std::unique_ptr<world::World>(std::move(*w));
 }
 
-}  // namespace
+namespace json = scenario::json;
 
-Result<std::vector<std::string>> parse_build(std::string_view build_json, std::string_view path) {
-  namespace json = scenario::json;
-  simdjson::dom::parser parser;
-  auto root = json::parse_strict(parser, build_json, 4, path);
-  if (!root.ok()) return root.status();
-  static constexpr std::array<std::string_view, 1> kNames = {"layers"};
-  auto members = json::members_of(*root, path, kNames);
-  if (!members.ok()) return members.status();
-  const std::string where = json::member_path(path, "layers");
-  if (!(*members)[0]) return Status::invalid(where + ": required");
+Result<std::vector<std::string>> parse_layers(json::Element value, const std::string& where) {
   simdjson::dom::array array;
-  if ((*(*members)[0]).get_array().get(array) != simdjson::SUCCESS) {
+  if (value.get_array().get(array) != simdjson::SUCCESS) {
     return Status::invalid(where + ": expected an array");
   }
   std::vector<std::string> out;
@@ -175,6 +167,105 @@ Result<std::vector<std::string>> parse_build(std::string_view build_json, std::s
   return out;
 }
 
+// A required string member of a selector rule.
+Result<std::string_view> rule_text(const std::optional<json::Element>& value,
+                                   const std::string& where) {
+  if (!value) return Status::invalid(where + ": required");
+  return json::string_of(*value, where);
+}
+
+Result<SelectorRule> parse_selector(std::string_view name, json::Element value,
+                                    const std::string& where) {
+  static constexpr std::array<std::string_view, 3> kNames = {"kind", "var", "file"};
+  auto members = json::members_of(value, where, kNames);
+  if (!members.ok()) return members.status();
+  SelectorRule r;
+  r.name = std::string(name);
+  std::string_view text;
+  AURA_ASSIGN_OR_RETURN(text, rule_text((*members)[0], json::member_path(where, "kind")));
+  if (text != kStaleOverride) {
+    return Status::invalid(json::member_path(where, "kind") + ": " + json::quoted(text) +
+                           " is not a selector kind the filetree driver implements (" +
+                           std::string(kStaleOverride) + ")");
+  }
+  r.kind = std::string(text);
+  AURA_ASSIGN_OR_RETURN(text, rule_text((*members)[1], json::member_path(where, "var")));
+  if (!is_fleet_name(text)) {
+    return Status::invalid(json::member_path(where, "var") + ": " + json::quoted(text) +
+                           " is not a vars key");
+  }
+  r.var = std::string(text);
+  AURA_ASSIGN_OR_RETURN(text, rule_text((*members)[2], json::member_path(where, "file")));
+  if (text.empty() || !scenario::is_normalised_absolute_path("/" + std::string(text))) {
+    return Status::invalid(json::member_path(where, "file") + ": " + json::quoted(text) +
+                           " is not a normalised relative path");
+  }
+  r.file = std::string(text);
+  return r;
+}
+
+}  // namespace
+
+const SelectorRule* FiletreeBuild::find_selector(std::string_view name) const {
+  for (const SelectorRule& r : selectors) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+Result<FiletreeBuild> parse_build(std::string_view build_json, std::string_view path) {
+  simdjson::dom::parser parser;
+  auto root = json::parse_strict(parser, build_json, 4, path);
+  if (!root.ok()) return root.status();
+  static constexpr std::array<std::string_view, 2> kNames = {"layers", "selectors"};
+  auto members = json::members_of(*root, path, kNames);
+  if (!members.ok()) return members.status();
+  FiletreeBuild b;
+  const std::string layers = json::member_path(path, "layers");
+  if (!(*members)[0]) return Status::invalid(layers + ": required");
+  AURA_ASSIGN_OR_RETURN(b.layers, parse_layers(*(*members)[0], layers));
+  if (!(*members)[1]) return b;
+  const std::string where = json::member_path(path, "selectors");
+  simdjson::dom::object selectors;
+  if ((*(*members)[1]).get_object().get(selectors) != simdjson::SUCCESS) {
+    return Status::invalid(where + ": expected an object");
+  }
+  if (selectors.size() > kMaxSelectors) {
+    return Status::invalid(where + ": more than " + std::to_string(kMaxSelectors) + " selectors");
+  }
+  for (auto field : selectors) {  // parse_strict refused a name given twice
+    SelectorRule r;
+    AURA_ASSIGN_OR_RETURN(
+        r, parse_selector(field.key, field.value, json::member_path(where, field.key)));
+    b.selectors.push_back(std::move(r));
+  }
+  return b;
+}
+
+namespace {
+
+// Every selector term of the manifest has a rule in `build` (worlds[i].build), and every rule
+// names a selector term: a world that could not resolve a term is refused at load.
+Status check_selectors(const Manifest& manifest, const FiletreeBuild& build,
+                       const std::string& where) {
+  for (const scenario::TargetTerm& t : manifest.targets) {
+    if (t.selector && build.find_selector(t.name) == nullptr) {
+      return Status::invalid(where + ".selectors: selector " + json::quoted(t.name) +
+                             " is not defined");
+    }
+  }
+  for (const SelectorRule& r : build.selectors) {
+    const scenario::TargetTerm* term = manifest.find_target(r.name);
+    if (term == nullptr || !term->selector) {
+      return Status::invalid(json::member_path(where + ".selectors", r.name) +
+                             ": not a selector term of the manifest");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status FiletreeDriver::check_manifest(const Manifest& manifest) const {
   if (manifest.driver != kDriverName) {
     return Status::invalid("manifest.json: driver: " + manifest.driver + ", not filetree");
@@ -185,15 +276,12 @@ Status FiletreeDriver::check_manifest(const Manifest& manifest) const {
     if (t.kind != "node") {
       return Status::invalid(path + ": kind " + t.kind + "; the filetree driver targets nodes");
     }
-    if (t.selector && std::find(selector_names().begin(), selector_names().end(), t.name) ==
-                          selector_names().end()) {
-      return Status::invalid(path + ": not a selector the filetree driver implements");
-    }
   }
   for (size_t i = 0; i < manifest.worlds.size(); ++i) {
-    auto layers = parse_build(manifest.worlds[i].build_json,
-                              "manifest.json: worlds[" + std::to_string(i) + "].build");
-    if (!layers.ok()) return layers.status();
+    const std::string where = "manifest.json: worlds[" + std::to_string(i) + "].build";
+    auto build = parse_build(manifest.worlds[i].build_json, where);
+    if (!build.ok()) return build.status();
+    AURA_RETURN_IF_ERROR(check_selectors(manifest, *build, where));
   }
   AURA_RETURN_IF_ERROR(check_catalog(manifest.probes, probe_shapes(), "probes"));
   AURA_RETURN_IF_ERROR(check_catalog(manifest.actions, action_shapes(), "actions"));
@@ -221,8 +309,8 @@ Result<std::unique_ptr<world::World>> FiletreeDriver::create(const fs::path& pac
   if (spec == nullptr) {
     return Status::not_found("create: no world " + std::string(world_id) + " in the manifest");
   }
-  auto layers = parse_build(spec->build_json, "worlds." + spec->id + ".build");
-  if (!layers.ok()) return layers.status();
+  auto parsed = parse_build(spec->build_json, "worlds." + spec->id + ".build");
+  if (!parsed.ok()) return parsed.status();
   if (!openat2_available()) return Status::unavailable("openat2() is not available on this kernel");
   if (work_dir.empty()) return Status::invalid("create: empty work_dir");
   std::error_code ec;
@@ -235,7 +323,7 @@ Result<std::unique_ptr<world::World>> FiletreeDriver::create(const fs::path& pac
     }
     return Status::io("create: " + work_dir.string() + ": mkdir: " + file_io::errno_text(errno));
   }
-  auto world = build(package_dir, manifest, *spec, *layers, seed, work_dir);
+  auto world = build(package_dir, manifest, *spec, *parsed, seed, work_dir);
   if (!world.ok()) {
     (void)remove_tree(work_dir);  // the folder is ours; the build error is what matters
     return world.status().with_context("create world " + spec->id);
@@ -246,9 +334,12 @@ Result<std::unique_ptr<world::World>> FiletreeDriver::create(const fs::path& pac
 Result<std::unique_ptr<world::World>> FiletreeDriver::open(const Manifest& manifest,
                                                            std::string_view world_id,
                                                            const fs::path& work_dir) {
-  if (find_world(manifest, world_id) == nullptr) {
+  const scenario::WorldSpec* spec = find_world(manifest, world_id);
+  if (spec == nullptr) {
     return Status::not_found("open: no world " + std::string(world_id) + " in the manifest");
   }
+  auto recipe = parse_build(spec->build_json, "worlds." + spec->id + ".build");
+  if (!recipe.ok()) return recipe.status();
   auto state = file_io::read_regular_file(work_dir / kStateFile, "world state", kMaxStateBytes);
   if (!state.ok()) return state.status().with_context("open " + work_dir.string());
   const std::string_view text = *state;
@@ -265,7 +356,8 @@ Result<std::unique_ptr<world::World>> FiletreeDriver::open(const Manifest& manif
                                        std::string(world_id) + " of " + manifest.id + " " +
                                        manifest.version);
   }
-  auto w = FiletreeWorld::attach(std::string(world_id), manifest.targets, work_dir);
+  auto w =
+      FiletreeWorld::attach(std::string(world_id), manifest.targets, recipe->selectors, work_dir);
   if (!w.ok()) return w.status();
   return std::unique_ptr<world::World>(std::move(*w));
 }

@@ -11,15 +11,24 @@
 
 #include "engine/common/status.h"
 #include "engine/world/world_driver.h"
+#include "workers/filetree/filetree_world.h"
 
 namespace aura::workers::filetree {
 
 inline constexpr std::string_view kDriverName = "filetree";
 inline constexpr size_t kMaxLayers = 16;
+inline constexpr size_t kMaxSelectors = 16;
 
-// The layers of a world's "build" object ({"layers":["worlds/common","worlds/primary"]}):
-// 1..kMaxLayers distinct safe relative package paths. `path` prefixes errors.
-Result<std::vector<std::string>> parse_build(std::string_view build_json, std::string_view path);
+// A world's "build" object: {"layers": [...], "selectors": {NAME: rule, ...}} ("selectors"
+// optional). Layers: 1..kMaxLayers distinct safe relative package paths. Selectors: at most
+// kMaxSelectors, each a rule of SelectorRule's form ({"kind":"stale_override","var":K,
+// "file":F}) for the manifest's selector term NAME. `path` prefixes errors.
+struct FiletreeBuild {
+  std::vector<std::string> layers;
+  std::vector<SelectorRule> selectors;  // in document order
+  const SelectorRule* find_selector(std::string_view name) const;
+};
+Result<FiletreeBuild> parse_build(std::string_view build_json, std::string_view path);
 
 class FiletreeDriver final : public world::WorldDriver {
  public:

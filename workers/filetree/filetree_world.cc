@@ -209,20 +209,17 @@ const std::vector<std::string_view>& check_calls() {
   return k;
 }
 
-const std::vector<std::string_view>& selector_names() {
-  static const std::vector<std::string_view> k = {"stale-app-root"};
-  return k;
-}
-
 Status check_params(std::string_view call, std::string_view params_json, std::string_view path) {
   return parse_fleet_check(call, params_json, path).status();
 }
 
 Result<std::unique_ptr<FiletreeWorld>> FiletreeWorld::attach(
-    std::string id, std::vector<scenario::TargetTerm> targets, const fs::path& work_dir) {
+    std::string id, std::vector<scenario::TargetTerm> targets, std::vector<SelectorRule> selectors,
+    const fs::path& work_dir) {
   std::unique_ptr<FiletreeWorld> w(new FiletreeWorld());
   w->id_ = std::move(id);
   w->targets_ = std::move(targets);
+  w->selectors_ = std::move(selectors);
   w->work_dir_ = work_dir;
   auto root = WorldFs::open(work_dir / "root");
   if (!root.ok()) return root.status();
@@ -250,10 +247,12 @@ Result<std::vector<std::string>> FiletreeWorld::resolve(const Target& target, co
   }
   std::vector<std::string> nodes;
   if (term->selector) {
-    if (term->name != "stale-app-root") {
-      return Status::invalid(what + ": not a selector the filetree driver implements");
+    const auto rule = std::find_if(selectors_.begin(), selectors_.end(),
+                                   [&](const SelectorRule& r) { return r.name == term->name; });
+    if (rule == selectors_.end() || rule->kind != kStaleOverride) {
+      return Status::invalid(what + ": not a selector this world's build defines");
     }
-    auto stale = fleet.stale_app_root();
+    auto stale = fleet.stale_overrides(rule->var, rule->file);
     if (!stale.ok()) return stale.status().with_context(what);
     nodes = std::move(*stale);
   } else {

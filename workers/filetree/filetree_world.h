@@ -35,8 +35,21 @@ struct CallShape {
 };
 const std::vector<CallShape>& probe_shapes();
 const std::vector<CallShape>& action_shapes();
-const std::vector<std::string_view>& check_calls();     // "fleet.healthy" ...
-const std::vector<std::string_view>& selector_names();  // "stale-app-root"
+const std::vector<std::string_view>& check_calls();  // "fleet.healthy" ...
+
+// How a selector term of the manifest resolves in one world: a rule the package declares in
+// that world's build ("selectors": {NAME: {"kind":..,"var":..,"file":..}}; docs/WORLDS.md,
+// "Targets"), so the driver names no scenario's selector itself. The one kind:
+//  stale_override: the nodes whose host vars set `var` to another value than the group vars
+//    do, and whose value does not name a folder holding the regular file `file` (a value that
+//    is not a normalised absolute path names none).
+inline constexpr std::string_view kStaleOverride = "stale_override";
+struct SelectorRule {
+  std::string name;  // the manifest's selector term
+  std::string kind;  // kStaleOverride
+  std::string var;   // a vars key ([a-z][a-z0-9_-]{0,63})
+  std::string file;  // a normalised relative path ("index.html")
+};
 
 // Validates a check's params JSON for `call` (one of check_calls()); `path` prefixes errors.
 Status check_params(std::string_view call, std::string_view params_json, std::string_view path);
@@ -49,9 +62,11 @@ inline constexpr std::string_view kScriptsUnavailable =
 class FiletreeWorld final : public world::World {
  public:
   // Attaches to the world folder `work_dir` (root/ and journal/ inside). `targets` are the
-  // manifest's target terms (roles and selectors are resolved against them).
+  // manifest's target terms (roles and selectors are resolved against them), `selectors` the
+  // rules this world's build gives its selector terms.
   static Result<std::unique_ptr<FiletreeWorld>> attach(std::string id,
                                                        std::vector<scenario::TargetTerm> targets,
+                                                       std::vector<SelectorRule> selectors,
                                                        const std::filesystem::path& work_dir);
 
   const std::string& id() const override { return id_; }
@@ -100,6 +115,7 @@ class FiletreeWorld final : public world::World {
 
   std::string id_;
   std::vector<scenario::TargetTerm> targets_;
+  std::vector<SelectorRule> selectors_;
   std::filesystem::path work_dir_;
   std::unique_ptr<WorldFs> fs_;
   std::unique_ptr<Journal> journal_;

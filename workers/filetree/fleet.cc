@@ -194,21 +194,23 @@ Result<std::string> Fleet::render(std::string_view node) const {
   return render_app_conf(node, *eff);
 }
 
-Result<std::vector<std::string>> Fleet::stale_app_root() const {
-  const std::string* group_root = group_.find("app_root");
+Result<std::vector<std::string>> Fleet::stale_overrides(std::string_view var,
+                                                        std::string_view file) const {
+  const std::string* group_value = group_.find(var);
   std::vector<std::string> out;
   for (const Node& n : nodes_) {
     auto host = host_vars(n.name);
     if (!host.ok()) return host.status();
-    const std::string* root = host->find("app_root");
-    if (root == nullptr || (group_root != nullptr && *root == *group_root)) continue;
-    bool has_index = false;
-    if (scenario::is_normalised_absolute_path(*root)) {
-      auto reg = world_->is_regular_file(*root == "/" ? "/index.html" : *root + "/index.html");
+    const std::string* value = host->find(var);
+    if (value == nullptr || (group_value != nullptr && *value == *group_value)) continue;
+    bool has_file = false;
+    if (scenario::is_normalised_absolute_path(*value)) {
+      const std::string folder = *value == "/" ? "" : *value;
+      auto reg = world_->is_regular_file(folder + "/" + std::string(file));
       if (!reg.ok()) return reg.status();
-      has_index = *reg;
+      has_file = *reg;
     }
-    if (!has_index) out.push_back(n.name);
+    if (!has_file) out.push_back(n.name);
   }
   return out;
 }

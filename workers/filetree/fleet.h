@@ -75,10 +75,12 @@ class Fleet {
   Result<Effective> effective(std::string_view node) const;
   Result<std::string> render(std::string_view node) const;
 
-  // Selector "stale-app-root": the nodes whose host vars set app_root to a value other than
-  // the group's app_root whose folder holds no regular file index.html (the cause, wherever it
-  // is), sorted.
-  Result<std::vector<std::string>> stale_app_root() const;
+  // A stale_override selector (filetree_world.h, SelectorRule): the nodes whose host vars set
+  // `var` to a value other than the group's `var` that names no folder holding the regular file
+  // `file` (a value that is not a normalised absolute path names none), sorted. t0's
+  // stale-app-root is var app_root, file index.html: the cause, wherever it is.
+  Result<std::vector<std::string>> stale_overrides(std::string_view var,
+                                                   std::string_view file) const;
 
  private:
   explicit Fleet(const WorldFs& world) : world_(&world) {}
