@@ -50,8 +50,7 @@ struct CapabilitiesMeasured {
   std::string host, kernel_release;
   std::vector<Capability> capabilities;
 
-  // The encoder is workers/caps/measure.cc's measurement_payload (the workers layer measures and
-  // writes the panel; it moves here when that file is next changed).
+  // The encoder is events::encode(const CapabilitiesMeasured&), capability_events.h.
   static Result<CapabilitiesMeasured> decode(PayloadReader& r, const EventView& e);
 };
 
