@@ -1,0 +1,67 @@
+// O2 in Judge Mode through the daemon (e2e): the bad fix is held at RECOVERED_UNPROVEN with no
+// receipt, the gold fix on fresh worlds earns a receipt that anyone may fetch and that replays
+// from the daemon's log; the run's progress stream shows every property with the world it ran
+// on and the check that decided it, and never the judge's probes or IR.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "tests/app/daemon_proc.h"
+
+using namespace aura;
+using aura::testing::DaemonProc;
+using aura::testing::member;
+using aura::testing::quoted;
+using namespace std::chrono_literals;
+
+TEST_CASE("O2 judged through the daemon") {
+  DaemonProc d;
+  auto queued = d.call("judge.enqueue", R"({"scenario":"O2"})");
+  REQUIRE(queued.status == 202);
+  const std::string run = member(queued.body_json, "run");
+  // Follow the run's stream until it ends (a hang guard of 20 minutes, not a bar).
+  auto c = rpc::Client::connect(d.socket);
+  REQUIRE(c.ok());
+  rpc::Request sr;
+  sr.op = "judge.events";
+  sr.request_id = rpc::new_request_id();
+  sr.args_json = "{\"run\":" + quoted(run) + ",\"after_seq\":0}";
+  REQUIRE(c->call(sr, 10s)->status == 200);
+  std::set<std::string> properties_with_world;
+  bool saw_probe_or_ir = false;
+  auto deadline = std::chrono::steady_clock::now() + 20min;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto f = c->next_frame(60s);
+    if (!f.ok() || !f->has_value()) break;
+    if ((*f)->kind != rpc::Kind::kEvent) continue;
+    const std::string& body = (*f)->body;
+    const std::string type = member(body, "type");
+    if (type == "probe.requested" || type == "intervention.submitted") saw_probe_or_ir = true;
+    if (type == "gate.fact") {
+      const std::string data = member(body, "data");
+      CHECK(!member(data, "world").empty());
+      CHECK(!member(data, "check").empty());
+      properties_with_world.insert(member(data, "property"));
+    }
+  }
+  CHECK(!saw_probe_or_ir);
+  CHECK(properties_with_world.count("twin") == 1);
+  auto got = d.call("judge.get", "{\"run\":" + quoted(run) + "}");
+  REQUIRE(member(got.body_json, "state") == "done");
+  const std::string& j = got.body_json;
+  CHECK(j.find(R"("case":"bad")") != std::string::npos);
+  CHECK(j.find(R"("verdict":"RECOVERED_UNPROVEN")") != std::string::npos);
+  CHECK(j.find(R"("verdict":"VERIFIED")") != std::string::npos);
+  CHECK(j.find(R"("as_expected":false)") == std::string::npos);
+  const size_t at = j.find(R"("receipt_sha256":")");
+  REQUIRE(at != std::string::npos);
+  CHECK(j.find(R"("receipt_sha256":")", at + 1) == std::string::npos);  // the gold case's only
+  auto receipt = d.call("receipt.get", "{\"sha256\":" + quoted(j.substr(at + 18, 64)) + "}");
+  REQUIRE(receipt.status == 200);
+  auto checked = d.call("receipt.verify", "{\"receipt\":" + receipt.body_json + "}");
+  CHECK(checked.body_json.find(R"("offline":{"ok":true)") != std::string::npos);
+  CHECK(checked.body_json.find(R"("replay":{"ok":true)") != std::string::npos);
+  auto proof = d.call("proof");
+  CHECK(member(member(proof.body_json, "last_verify"), "ok") == "true");
+  CHECK(d.stop() == 0);
+}
