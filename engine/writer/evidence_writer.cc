@@ -167,6 +167,18 @@ Result<std::string> check_fields(std::string_view kind, simdjson::dom::object fi
   return w.done();
 }
 
+// The frame's first byte must be kFrameVersion. A frame of the unversioned layout (a runner
+// built before the version byte) starts with the header's '{' and is named as such.
+Status check_version(std::string_view bytes) {
+  if (bytes.empty()) return Status::invalid("an empty frame carries no version");
+  const auto version = uint8_t(bytes[0]);
+  if (version == kFrameVersion) return Status::ok();
+  const std::string reads =
+      "; this writer reads version " + std::to_string(kFrameVersion) + " only";
+  if (version == '{') return Status::invalid("no frame version: the frame starts with '{'" + reads);
+  return Status::invalid("unknown frame version " + std::to_string(version) + reads);
+}
+
 class Connection {
  public:
   Connection(int fd, const RunBinding& b, TokenRegistry& tokens, EventLog& log, BlobStore& blobs)
@@ -220,11 +232,13 @@ class Connection {
     if (r_.bytes > b_.max_bytes) {
       return Status::invalid("over the run's cap of " + std::to_string(b_.max_bytes) + " bytes");
     }
-    const size_t nl = f.bytes.find('\n');
-    if (nl == std::string::npos || nl > kMaxHeaderBytes) {
+    // The version first: nothing after it is read under a layout this writer does not know.
+    AURA_RETURN_IF_ERROR(check_version(f.bytes));
+    const size_t nl = f.bytes.find('\n', kFrameVersionBytes);
+    if (nl == std::string::npos || nl - kFrameVersionBytes > kMaxHeaderBytes) {
       return Status::invalid("no header line within " + std::to_string(kMaxHeaderBytes) + " bytes");
     }
-    const std::string_view header(f.bytes.data(), nl);
+    const std::string_view header(f.bytes.data() + kFrameVersionBytes, nl - kFrameVersionBytes);
     const std::string_view inline_bytes(f.bytes.data() + nl + 1, f.bytes.size() - nl - 1);
     simdjson::dom::object o;
     if (parser_.parse(header.data(), header.size()).get_object().get(o)) {

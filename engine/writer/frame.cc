@@ -12,28 +12,39 @@
 #include "engine/common/json_writer.h"
 
 namespace aura::writer {
+namespace {
 
-std::string hello_frame(std::string_view token_hex) {
-  return JsonWriter().str("t", "hello").str("token", token_hex).done() + "\n";
-}
-
-std::string evidence_frame(std::string_view kind, std::string_view fields_json,
-                           std::string_view inline_bytes) {
-  std::string f =
-      JsonWriter().str("t", "evidence").str("kind", kind).raw("fields", fields_json).done();
+// kFrameVersion, the header, '\n', the inline bytes.
+std::string whole_frame(std::string_view header_json, std::string_view inline_bytes = {}) {
+  std::string f;
+  f.reserve(kFrameVersionBytes + header_json.size() + 1 + inline_bytes.size());
+  f.push_back(char(kFrameVersion));
+  f.append(header_json);
   f.push_back('\n');
   f.append(inline_bytes);
   return f;
 }
 
+}  // namespace
+
+std::string hello_frame(std::string_view token_hex) {
+  return whole_frame(JsonWriter().str("t", "hello").str("token", token_hex).done());
+}
+
+std::string evidence_frame(std::string_view kind, std::string_view fields_json,
+                           std::string_view inline_bytes) {
+  return whole_frame(
+      JsonWriter().str("t", "evidence").str("kind", kind).raw("fields", fields_json).done(),
+      inline_bytes);
+}
+
 std::string evidence_memfd_frame(std::string_view kind, std::string_view fields_json) {
-  return JsonWriter()
-             .str("t", "evidence")
-             .str("kind", kind)
-             .raw("fields", fields_json)
-             .boolean("memfd", true)
-             .done() +
-         "\n";
+  return whole_frame(JsonWriter()
+                         .str("t", "evidence")
+                         .str("kind", kind)
+                         .raw("fields", fields_json)
+                         .boolean("memfd", true)
+                         .done());
 }
 
 Status send_frame(int fd, std::string_view frame, int pass_fd) {

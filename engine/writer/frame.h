@@ -1,8 +1,9 @@
-// The evidence frames a runner sends on its end of the writer socket (docs/WRITER.md). One
-// SOCK_SEQPACKET message is one frame: a compact JSON header, a '\n', then the frame's inline
-// blob bytes (possibly none). A blob may instead arrive as one sealed memfd passed with
-// SCM_RIGHTS alongside a header that says "memfd":true. Shared by the writer (which parses and
-// refuses) and the runner side (which encodes and sends), so both agree byte for byte.
+// The evidence frames a runner sends on its end of the writer socket (docs/WRITER.md,
+// docs/formats/writer-frame.md). One SOCK_SEQPACKET message is one frame: the version byte, a
+// compact JSON header, a '\n', then the frame's inline blob bytes (possibly none). A blob may
+// instead arrive as one sealed memfd passed with SCM_RIGHTS alongside a header that says
+// "memfd":true. Shared by the writer (which parses and refuses) and the runner side (which
+// encodes and sends), so both agree byte for byte; a frame of any other version is refused.
 #pragma once
 
 #include <cstddef>
@@ -14,14 +15,22 @@
 
 namespace aura::writer {
 
+// The first byte of every frame: the layout below. A change to the layout is a new version, and
+// the writer reads only the versions it knows (today this one).
+inline constexpr uint8_t kFrameVersion = 1;
+inline constexpr size_t kFrameVersionBytes = 1;
+
 // Limits of one connection (a run). A binding may lower them, never raise them.
-inline constexpr size_t kMaxFrameBytes = 64 << 10;     // one message, header and inline bytes
-inline constexpr size_t kMaxHeaderBytes = 4 << 10;     // the JSON header
+inline constexpr size_t kMaxFrameBytes = 64 << 10;     // one message: all of it
+inline constexpr size_t kMaxHeaderBytes = 4 << 10;     // the JSON header (after the version)
 inline constexpr uint64_t kMaxMemfdBytes = 16 << 20;   // one sealed memfd blob
 inline constexpr uint32_t kMaxFramesPerRun = 4096;     // frames, the hello included
 inline constexpr uint64_t kMaxBytesPerRun = 64 << 20;  // inline and memfd bytes together
 inline constexpr size_t kTokenHexDigits = 64;          // 32 random bytes
+static_assert(kFrameVersionBytes + kMaxHeaderBytes + 1 <= kMaxFrameBytes,
+              "a frame holds its version, the largest header and its newline");
 
+// Each encoder returns the whole frame: kFrameVersion, the header, '\n', the inline bytes.
 // {"t":"hello","token":"<64 hex>"}: the first frame of every connection, and only the first.
 std::string hello_frame(std::string_view token_hex);
 

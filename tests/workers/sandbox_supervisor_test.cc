@@ -66,12 +66,14 @@ struct Lab : aura::testing::LogLab {
   }
 };
 
-// A runner in python: `body` runs after `send(frame)` and `hello()` are defined.
+// A runner in python: `body` runs after `send(frame)` and `hello()` are defined. A frame is the
+// version byte (1), the header, a newline and the data (docs/formats/writer-frame.md).
 std::string runner(const std::string& body) {
   return "import os, socket, json, sys\n"
          "s = socket.socket(fileno=int(os.environ['AURA_WRITER_FD']))\n"
          "def send(header, data=b''):\n"
-         "    s.send(json.dumps(header, separators=(',', ':')).encode() + b'\\n' + data)\n"
+         "    s.send(b'\\x01' + json.dumps(header, separators=(',', ':')).encode() + b'\\n' + "
+         "data)\n"
          "def hello():\n"
          "    send({'t': 'hello', 'token': os.environ['AURA_WRITER_TOKEN']})\n" +
          body;

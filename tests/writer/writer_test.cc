@@ -20,79 +20,16 @@
 #include "engine/writer/evidence_writer.h"
 #include "engine/writer/frame.h"
 #include "tests/log/log_test_util.h"
-#include "tests/support/log_lab.h"
 #include "tests/support/wait_until.h"
+#include "tests/writer/writer_lab.h"
 
 using namespace aura;
 using namespace aura::writer;
+using aura::testing::WriterLab;
 
 namespace {
 
 constexpr std::string_view kSecret = "SECRET-BYTES-NEVER-LOGGED";
-
-struct Recorded {
-  std::string type, actor, payload;
-};
-
-struct WriterLab : aura::testing::LogLab {
-  TokenRegistry tokens;
-  RunBinding binding;
-  std::string token;
-
-  WriterLab() {
-    binding.run_id = "00000000000000a1";
-    binding.attempt = "0123456789abcdef";
-    binding.world = "primary";
-    binding.kinds = {"probe.output", "runner.note"};
-    auto t = tokens.issue(binding.run_id);
-    REQUIRE(t.ok());
-    token = *t;
-  }
-
-  // Forks a runner that runs `body` on its end of a fresh socketpair, serves the supervisor's
-  // end until the runner is done, and reaps the runner. The default deadline is a hang guard
-  // (the runners here end within milliseconds); a test of the time-out passes its own.
-  ConnectionReport run(const std::function<void(int)>& body,
-                       std::chrono::milliseconds deadline = aura::testing::kHangGuard,
-                       const std::optional<RunBinding>& as = std::nullopt) {
-    int sv[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::close(sv[0]);
-      body(sv[1]);
-      ::_exit(0);
-    }
-    ::close(sv[1]);
-    auto r = serve_connection(sv[0], as ? *as : binding, tokens, *log, *blobs,
-                              std::chrono::steady_clock::now() + deadline);
-    ::close(sv[0]);
-    int status = 0;
-    ::kill(pid, SIGKILL);  // a runner still sleeping after a time-out
-    ::waitpid(pid, &status, 0);
-    REQUIRE_MESSAGE(r.ok(), r.status().message());
-    return *r;
-  }
-
-  std::vector<Recorded> events() const {
-    std::vector<Recorded> out;
-    REQUIRE(
-        log->read_stream(
-               binding.stream(), 1,
-               [&](const EventView& e) {
-                 out.push_back({std::string(e.type), std::string(e.actor), std::string(e.payload)});
-                 return true;
-               })
-            .is_ok());
-    return out;
-  }
-
-  void check_log_verifies() const {
-    const auto report = aura::testing::verify(*log, &*blobs);
-    CHECK_MESSAGE(report.ok(), "log verify failed");
-  }
-};
 
 std::string probe_fields(bool truncated = false) {
   return std::string(R"({"stream":"stdout","truncated":)") + (truncated ? "true" : "false") + "}";
@@ -100,6 +37,11 @@ std::string probe_fields(bool truncated = false) {
 
 void send(int fd, std::string_view frame, int pass_fd = -1) {
   (void)send_frame(fd, frame, pass_fd);
+}
+
+// A hand-made frame: the version byte, then `rest` as it is.
+std::string versioned(std::string_view rest, uint8_t version = kFrameVersion) {
+  return std::string(1, char(version)) + std::string(rest);
 }
 
 // Sends `frame` with every fd of `fds` attached in one SCM_RIGHTS message.
@@ -213,13 +155,13 @@ TEST_CASE("writer: every hostile frame is refused, closes the connection and is 
       {"malformed JSON",
        [secret](int fd, const std::string& t) {
          send(fd, hello_frame(t));
-         send(fd, R"({"t":"evidence","kind":)" + secret + "\n");
+         send(fd, versioned(R"({"t":"evidence","kind":)" + secret + "\n"));
        },
        "not a JSON object"},
       {"no header line",
        [secret](int fd, const std::string& t) {
          send(fd, hello_frame(t));
-         send(fd, secret);
+         send(fd, versioned(secret));
        },
        "no header line"},
       {"a field claiming the run was sandboxed",
@@ -234,15 +176,17 @@ TEST_CASE("writer: every hostile frame is refused, closes the connection and is 
          send(fd, hello_frame(t));
          send(
              fd,
-             R"({"t":"evidence","kind":"probe.output","fields":{"stream":"stdout","truncated":false},"cpu_ns":1})"
-             "\n");
+             versioned(
+                 R"({"t":"evidence","kind":"probe.output","fields":{"stream":"stdout","truncated":false},"cpu_ns":1})"
+                 "\n"));
        },
        "unknown member \"cpu_ns\""},
       {"a duplicate member",
        [](int fd, const std::string& t) {
          send(fd, hello_frame(t));
-         send(fd, R"({"t":"evidence","kind":"probe.output","kind":"runner.note","fields":{}})"
-                  "\n");
+         send(fd,
+              versioned(R"({"t":"evidence","kind":"probe.output","kind":"runner.note","fields":{}})"
+                        "\n"));
        },
        "duplicate member"},
       {"an unannounced fd",
@@ -281,6 +225,24 @@ TEST_CASE("writer: every hostile frame is refused, closes the connection and is 
          send_fds(fd, evidence_memfd_frame("probe.output", probe_fields()), pipe_fds(2));
        },
        "exactly one fd"},
+      {"a hello of another version",
+       [](int fd, const std::string& t) { send(fd, versioned(hello_frame(t).substr(1), 2)); },
+       "unknown frame version 2; this writer reads version 1 only"},
+      {"a hello without a version byte (the unversioned layout)",
+       [](int fd, const std::string& t) { send(fd, hello_frame(t).substr(1)); },
+       "no frame version: the frame starts with '{'"},
+      {"evidence of another version after a good hello",
+       [secret](int fd, const std::string& t) {
+         send(fd, hello_frame(t));
+         send(fd, versioned(evidence_frame("probe.output", probe_fields(), secret).substr(1), 0));
+       },
+       "unknown frame version 0"},
+      {"a frame of the version byte alone",
+       [](int fd, const std::string& t) {
+         send(fd, hello_frame(t));
+         send(fd, versioned(""));
+       },
+       "no header line"},
       {"a note with a control character",
        [](int fd, const std::string& t) {
          send(fd, hello_frame(t));
@@ -373,6 +335,32 @@ TEST_CASE("writer: frames and bytes per run are capped") {
     b = lab.binding;
     b.max_bytes = kMaxBytesPerRun + 1;
     CHECK_FALSE(b.validate().is_ok());
+  }
+}
+
+TEST_CASE("writer: the header limit counts the JSON after the version byte") {
+  // A runner.note header padded with JSON whitespace to `bytes` bytes.
+  auto note_header = [](size_t bytes) {
+    std::string h = R"({"t":"evidence","kind":"runner.note","fields":{"text":"n"})";
+    h.append(bytes - h.size() - 1, ' ');
+    return h + "}";
+  };
+  WriterLab lab;
+  SUBCASE("at the limit: accepted") {
+    auto r = lab.run([&](int fd) {
+      send(fd, hello_frame(lab.token));
+      send(fd, versioned(note_header(kMaxHeaderBytes) + "\n"));
+    });
+    CHECK_MESSAGE(!r.rejected, r.reason);
+    CHECK(r.accepted == 1);
+  }
+  SUBCASE("one byte over: refused") {
+    auto r = lab.run([&](int fd) {
+      send(fd, hello_frame(lab.token));
+      send(fd, versioned(note_header(kMaxHeaderBytes + 1) + "\n"));
+    });
+    CHECK(r.rejected);
+    CHECK(r.reason == "no header line within 4096 bytes");
   }
 }
 
