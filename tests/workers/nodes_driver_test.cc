@@ -38,7 +38,9 @@
 #include "workers/netns/world_network.h"
 #include "workers/nodes/nodes_world.h"
 #include "workers/nodes/stage.h"
+#include "workers/nodes/world_parts.h"
 #include "workers/sandbox/registry.h"
+#include "workers/supervisor/supervisor.h"
 
 namespace aura {
 namespace {
@@ -876,6 +878,119 @@ TEST_CASE("nodes: a persisted world whose data folder is gone is torn down") {
   CHECK(all_gone(left));
   CHECK(fs::exists(killed));
   REQUIRE(workers::nodes::sweep_stage().is_ok());
+}
+
+// A lab's state folder does not exist until its first world records a name: the holder is
+// started and the world network recorded and made before the first node makes anything there.
+// Another lab's reap (every session open, `aura worker`) took such a folder for a removed one,
+// ended the building world's holder and removed its network namespaces mid-build. The first
+// record now makes the folder; a reap leaves the holder and every namespace.
+TEST_CASE("nodes: a reap leaves a lab's first world alone though the lab's state folder is new") {
+  Host h;
+  const fs::path state = h.dir / "fresh" / "sandbox";
+  fs::create_directories(state.parent_path());
+  auto holder = workers::nodes::start_holder(state);
+  REQUIRE_MESSAGE(holder.ok(), holder.status().message());
+  sandbox::Registry registry(state, holder->owner);
+  auto net = netns::WorldNetwork::create(workers::nodes::random_hex(8), {"web", "app"}, &registry);
+  REQUIRE_MESSAGE(net.ok(), net.status().message());
+  CHECK(fs::is_directory(state));  // made by the first record
+
+  auto r = sandbox::reap_orphans();
+  REQUIRE(r.ok());
+  CHECK(sandbox::Registry::owner_alive(holder->owner));
+  for (const std::string& name : net->registered_names())
+    CHECK_MESSAGE(fs::exists("/run/netns/" + name), name);
+  auto joined = net->run_in("web", [] { return 0; });
+  REQUIRE(joined.ok());
+  CHECK(*joined == 0);
+
+  REQUIRE(net->destroy().is_ok());
+  workers::nodes::end_holder(*holder);
+  CHECK(unreleased(state).empty());
+}
+
+// Run as a child by the next test: a lab of its own (its log, its signed copy of the fixture)
+// whose state folder does not exist yet, as a fresh lab's first world finds it. Builds the
+// control world, says so (<AURA_N0_LAB>/built) and holds it until told (<AURA_N0_LAB>/go); then
+// every name it recorded must still be there and the world must still serve its page. Destroys
+// it and exits.
+TEST_CASE("nodes child: build a world in a fresh lab and hold it" *
+          doctest::skip(std::getenv("AURA_N0_LAB") == nullptr)) {
+  const fs::path lab = std::getenv("AURA_N0_LAB");
+  Host h;
+  h.host.state_dir = lab / "sandbox";
+  REQUIRE_FALSE(fs::exists(h.host.state_dir));
+  auto m = manifest();
+  auto d = h.driver();
+  auto w = d->create(h.package, m, "control", 1, lab / "world");
+  REQUIRE_MESSAGE(w.ok(), w.status().message());
+  const auto names = unreleased(h.host.state_dir);
+  REQUIRE(names.size() > 4);
+  std::ofstream(lab / "built") << names.size() << "\n";
+  // Hang guard: the parent says go within seconds; 120 s allows for a slow, busy machine.
+  for (int i = 0; i < 6000 && !fs::exists(lab / "go"); ++i) ::usleep(20'000);
+  REQUIRE(fs::exists(lab / "go"));
+  for (const std::string& p : names) CHECK_MESSAGE(fs::exists(p), p);
+  CHECK(unreleased(h.host.state_dir) == names);
+  (*w)->bind_attempt(kAttempt);
+  CHECK(web_page(**w, m).output == "n0 world: release 2\n");
+  auto served = (*w)->check(check_of(m, "page"));
+  REQUIRE(served.ok());
+  CHECK(served->ok);
+  REQUIRE(d->destroy(std::move(w).value()).is_ok());
+  CHECK(unreleased(h.host.state_dir).empty());
+}
+
+// Labs run at once: a judge run beside a learner's attempt (the daemon), test programs in
+// parallel. Two labs build their first worlds while a third lab's supervisor reaps as its every
+// session open does, over and over; both worlds are built, a reap while they live leaves every
+// name, and each world still serves (the child above checks). Before the fix the reaps ended
+// the building labs' holders and removed their network namespaces: "Cannot open network
+// namespace", "Invalid netns value", "its owner ... is gone".
+TEST_CASE("nodes: two labs build worlds at once while a third lab reaps; neither loses a name") {
+  Host h;  // the third lab: its log and state folder
+  const std::vector<fs::path> labs = {h.dir / "lab1", h.dir / "lab2"};
+  std::vector<pid_t> pids;
+  for (const fs::path& lab : labs) {
+    fs::create_directories(lab);
+    pids.push_back(testing::spawn_self_case("nodes child: build a world in a fresh lab and hold it",
+                                            {"AURA_N0_LAB=" + lab.string()}));
+  }
+  std::map<pid_t, int> exited;  // pid -> wait status
+  auto settled = [&] {
+    for (size_t i = 0; i < labs.size(); ++i) {
+      int st = 0;
+      if (!exited.contains(pids[i]) && ::waitpid(pids[i], &st, WNOHANG) == pids[i])
+        exited[pids[i]] = st;
+      if (!fs::exists(labs[i] / "built") && !exited.contains(pids[i])) return false;
+    }
+    return true;
+  };
+  auto reap = [&] {
+    auto r = supervisor::reap_and_record(h.host.state_dir, *h.lab.log);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+  };
+  // Hang guard: both worlds are built in seconds; 5 minutes allows for a slow, busy machine.
+  int rounds = 0;
+  for (; rounds < 60'000 && !settled(); ++rounds) {
+    reap();
+    ::usleep(5'000);
+  }
+  MESSAGE("reaps while the worlds were built: " << rounds);
+  reap();  // both worlds live: a reap leaves them whole
+  for (const fs::path& lab : labs) std::ofstream(lab / "go") << "go\n";
+  for (size_t i = 0; i < labs.size(); ++i) {
+    int st = 0;
+    if (auto it = exited.find(pids[i]); it != exited.end()) {
+      st = it->second;
+    } else {
+      REQUIRE(::waitpid(pids[i], &st, 0) == pids[i]);
+    }
+    CHECK_MESSAGE(fs::exists(labs[i] / "built"), (labs[i].string() + ": its world was not built"));
+    CHECK_MESSAGE((WIFEXITED(st) && WEXITSTATUS(st) == 0), (labs[i].string() + ": the lab failed"));
+    CHECK(unreleased(labs[i] / "sandbox").empty());
+  }
 }
 
 // What sshd starts for a session runs confined like sshd, whatever a node's root made it start: a

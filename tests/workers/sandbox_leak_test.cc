@@ -1,7 +1,10 @@
 // Leak accounting: every name a run makes is in the registry and gone after the run, over 100
 // create/destroy cycles; a supervisor killed mid-run leaves a run that reap() then removes.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +12,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/spawn_self.h"
 #include "tests/support/wait_until.h"
@@ -193,6 +197,8 @@ TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its
   fs::create_directories(mine);
   Registry own(gone);
   REQUIRE(own.record("mine", ResourceKind::kDir, mine).is_ok());
+  CHECK(fs::is_directory(gone));  // recording a name makes its state folder first
+  REQUIRE(fs::remove(gone));      // then the folder is removed, as an operator's rm -r does
   report = aura::sandbox::reap_orphans();
   REQUIRE(report.ok());
   CHECK(fs::exists(mine));
@@ -200,4 +206,100 @@ TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its
   report = aura::sandbox::reap_orphans();  // now empty: the registry of the gone folder goes
   REQUIRE(report.ok());
   CHECK_FALSE(fs::exists(own.file()));
+}
+
+// A reap takes only what is provably dead (docs/WORLDS.md, "What a reap may take"): an owner
+// whose pid no process has, one whose pid another process now has (another start time), or a
+// zombie. A token that names no process is not known to be dead: its names are left, and no
+// such token is ever recorded. A name is never recorded for a folder that cannot be made.
+TEST_CASE("sandbox leaks: a reap takes only a provably dead owner's names") {
+  using aura::sandbox::OwnerState;
+  CHECK(Registry::owner_state(Registry::self_owner()) == OwnerState::kAlive);
+  CHECK(Registry::owner_state("999999999.1") == OwnerState::kDead);
+  CHECK(Registry::owner_state(std::to_string(::getpid()) + ".1") == OwnerState::kDead);
+  for (const char* token : {"garbage", "123.", ".5", "12x.5", "12.5x", ""})
+    CHECK_MESSAGE(Registry::owner_state(token) == OwnerState::kUnknown, token);
+
+  // A zombie holds nothing any more: dead, whoever is late to reap it.
+  int gate[2];
+  REQUIRE(::pipe(gate) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(gate[1]);  // the read below ends when the parent closes the last write end
+    char c;
+    [[maybe_unused]] ssize_t n = ::read(gate[0], &c, 1);
+    ::_exit(0);
+  }
+  ::close(gate[0]);
+  const std::string zombie = aura::sandbox::owner_of(child);
+  CHECK(Registry::owner_state(zombie) == OwnerState::kAlive);
+  ::close(gate[1]);
+  CHECK(aura::testing::wait_until(
+      [&] { return Registry::owner_state(zombie) == OwnerState::kDead; }));
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+
+  aura::testing::TempDir dir;
+  const fs::path state = dir.path() / "state";
+  const fs::path kept = dir.path() / "kept";
+  fs::create_directories(kept);
+  CHECK_FALSE(Registry(state, "garbage").record("bad", ResourceKind::kDir, kept).is_ok());
+  CHECK_FALSE(fs::exists(state));
+  // The data folder gone: nothing is recorded, and the folder is not made again.
+  Registry lost(dir.path() / "gone" / "state");
+  CHECK_FALSE(lost.record("lost", ResourceKind::kDir, kept).is_ok());
+  CHECK_FALSE(fs::exists(dir.path() / "gone"));
+  CHECK_FALSE(fs::exists(lost.file()));
+
+  // A line whose owner names no process (written by hand) is left by a reap.
+  Registry live(state);
+  REQUIRE(live.record("live", ResourceKind::kDir, kept).is_ok());
+  std::ofstream(live.file(), std::ios::app) << "+ 12x.5 odd dir " << kept.string() << "\n";
+  auto report = aura::sandbox::reap(state);
+  REQUIRE(report.ok());
+  CHECK(report->runs_reaped == 0);
+  CHECK(fs::exists(kept));
+  auto entries = live.entries();
+  REQUIRE(entries.ok());
+  CHECK(entries->size() == 2);
+  fs::remove(live.file());  // the odd line would stay for good
+}
+
+// A record that waits for the registry's lock while a reap drops the file (an emptied registry
+// of a gone folder is unlinked) lands in the file later readers open, never in the unlinked one.
+TEST_CASE("sandbox leaks: a record that waited while a reap dropped the registry is kept") {
+  aura::testing::TempDir dir;
+  const fs::path state = dir.path() / "state";
+  Registry registry(state);
+  REQUIRE(registry.record("first", ResourceKind::kDir, dir.path() / "a").is_ok());
+  REQUIRE(registry.release("first", ResourceKind::kDir, dir.path() / "a").is_ok());
+  const int fd = ::open(registry.file().c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+  struct stat st {};
+  REQUIRE(::fstat(fd, &st) == 0);
+  aura::Status recorded = aura::Status::ok();
+  std::thread waiter(
+      [&] { recorded = registry.record("second", ResourceKind::kDir, dir.path() / "b"); });
+  // /proc/locks lists a request blocked on the file's inode with "->".
+  const std::string inode = ":" + std::to_string(st.st_ino) + " ";
+  const bool waiting = aura::testing::wait_until([&] {
+    std::istringstream locks(aura::testing::read_text_file("/proc/locks"));
+    for (std::string line; std::getline(locks, line);)
+      if (line.find("->") != std::string::npos && line.find(inode) != std::string::npos)
+        return true;
+    return false;
+  });
+  CHECK(waiting);
+  ::unlink(registry.file().c_str());  // as reap_file drops an emptied registry, under the lock
+  ::close(fd);
+  waiter.join();
+  REQUIRE(recorded.is_ok());
+  auto entries = registry.entries();
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 1);
+  CHECK((*entries)[0].run_id == "second");
+  CHECK_FALSE((*entries)[0].released);
+  REQUIRE(registry.release("second", ResourceKind::kDir, dir.path() / "b").is_ok());
+  fs::remove(registry.file());
 }

@@ -42,39 +42,95 @@ const char* kind_name(ResourceKind k) {
   return "dir";
 }
 
-// Holds the registry file's exclusive flock for its lifetime.
+// Holds the registry file's exclusive flock for its lifetime. A file a reap unlinked while this
+// process waited for the lock (an emptied registry of a gone folder) is opened again: what is
+// appended then lands in the file every later reader opens, never in an unlinked one. Without
+// `create`, a missing file is missing() (nothing recorded), and no file is made.
 class Locked {
  public:
-  explicit Locked(const fs::path& file)
-      : fd_(::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) {
-    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+  Locked(const fs::path& file, bool create) {
+    for (;;) {
+      fd_ = ::open(file.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+      if (fd_ < 0) {
+        missing_ = errno == ENOENT && !create;
+        return;
+      }
+      int rc;
+      while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+      }
+      struct stat st {};
+      if (rc == 0 && ::fstat(fd_, &st) == 0 && st.st_nlink > 0) return;
+      const int err = errno;
       ::close(fd_);
       fd_ = -1;
+      if (rc != 0) {
+        errno = err;
+        return;
+      }
     }
   }
   ~Locked() {
     if (fd_ >= 0) ::close(fd_);
   }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
   int fd() const { return fd_; }
+  bool missing() const { return missing_; }
 
  private:
-  int fd_;
+  int fd_ = -1;
+  bool missing_ = false;
 };
 
-std::string start_time_of(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+// What /proc says of process `pid`: kAlive with its start time (clock ticks after boot), kDead
+// when no process has the pid or the one that has it is a zombie or dying (it holds nothing any
+// more, whoever is late to reap it), kUnknown when /proc could not be read for another reason
+// (no descriptor or memory left) or did not parse.
+struct ProcStart {
+  OwnerState state = OwnerState::kUnknown;
+  std::string ticks;
+};
+
+ProcStart proc_start(pid_t pid) {
+  if (pid <= 0) return {};
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {errno == ENOENT || errno == ESRCH ? OwnerState::kDead : OwnerState::kUnknown};
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) < 0 && errno == EINTR) {
+  }
+  const int err = errno;
+  ::close(fd);
+  if (n < 0) return {err == ESRCH ? OwnerState::kDead : OwnerState::kUnknown};
+  const std::string text(buf, size_t(n));
   const size_t close = text.rfind(')');
-  if (close == std::string::npos) return "";
+  if (close == std::string::npos || close + 2 > text.size()) return {};
   std::istringstream rest(text.substr(close + 2));
   std::string field;
-  // Fields after "(comm)": state is field 3; starttime is field 22. A zombie (Z) or a dying
-  // process (X) holds nothing any more: it counts as gone, whoever is late to reap it.
+  // Fields after "(comm)": state is field 3; starttime is field 22.
   for (int i = 3; i <= 22 && rest >> field; ++i) {
-    if (i == 3 && (field == "Z" || field == "X")) return "";
-    if (i == 22) return field;
+    if (i == 3 && (field == "Z" || field == "X")) return {OwnerState::kDead};
+    if (i == 22) return {OwnerState::kAlive, field};
   }
-  return "";
+  return {};
+}
+
+std::string start_time_of(pid_t pid) {
+  ProcStart p = proc_start(pid);
+  return p.state == OwnerState::kAlive ? p.ticks : std::string();
+}
+
+// The pid of an owner token "<pid>.<start time>" (both decimal), 0 when it is not one.
+pid_t owner_pid(const std::string& owner) {
+  const size_t dot = owner.find('.');
+  if (dot == std::string::npos || dot + 1 == owner.size()) return 0;
+  pid_t pid = 0;
+  const auto parsed = std::from_chars(owner.data(), owner.data() + dot, pid);
+  if (parsed.ec != std::errc() || parsed.ptr != owner.data() + dot || pid <= 0) return 0;
+  for (size_t i = dot + 1; i < owner.size(); ++i)
+    if (owner[i] < '0' || owner[i] > '9') return 0;
+  return pid;
 }
 
 Result<std::vector<RegistryEntry>> parse(const std::string& text) {
@@ -149,20 +205,22 @@ std::string Registry::self_owner() {
   return std::to_string(::getpid()) + "." + start_time_of(::getpid());
 }
 
+OwnerState Registry::owner_state(const std::string& owner) {
+  const pid_t pid = owner_pid(owner);
+  if (pid == 0) return OwnerState::kUnknown;
+  const ProcStart p = proc_start(pid);
+  if (p.state != OwnerState::kAlive) return p.state;
+  return p.ticks == owner.substr(owner.find('.') + 1) ? OwnerState::kAlive : OwnerState::kDead;
+}
+
 bool Registry::owner_alive(const std::string& owner) {
-  const size_t dot = owner.find('.');
-  if (dot == std::string::npos) return false;
-  pid_t pid = 0;
-  const auto parsed = std::from_chars(owner.data(), owner.data() + dot, pid);
-  if (parsed.ec != std::errc() || parsed.ptr != owner.data() + dot || pid <= 0) return false;
-  const std::string started = start_time_of(pid);
-  return !started.empty() && started == owner.substr(dot + 1);
+  return owner_state(owner) == OwnerState::kAlive;
 }
 
 Status Registry::append(const std::string& line) {
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(run_dir(), 0700));
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(file_.parent_path(), 0700));
-  Locked lock(file_);
+  Locked lock(file_, true);
   if (lock.fd() < 0) return Status::io("open " + file_.string() + ": " + errno_text(errno));
   struct stat st {};
   const std::string text = ::fstat(lock.fd(), &st) == 0 && st.st_size == 0
@@ -180,6 +238,16 @@ Status Registry::record(const std::string& run_id, ResourceKind kind, const fs::
 
 Status Registry::record(const std::string& run_id, const std::vector<Resource>& resources) {
   const std::string owner = owner_.empty() ? self_owner() : owner_;
+  // A name no reap could ever prove dead is never made.
+  if (owner_pid(owner) == 0)
+    return Status::io("record in " + file_.string() + ": no owner token (\"" + owner +
+                      "\"): this process's start time could not be read from /proc");
+  // The state folder exists before any name is recorded under it (made here, never its parents:
+  // a lab whose data folder is gone records nothing). So a registry whose folder is missing
+  // names only what a removed folder's lab left, never a lab that has not made its folder yet:
+  // reap_orphans() ends live holders on that ground alone.
+  if (::mkdir(state_dir_.c_str(), 0755) != 0 && errno != EEXIST)
+    return Status::io("mkdir " + state_dir_.string() + ": " + errno_text(errno));
   std::string lines;
   for (const Resource& r : resources)
     lines += "+ " + owner + " " + run_id + " " + kind_name(r.kind) + " " + r.path.string() + "\n";
@@ -198,8 +266,8 @@ Status Registry::release(const std::string& run_id, const std::vector<Resource>&
 }
 
 Result<std::vector<RegistryEntry>> Registry::entries() const {
-  if (::access(file_.c_str(), F_OK) != 0) return std::vector<RegistryEntry>{};
-  Locked lock(file_);
+  Locked lock(file_, false);
+  if (lock.missing()) return std::vector<RegistryEntry>{};
   if (lock.fd() < 0) return Status::io("open " + file_.string() + ": " + errno_text(errno));
   auto text = read_all(lock.fd());
   if (!text.ok()) return text.status();
@@ -216,8 +284,8 @@ Result<ReapReport> reap_file(const fs::path& file,
                              const std::function<bool(const RegistryEntry&)>& doomed,
                              bool drop_empty, bool leave_if_none = false) {
   ReapReport report;
-  if (::access(file.c_str(), F_OK) != 0) return report;
-  Locked lock(file);
+  Locked lock(file, false);
+  if (lock.missing()) return report;
   if (lock.fd() < 0) return Status::io("open " + file.string() + ": " + errno_text(errno));
   auto text = read_all(lock.fd());
   if (!text.ok()) return text.status();
@@ -292,7 +360,11 @@ Result<ReapReport> reap_file(const fs::path& file,
   return report;
 }
 
-bool dead_owner(const RegistryEntry& e) { return !Registry::owner_alive(e.owner); }
+// A reap takes only what is provably dead (docs/WORLDS.md, "What a reap may take"): an owner
+// whose liveness /proc could not tell is left for a later reap.
+bool dead_owner(const RegistryEntry& e) {
+  return Registry::owner_state(e.owner) == OwnerState::kDead;
+}
 
 // SIGKILLs the process `owner` names ("pid.starttime") if it is still that process and it is a
 // world holder of `state_dir` (its command line is "aura-holder <state_dir>"), and waits up to a
@@ -300,8 +372,7 @@ bool dead_owner(const RegistryEntry& e) { return !Registry::owner_alive(e.owner)
 // running, this very process) is left alone: its names are reaped once it is dead. The signal
 // goes through a pidfd taken before the checks, so a reused pid is never signalled.
 void end_holder(const std::string& owner, const fs::path& state_dir) {
-  pid_t pid = 0;
-  std::from_chars(owner.data(), owner.data() + owner.find('.'), pid);
+  const pid_t pid = owner_pid(owner);
   if (pid <= 1 || pid == ::getpid()) return;
   const int pidfd = int(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) return;
@@ -345,10 +416,15 @@ Result<ReapReport> reap_orphans() {
     std::getline(in, first);
     if (!first.starts_with(kHeader)) continue;
     const fs::path state_dir = first.substr(kHeader.size());
-    const bool folder_gone = !fs::exists(state_dir);
-    // Nothing can reopen a world whose data folder is gone: a live holder of it (a persisted
-    // world's, which ends itself within seconds of noticing) is ended now.
-    if (auto entries = Registry(state_dir).entries(); entries.ok() && folder_gone) {
+    // The entries first, the folder second. Every entry was recorded after its folder was made
+    // (Registry::record makes it), so a folder missing now was removed after the entries read:
+    // their worlds can never be reopened, and a live holder of one (a persisted world's, which
+    // ends itself within seconds of noticing) is ended now. Read the other way round, a lab
+    // that made its folder and recorded its first world between the two looked orphaned.
+    auto entries = Registry(state_dir).entries();
+    std::error_code gone_ec;
+    const bool folder_gone = !fs::exists(state_dir, gone_ec) && !gone_ec;
+    if (entries.ok() && folder_gone) {
       for (const RegistryEntry& e : *entries)
         if (!e.released) end_holder(e.owner, state_dir);
     }

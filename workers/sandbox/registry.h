@@ -19,6 +19,12 @@ namespace aura::sandbox {
 // kNetns: a named network namespace (its /run/netns bind mount) of a world network.
 enum class ResourceKind { kCgroup, kDir, kNetns };
 
+// What is known of the process an owner token names. kDead only when it is certain: no process
+// has its pid, the one that has it started at another time (the pid was reused), or it is a
+// zombie. kUnknown when /proc could not be read for another reason or the token is not
+// "<pid>.<start time>". Every lab on the machine is taken to share one PID namespace.
+enum class OwnerState { kAlive, kDead, kUnknown };
+
 struct RegistryEntry {
   std::string owner;  // "<pid>.<start time in ticks>" of the process that created it
   std::string run_id;
@@ -44,7 +50,10 @@ class Registry {
     std::filesystem::path path;
   };
 
-  // Records that this process is about to create `path` for `run_id`.
+  // Records that this process is about to create `path` for `run_id`. Makes the state folder
+  // first if it is missing (never its parents): no name is recorded for a folder that does not
+  // exist, so a missing folder always means a removed one (reap_orphans()). Refuses an owner
+  // token without a start time.
   Status record(const std::string& run_id, ResourceKind kind, const std::filesystem::path& path);
   // Records several at once (one append, one lock).
   Status record(const std::string& run_id, const std::vector<Resource>& resources);
@@ -62,6 +71,8 @@ class Registry {
   static std::string self_owner();
   // Whether the process named by `owner` still runs (same pid and start time).
   static bool owner_alive(const std::string& owner);
+  // Alive, provably dead, or not known (see OwnerState). A reap takes only kDead owners' names.
+  static OwnerState owner_state(const std::string& owner);
 
  private:
   Status append(const std::string& line);
@@ -92,8 +103,9 @@ struct ReapReport {
 
 // Removes everything a dead earlier process left under `state_dir`: kills each leftover run's
 // processes through its cgroup, removes its cgroup folders and stage folder, marks them released
-// and compacts the registry. Entries of live owners are left alone. Fails only if the registry
-// cannot be read or rewritten; per-path failures are listed in the report.
+// and compacts the registry. Only names of a provably dead owner (OwnerState::kDead) are taken;
+// entries of live owners, and of owners whose state /proc could not tell, are left alone. Fails
+// only if the registry cannot be read or rewritten; per-path failures are listed in the report.
 Result<ReapReport> reap(const std::filesystem::path& state_dir);
 
 // Removes every name recorded under `owner`, alive or not: a world's holder tearing down the
@@ -103,8 +115,9 @@ Result<ReapReport> reap_owner(const std::filesystem::path& state_dir, const std:
 // reap() for every registry in run_dir(), of any lab on the machine: names whose owner is dead
 // are removed even when their data folder is still there (a test or judge SIGKILLed together with
 // its worlds' holders leaves its temporary folder and names that no one would reopen). Where the
-// data folder is gone, live world holders of it are ended first (nothing can reopen their worlds;
-// any other live owner is left alone), and the registry is removed once nothing is left in it.
+// state folder is gone -- removed after the entries read were recorded, since record() makes it
+// first -- live world holders of it are ended first (nothing can reopen their worlds; any other
+// live owner is left alone), and the registry is removed once nothing is left in it.
 Result<ReapReport> reap_orphans();
 
 }  // namespace aura::sandbox
