@@ -64,7 +64,7 @@ Status add_package(SyntheticScenario& sc, BlobStore& blobs, size_t outputs) {
                        size_t size) -> Status {
     for (size_t i = 0; i < outputs; ++i) {
       std::string content = kind + " " + std::to_string(i) + "\n";
-      for (size_t k = 0; content.size() < size; ++k)
+      while (content.size() < size)
         content += hex_of(content.substr(content.size() - std::min<size_t>(64, content.size())))
                        .substr(0, 32);
       content.resize(size);
