@@ -67,8 +67,9 @@ void register_daemon_commands(CommandTable& r) {
        "the worlds, and serves them over a Unix socket (docs/formats/daemon-protocol.md) to root\n"
        "and to the front's user only. Sets the lab up on first use (as 'aura setup' does, with "
        "the\n"
-       "bundled packages of --scenarios). Logs JSON lines on stderr; SIGINT or SIGTERM stop it,\n"
-       "ending the judge run in progress and every live world it holds.",
+       "bundled packages of --scenarios). Logs JSON lines on stderr. SIGINT or SIGTERM stop it:\n"
+       "it stops accepting, waits for the judge run and any gate in progress to end (runs\n"
+       "still queued are dropped), then ends every live world it holds.",
        {{"socket", "PATH", "the daemon's socket (default DATA/../run/daemon.sock)"},
         {"front-user", "NAME",
          "the one unprivileged user served: the HTTP front's (default aura-web)"},

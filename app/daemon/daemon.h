@@ -2,8 +2,9 @@
 // attempt engine, projections, judge queue and worlds, and serves them over a Unix socket with
 // the daemon protocol (docs/formats/daemon-protocol.md) to the HTTP front and the CLI. Every
 // request is read strictly and checked here again, whatever the front checked: capabilities and
-// the operator token are verified by the daemon itself. Stopping it ends what it started: the
-// judge run in progress and every live world it holds are destroyed.
+// the operator token are verified by the daemon itself. Stopping it ends what it started: it
+// waits for the judge run and any gate in progress (they are not cut short), drops the queued
+// runs, and destroys every live world it holds.
 #pragma once
 
 #include <cstddef>

@@ -71,6 +71,9 @@ std::string Metrics::text(const Gauges& g) const {
   gauge("aura_judge_queue_waiting", "Judge runs waiting.", g.judge_waiting);
   gauge("aura_judge_running", "Judge runs running (0 or 1).", g.judge_running);
   gauge("aura_live_worlds", "Worlds alive under the data folder.", g.live_worlds);
+  gauge("aura_chain_verified",
+        "1 when the daemon's last verification of the log (chain, tree, checkpoints, blobs) held.",
+        g.chain_verified);
   gauge("aura_daemon_connections", "Open daemon socket connections.", g.connections);
   return o;
 }

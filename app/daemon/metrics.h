@@ -24,6 +24,7 @@ class Metrics {
     uint64_t judge_running = 0;
     uint64_t live_worlds = 0;
     uint64_t connections = 0;
+    uint64_t chain_verified = 0;  // the last chain verification held
   };
   std::string text(const Gauges& g) const;
 

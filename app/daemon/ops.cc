@@ -18,6 +18,8 @@
 #include "engine/events/attempt_events.h"
 #include "engine/events/event_types.h"
 #include "engine/intervention/intervention_ir.h"
+#include "engine/log/snapshot.h"
+#include "engine/merkle/merkle.h"
 #include "engine/receipt/receipt.h"
 #include "engine/receipt/receipt_format.h"
 #include "workers/supervisor/supervisor.h"
@@ -25,12 +27,12 @@
 namespace aura::daemon {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using lab::Cell;
+using lab::Rows;
 using rpc::api_error;
 using rpc::ApiError;
 using rpc::Reply;
 using rpc::Request;
-using lab::Cell;
-using lab::Rows;
 
 namespace {
 
@@ -705,6 +707,71 @@ Reply op_receipt_verify(Daemon::Impl& d, const json::Object& a) {
   return ok(JsonWriter().raw("offline", one(offline)).raw("replay", one(replay)).done());
 }
 
+// Inclusion proofs of a receipt's events (the attempt's events it binds) against the latest
+// checkpoint, one made first when the latest does not cover them.
+Reply op_proof_receipt(Daemon::Impl& d, const json::Object& a) {
+  auto sha = a.required_string("sha256", 64);
+  if (!sha.ok()) return fail(sha.status());
+  if (!is_lower_hex64(*sha)) return fail(a.error("sha256", "not a SHA-256"));
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  std::string attempt;
+  {
+    std::lock_guard lock(d.proj_mu);
+    if (Status s = d.catch_up_locked(); !s.is_ok()) return fail(s);
+    auto rows = d.projections->attempts();
+    if (!rows.ok()) return fail(rows.status());
+    for (size_t i = 0; i < rows->rows.size(); ++i) {
+      if (text_of(rows->get(i, "receipt_sha256")) == *sha)
+        attempt = text_of(rows->get(i, "attempt"));
+    }
+  }
+  if (attempt.empty()) return fail(api_error(404, "not_found", "no receipt " + std::string(*sha)));
+  EventLog& log = *d.session->writer.log;
+  events::PayloadReader reader;
+  uint64_t first = 0, last = 0;
+  std::vector<std::pair<uint64_t, Digest>> bound;  // the attempt's events in [first, last]
+  Status s = log.read_stream(attempt::stream_of(attempt), 0, [&](const EventView& e) {
+    if (e.type == events::kReceiptIssued) {
+      auto p = events::ReceiptIssued::decode(reader, e);
+      if (p.ok() && p->receipt_sha256 == *sha) {
+        first = p->first_seq;
+        last = p->last_seq;
+      }
+    }
+    bound.emplace_back(e.seq, e.hash);
+    return true;
+  });
+  if (!s.is_ok()) return fail(s);
+  if (last == 0) return fail(api_error(404, "not_found", "no receipt " + std::string(*sha)));
+  auto cp = log.latest_checkpoint();
+  if (!cp.ok()) return fail(cp.status());
+  std::optional<StoredCheckpoint> ck = *cp;
+  if (!ck || ck->size < last) {
+    auto made = log.checkpoint();
+    if (!made.ok()) return fail(made.status());
+    ck = *made;
+  }
+  JsonArray proofs;
+  for (const auto& [seq, hash] : bound) {
+    if (seq < first || seq > last) continue;
+    auto proof = merkle::inclusion_proof(seq - 1, ck->size, log.nodes());
+    if (!proof.ok()) return fail(proof.status());
+    JsonArray path;
+    for (const auto& h : *proof) path.str(to_hex(h));
+    proofs.raw(JsonWriter()
+                   .num("seq", seq)
+                   .str("event_hash", to_hex(hash))
+                   .raw("path", path.done())
+                   .done());
+  }
+  return ok(
+      JsonWriter()
+          .str("attempt", attempt)
+          .raw("checkpoint", JsonWriter().num("size", ck->size).str("note", ck->signed_note).done())
+          .raw("proofs", proofs.done())
+          .done());
+}
+
 Reply op_proof(Daemon::Impl& d) {
   EventLog& log = *d.session->writer.log;
   LogHead head = log.head();
@@ -790,6 +857,28 @@ Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
                   .str("detail", d.last_verify.detail)
                   .done());
   }
+  if (r.op == "operator.snapshot") {
+    // A consistent signed copy while appends go on (docs/OPERATIONS.md, backups), in
+    // DATA/../snapshots/<UTC time>.
+    std::string stamp = now_rfc3339();
+    for (char& c : stamp) {
+      if (c == ':') c = '-';
+    }
+    fs::path out =
+        fs::absolute(d.opt.folders.data).lexically_normal().parent_path() / "snapshots" / stamp;
+    std::error_code ec;
+    if (fs::exists(out, ec))
+      return fail(api_error(429, "too_many_requests", "a snapshot was made this second"));
+    fs::create_directories(out.parent_path(), ec);
+    auto m =
+        make_snapshot(log, *d.session->writer.blobs, out, d.session->writer.keys->lab_signer());
+    if (!m.ok()) return fail(m.status());
+    return ok(JsonWriter()
+                  .str("path", out.string())
+                  .num("head_seq", m->head_seq)
+                  .num("files", uint64_t(m->files.size()))
+                  .done());
+  }
   if (r.op == "operator.reap") {
     auto reaped = supervisor::reap_and_record(fs::absolute(d.opt.folders.data / "sandbox"), log);
     if (!reaped.ok()) return fail(reaped.status());
@@ -807,6 +896,10 @@ Reply op_metrics(Daemon::Impl& d) {
       uint64_t at = st.position ? st.position->last_seq : 0;
       g.projection_lag = std::max(g.projection_lag, st.head_seq > at ? st.head_seq - at : 0);
     }
+  }
+  {
+    std::lock_guard lock(d.verify_mu);
+    g.chain_verified = d.last_verify.ok ? 1 : 0;
   }
   g.judge_waiting = d.judge->waiting();
   g.judge_running = d.judge->running() ? 1 : 0;
@@ -848,6 +941,7 @@ Reply Daemon::Impl::handle(const Request& r) {
   if (op == "receipt.get") return op_receipt_get(*this, a);
   if (op == "receipt.verify") return op_receipt_verify(*this, a);
   if (op == "proof") return op_proof(*this);
+  if (op == "proof.receipt") return op_proof_receipt(*this, a);
   if (op == "metrics") return op_metrics(*this);
   if (op.rfind("operator.", 0) == 0) return op_operator(*this, r, a);
   ApiError e = api_error(404, "not_found", "no operation " + op);

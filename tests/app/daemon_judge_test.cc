@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "engine/events/event_types.h"
 #include "tests/app/daemon_proc.h"
 
 using namespace aura;
@@ -36,8 +37,9 @@ TEST_CASE("O2 judged through the daemon") {
     if ((*f)->kind != rpc::Kind::kEvent) continue;
     const std::string& body = (*f)->body;
     const std::string type = member(body, "type");
-    if (type == "probe.requested" || type == "intervention.submitted") saw_probe_or_ir = true;
-    if (type == "gate.fact") {
+    if (type == events::kProbeRequested || type == events::kInterventionSubmitted)
+      saw_probe_or_ir = true;
+    if (type == events::kGateFact) {
       const std::string data = member(body, "data");
       CHECK(!member(data, "world").empty());
       CHECK(!member(data, "check").empty());

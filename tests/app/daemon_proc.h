@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,6 +60,8 @@ struct DaemonProc {
     pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
+      // The daemon ends with the test, however the test ends.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       std::vector<char*> a;
       for (auto& s : argv) a.push_back(s.data());
       a.push_back(nullptr);

@@ -22,8 +22,13 @@
 #include <vector>
 
 #include "app/rpc/client.h"
+#include "engine/checkpoint/checkpoint.h"
 #include "engine/common/file_io.h"
+#include "engine/crypto/sha256.h"
+#include "engine/events/event_types.h"
 #include "engine/json/json_reader.h"
+#include "engine/keys/key_store.h"
+#include "engine/merkle/merkle.h"
 #include "engine/scenario/manifest.h"
 #include "tests/app/daemon_proc.h"
 #include "tests/support/temp_dir.h"
@@ -160,6 +165,10 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
       403);
   CHECK(d.call("operator.verify", "{}", rpc::AuthKind::kOperator, std::string(48, 'n')).status ==
         200);
+  // A snapshot while the daemon holds the data folder: a signed copy beside it.
+  auto snap = d.call("operator.snapshot", "{}", rpc::AuthKind::kOperator, std::string(48, 'n'));
+  REQUIRE(snap.status == 200);
+  CHECK(fs::exists(fs::path(member(snap.body_json, "path")) / "log"));
   // The token never reaches the daemon's log.
   CHECK(d.log_text().find(std::string(40, 'k')) == std::string::npos);
   CHECK(d.log_text().find(capa2) == std::string::npos);
@@ -261,6 +270,41 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   REQUIRE(checked.status == 200);
   CHECK(checked.body_json.find("\"offline\":{\"ok\":true") != std::string::npos);
   CHECK(checked.body_json.find("\"replay\":{\"ok\":true") != std::string::npos);
+  // Inclusion proofs of the receipt's events against a signed checkpoint, checked against the
+  // lab's public key.
+  auto incl = d.call("proof.receipt",
+                     "{\"sha256\":" + quoted(member(rc.body_json, "receipt_sha256")) + "}");
+  REQUIRE(incl.status == 200);
+  {
+    // The checkpoint is opened with the lab's public key, as an auditor would.
+    auto key = KeyStore::load_public(d.dir / "keys" / "lab.pub");
+    REQUIRE(key.ok());
+    std::vector<NoteVerifierKey> keys = {*key};
+    auto ck = open_checkpoint(member(member(incl.body_json, "checkpoint"), "note"), keys);
+    REQUIRE(ck.ok());
+    const uint64_t size = ck->size;
+    CHECK(size == std::stoull(member(member(incl.body_json, "checkpoint"), "size")));
+    const merkle::Hash* root = &ck->root;
+    json::Reader reader;
+    auto doc = reader.parse_object(incl.body_json);
+    REQUIRE(doc.ok());
+    auto proofs = doc->array("proofs");
+    REQUIRE(proofs.ok());
+    CHECK(proofs->size() > 10);
+    for (const auto& p : proofs->elements()) {
+      auto o = p.as_object();
+      REQUIRE(o.ok());
+      auto seq = o->required_u64("seq");
+      auto eh = digest_from_hex(*o->required_string("event_hash"));
+      REQUIRE(eh);
+      std::vector<merkle::Hash> path;
+      auto hexes = o->array("path")->strings();  // kept: the loop must not range over a temporary
+      REQUIRE(hexes.ok());
+      for (auto h : *hexes) path.push_back(*digest_from_hex(h));
+      Status v = merkle::verify_inclusion(merkle::leaf_hash(*eh), *seq - 1, size, path, *root);
+      CHECK_MESSAGE(v.is_ok(), v.message());
+    }
+  }
   // A learner's receipt is not public.
   CHECK(d.call("receipt.get", "{\"sha256\":" + quoted(member(rc.body_json, "receipt_sha256")) + "}")
             .status == 404);
@@ -289,9 +333,9 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   }
   REQUIRE(seqs.size() > 10);
   for (size_t i = 1; i < seqs.size(); ++i) CHECK(seqs[i] > seqs[i - 1]);
-  CHECK(types.count("gate.verdict") == 1);
-  CHECK(types.count("attempt.access") == 0);
-  CHECK(types.count("world.built") == 0);
+  CHECK(types.count(events::kGateVerdict) == 1);
+  CHECK(types.count(events::kAttemptAccess) == 0);
+  CHECK(types.count(events::kWorldBuilt) == 0);
   const uint64_t cut = seqs[seqs.size() / 2];
   auto again = rpc::Client::connect(d.socket);
   sr.request_id = rpc::new_request_id();
@@ -358,9 +402,9 @@ TEST_CASE("the judge queue: one at a time, bounded, results and receipts public"
     if (!f.ok() || !f->has_value()) break;
     if ((*f)->kind == rpc::Kind::kEvent) types.insert(member((*f)->body, "type"));
   }
-  CHECK(types.count("gate.property") == 1);
-  CHECK(types.count("gate.verdict") == 1);
+  CHECK(types.count(events::kGateProperty) == 1);
+  CHECK(types.count(events::kGateVerdict) == 1);
   CHECK(types.count("judge.run") == 1);
-  CHECK(types.count("probe.requested") == 0);
-  CHECK(types.count("intervention.submitted") == 0);
+  CHECK(types.count(events::kProbeRequested) == 0);
+  CHECK(types.count(events::kInterventionSubmitted) == 0);
 }
