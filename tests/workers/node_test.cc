@@ -109,9 +109,20 @@ TEST_CASE("node: commands run inside the node's namespaces, services answer acro
   CHECK(r->out == "own\n");
 
   // A command past its deadline is killed.
-  r = (*web1)->exec({"/bin/sleep", "30"}, kEnv, std::chrono::milliseconds(300));
+  r = (*web1)->exec({"/bin/sleep", "300"}, kEnv, std::chrono::milliseconds(300));
   REQUIRE(r.ok());
   CHECK(r->timed_out);
+  // ... and the command itself, not only the process that waited for it: it has become the
+  // namespace's root, which clears a parent-death signal set before (prctl(2)).
+  auto sleeping = [&] {
+    auto ps = (*web1)->exec(
+        {"/bin/sh", "-c", "for c in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $c; echo; done"}, kEnv,
+        kHangGuard);
+    REQUIRE(ps.ok());
+    return ps->out.find("sleep 300") != std::string::npos;
+  };
+  wait_until([&] { return !sleeping(); }, std::chrono::milliseconds(100));
+  CHECK(!sleeping());
 
   const pid_t init2 = (*web2)->init_pid();
   REQUIRE((*web2)->destroy().is_ok());

@@ -531,11 +531,12 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
     // A PID namespace applies to children: the command is the grandchild.
     const pid_t inner = ::fork();
     if (inner == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       // The namespace-entry recipe's steps (sandbox/ns_entry.h) that apply to a process joining
       // a node: its root, stdio and the passed descriptor, nothing else open, and last (so
-      // nothing above runs under the filter) the confinement.
-      if (!sandbox::become_root().ok() || !sandbox::set_stdio(out[1], errp[1], pass_fd).ok() ||
+      // nothing above runs under the filter) the confinement. The parent-death signal is set
+      // after becoming the namespace's root: a change of uid clears it (prctl(2)).
+      if (!sandbox::become_root().ok() || !sandbox::set_parent_death_signal().ok() ||
+          !sandbox::set_stdio(out[1], errp[1], pass_fd).ok() ||
           !sandbox::close_fds(pass_fd >= 0 ? 4u : 3u, -1).ok())
         ::_exit(125);
       if (filtered && !sandbox::confine(keep_caps, &fprog).ok()) ::_exit(125);
