@@ -67,6 +67,9 @@ struct Daemon::Impl {
 
   void connection(int fd, uid_t peer);
   void verify_chain();
+  // The log as it stands now, read-only and still while appends go on: what verification and
+  // receipt replay read.
+  Result<std::unique_ptr<EventLog>> still_view() const;
   // The projections caught up with the log, under proj_mu (held by the caller).
   Status catch_up_locked();
   void log_line(const std::string& json) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -148,7 +149,7 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
   // Replacing it revokes the old one.
   auto rot = d.call("attempt.capability", args_a, rpc::AuthKind::kCapability, capa);
   REQUIRE(rot.status == 200);
-  const std::string capa2 = member(rot.body_json, "capability");
+  std::string capa2 = member(rot.body_json, "capability");
   CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capa).status == 403);
   CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capa2).status == 200);
   // Operator ops: no token 401, a wrong one 403, the file's 200; the file is read each time.
@@ -165,6 +166,28 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
       403);
   CHECK(d.call("operator.verify", "{}", rpc::AuthKind::kOperator, std::string(48, 'n')).status ==
         200);
+  // Verifying while appends go on (each replacement of a capability is one): every verification
+  // holds; none mistakes an append made during it for corruption.
+  {
+    std::atomic<bool> stop{false};
+    std::string cap_now = capa2;
+    std::thread appender([&] {
+      while (!stop) {
+        auto r = d.call("attempt.capability", args_a, rpc::AuthKind::kCapability, cap_now);
+        if (r.status == 200) cap_now = member(r.body_json, "capability");
+      }
+    });
+    int held = 0;
+    for (int i = 0; i < 20; ++i) {
+      auto v = d.call("operator.verify", "{}", rpc::AuthKind::kOperator, std::string(48, 'n'));
+      CHECK_MESSAGE(member(v.body_json, "ok") == "true", v.body_json);
+      held += member(v.body_json, "ok") == "true";
+    }
+    stop = true;
+    appender.join();
+    CHECK(held == 20);
+    capa2 = cap_now;
+  }
   // A snapshot while the daemon holds the data folder: a signed copy beside it.
   auto snap = d.call("operator.snapshot", "{}", rpc::AuthKind::kOperator, std::string(48, 'n'));
   REQUIRE(snap.status == 200);
@@ -388,7 +411,8 @@ TEST_CASE("the judge queue: one at a time, bounded, results and receipts public"
   auto receipt = d.call("receipt.get", "{\"sha256\":" + quoted(sha) + "}");
   REQUIRE(receipt.status == 200);
   auto checked = d.call("receipt.verify", "{\"receipt\":" + receipt.body_json + "}");
-  CHECK(checked.body_json.find("\"replay\":{\"ok\":true") != std::string::npos);
+  CHECK_MESSAGE(checked.body_json.find("\"replay\":{\"ok\":true") != std::string::npos,
+                checked.body_json);
   // Its progress stream replays the run from the log and ends when the run has.
   auto c = rpc::Client::connect(d.socket);
   rpc::Request sr;
