@@ -84,6 +84,7 @@ void register_bench_sandbox_commands(CommandTable& r);
 void register_worker_commands(CommandTable& r);
 void register_bench_worlds_commands(CommandTable& r);
 void register_daemon_commands(CommandTable& r);
+void register_bench_serve_commands(CommandTable& r);
 void register_serve_commands(CommandTable& r);
 
 // A non-negative decimal integer, nothing else.

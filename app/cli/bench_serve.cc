@@ -1,0 +1,354 @@
+// `aura bench serve`: the HTTP front's attempt-state reads against Debian's nginx serving a
+// static JSON file of the same size, with the same client in the same run, and the time from a
+// command that appends to the event's arrival on the attempt's event stream.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/cli/cli.h"
+#include "app/cli/cli_support.h"
+#include "engine/common/json_writer.h"
+#include "engine/events/event_types.h"
+#include "engine/json/json_reader.h"
+
+namespace aura::cli {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+namespace {
+
+int connect_loopback(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+// One HTTP/1.1 exchange on a keep-alive connection: the status and the body (Content-Length
+// framed; chunked answers are not used by either server here). -1 on a transport failure.
+int http(int fd, const std::string& request, std::string* body) {
+  size_t sent = 0;
+  while (sent < request.size()) {
+    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return -1;
+    sent += size_t(n);
+  }
+  std::string in;
+  char buf[16384];
+  size_t header_end = std::string::npos;
+  while ((header_end = in.find("\r\n\r\n")) == std::string::npos) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return -1;
+    in.append(buf, size_t(n));
+  }
+  int status = std::atoi(in.c_str() + 9);
+  std::string head = in.substr(0, header_end);
+  for (char& c : head) c = char(std::tolower(static_cast<unsigned char>(c)));
+  size_t cl = head.find("content-length:");
+  size_t length = cl == std::string::npos ? 0 : std::strtoull(head.c_str() + cl + 15, nullptr, 10);
+  while (in.size() < header_end + 4 + length) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return -1;
+    in.append(buf, size_t(n));
+  }
+  if (body) *body = in.substr(header_end + 4, length);
+  return status;
+}
+
+struct LoadResult {
+  uint64_t requests = 0, failures = 0;
+  double seconds = 0;
+  double p50_ms = 0, p99_ms = 0;
+};
+
+LoadResult load(uint16_t port, const std::string& request, size_t connections, double seconds) {
+  std::atomic<bool> stop{false};
+  std::vector<std::vector<double>> lat(connections);
+  std::vector<uint64_t> fails(connections, 0);
+  std::vector<std::thread> threads;
+  auto began = Clock::now();
+  for (size_t i = 0; i < connections; ++i) {
+    threads.emplace_back([&, i] {
+      int fd = connect_loopback(port);
+      while (!stop) {
+        if (fd < 0) {
+          fails[i]++;
+          fd = connect_loopback(port);
+          continue;
+        }
+        auto t = Clock::now();
+        int st = http(fd, request, nullptr);
+        if (st != 200) {
+          fails[i]++;
+          ::close(fd);
+          fd = -1;
+          continue;
+        }
+        lat[i].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+      }
+      if (fd >= 0) ::close(fd);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+  LoadResult r;
+  r.seconds = std::chrono::duration<double>(Clock::now() - began).count();
+  std::vector<double> all;
+  for (size_t i = 0; i < connections; ++i) {
+    all.insert(all.end(), lat[i].begin(), lat[i].end());
+    r.failures += fails[i];
+  }
+  r.requests = all.size();
+  if (!all.empty()) {
+    std::sort(all.begin(), all.end());
+    r.p50_ms = all[all.size() / 2];
+    r.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+  }
+  return r;
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& cwd, const fs::path& log) {
+  pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+  FILE* f = std::freopen(log.c_str(), "w", stderr);
+  (void)f;
+  if (!std::freopen("/dev/null", "w", stdout)) ::_exit(126);
+  std::vector<char*> a;
+  for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  ::execv(a[0], a.data());
+  ::_exit(127);
+}
+
+uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string member_of(const std::string& body, std::string_view name) {
+  json::Reader r;
+  auto o = r.parse_object(body);
+  if (!o.ok()) return "";
+  auto s = o->optional_string(name);
+  return s.ok() && *s ? std::string(**s) : "";
+}
+
+void print(const char* who, const LoadResult& r) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "  %-34s %9.0f req/s   p50 %6.2f ms   p99 %6.2f ms   (%llu requests, %llu "
+                "failed)\n",
+                who, r.requests / r.seconds, r.p50_ms, r.p99_ms, (unsigned long long)r.requests,
+                (unsigned long long)r.failures);
+  std::cout << line;
+}
+
+int bench_serve(Invocation& inv) {
+  auto conns = inv.get_u64("connections", 64);
+  auto secs = inv.get_u64("seconds", 10);
+  if (!conns.ok() || !secs.ok() || *conns < 1 || *conns > 512 || *secs < 1 || *secs > 600) {
+    return inv.fail(Status::invalid("--connections must be 1..512 and --seconds 1..600"), 2);
+  }
+  if (::access("/usr/sbin/nginx", X_OK) != 0) {
+    return inv.fail(Status::unavailable("the peer needs Debian's nginx (/usr/sbin/nginx)"));
+  }
+  char tmpl[] = "/tmp/aura-bench-serve-XXXXXX";
+  if (!::mkdtemp(tmpl)) return inv.fail(Status::io("mkdtemp"));
+  const fs::path t = tmpl;
+  fs::permissions(t, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  // A copy of the bundled packages: set-up signs them in place.
+  std::error_code ec;
+  fs::copy(inv.get("scenarios", "scenarios"), t / "scenarios", fs::copy_options::recursive, ec);
+  if (ec) return inv.fail(Status::io("copy the bundled scenarios: " + ec.message()));
+  const uint16_t port = free_port(), peer_port = free_port();
+  std::cout << "starting aura serve on 127.0.0.1:" << port << " (a fresh lab in " << t.string()
+            << "; first use sets it up)" << std::endl;
+  pid_t serve =
+      spawn({fs::read_symlink("/proc/self/exe").string(), "serve", "--data", (t / "data").string(),
+             "--keys", (t / "keys").string(), "--port", std::to_string(port)},
+            t, t / "serve.log");
+  auto cleanup = [&](int code) {
+    if (serve > 0) {
+      ::kill(serve, SIGTERM);
+      ::waitpid(serve, nullptr, 0);
+    }
+    if (fs::exists(t / "nginx.pid")) {
+      std::ifstream p(t / "nginx.pid");
+      pid_t n = 0;
+      p >> n;
+      if (n > 0) ::kill(n, SIGQUIT);
+    }
+    return code;
+  };
+  std::string body;
+  bool up = false;
+  for (int i = 0; i < 1200 && !up; ++i) {
+    int fd = connect_loopback(port);
+    if (fd >= 0) {
+      up = http(fd, "GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &body) == 200;
+      ::close(fd);
+    }
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!up)
+    return cleanup(inv.fail(
+        Status::unavailable("aura serve did not answer; see " + (t / "serve.log").string())));
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
+  const std::string origin = "Origin: http://127.0.0.1:" + std::to_string(port) + "\r\n";
+  auto post = [&](int fd, const std::string& path, const std::string& json,
+                  const std::string& auth) {
+    return http(fd,
+                "POST " + path + " HTTP/1.1\r\n" + host + origin + auth +
+                    "Content-Type: application/json\r\nContent-Length: " +
+                    std::to_string(json.size()) + "\r\n\r\n" + json,
+                &body);
+  };
+  int fd = connect_loopback(port);
+  if (post(fd, "/api/v1/attempts", R"({"scenario":"t0"})", "") != 201) {
+    ::close(fd);
+    return cleanup(inv.fail(Status::unavailable("could not start a t0 attempt: " + body)));
+  }
+  const std::string id = member_of(body, "attempt"), cap = member_of(body, "capability");
+  const std::string auth = "Authorization: Bearer " + cap + "\r\n";
+  const std::string get = "GET /api/v1/attempts/" + id + " HTTP/1.1\r\n" + host + auth + "\r\n";
+  if (http(fd, get, &body) != 200) {
+    ::close(fd);
+    return cleanup(inv.fail(Status::unavailable("attempt state: " + body)));
+  }
+  ::close(fd);
+  const size_t size = body.size();
+
+  // The peer: nginx serving a file of the same size, same client, same run.
+  fs::create_directories(t / "www");
+  std::ofstream(t / "www" / "state.json") << body;
+  fs::permissions(t / "www", fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec |
+                                 fs::perms::group_read | fs::perms::others_read);
+  std::ofstream(t / "nginx.conf")
+      << "daemon on; worker_processes 2; pid " << (t / "nginx.pid").string() << ";\n"
+      << "error_log " << (t / "nginx.error.log").string() << ";\n"
+      << "events { worker_connections 1024; }\n"
+      << "http { access_log off; keepalive_requests 1000000; default_type application/json;\n"
+      << "  client_body_temp_path " << t.string() << "/nb; proxy_temp_path " << t.string()
+      << "/np; fastcgi_temp_path " << t.string() << "/nf; uwsgi_temp_path " << t.string()
+      << "/nu; scgi_temp_path " << t.string() << "/ns;\n"
+      << "  server { listen 127.0.0.1:" << peer_port << "; root " << (t / "www").string()
+      << "; } }\n";
+  pid_t ng = spawn({"/usr/sbin/nginx", "-c", (t / "nginx.conf").string(), "-p", t.string()}, t,
+                   t / "nginx.start.log");
+  ::waitpid(ng, nullptr, 0);
+  const std::string peer_get = "GET /state.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+  std::cout << "attempt-state reads, " << *conns << " keep-alive connections, " << *secs
+            << " s each, a " << size << "-byte JSON body, loopback:" << std::endl;
+  (void)load(port, get, *conns, 1);  // warm-up
+  LoadResult front = load(port, get, *conns, double(*secs));
+  print("aura serve GET /api/v1/attempts/ID", front);
+  (void)load(peer_port, peer_get, *conns, 1);
+  LoadResult peer = load(peer_port, peer_get, *conns, double(*secs));
+  print("nginx (static file, the peer)", peer);
+  const double ratio = peer.requests ? double(front.requests) / double(peer.requests) : 0;
+  std::printf("  ratio %.2f of the peer's throughput\n", ratio);
+
+  // An event's way to the stream: a command that appends, timed to the event's arrival.
+  int sse = connect_loopback(port);
+  std::string req = "GET /api/v1/attempts/" + id + "/events HTTP/1.1\r\n" + host + auth + "\r\n";
+  ::send(sse, req.data(), req.size(), MSG_NOSIGNAL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  char buf[65536];
+  while (::recv(sse, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
+  int cmd = connect_loopback(port);
+  auto t0 = Clock::now();
+  int st = post(cmd, "/api/v1/attempts/" + id + "/predict",
+                R"({"hypothesis":"stale-override","expect":"a bench"})", auth);
+  auto t_reply = Clock::now();
+  std::string got;
+  double arrival_ms = -1;
+  while (st == 200) {
+    ssize_t n = ::recv(sse, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, size_t(n));
+    if (got.find(events::kAttemptPredicted) != std::string::npos) {
+      arrival_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      break;
+    }
+  }
+  ::close(sse);
+  ::close(cmd);
+  const double reply_ms = std::chrono::duration<double, std::milli>(t_reply - t0).count();
+  std::printf(
+      "  predict: reply after %.2f ms; attempt.predicted on the event stream after %.2f ms "
+      "(both from the request's send)\n",
+      reply_ms, arrival_ms);
+  inv.emit_json(JsonWriter()
+                    .num("connections", *conns)
+                    .num("seconds", *secs)
+                    .num("body_bytes", uint64_t(size))
+                    .real("serve_rps", front.requests / front.seconds)
+                    .real("serve_p50_ms", front.p50_ms)
+                    .real("serve_p99_ms", front.p99_ms)
+                    .num("serve_failures", front.failures)
+                    .real("nginx_rps", peer.requests / peer.seconds)
+                    .real("nginx_p50_ms", peer.p50_ms)
+                    .real("nginx_p99_ms", peer.p99_ms)
+                    .real("ratio", ratio)
+                    .real("sse_arrival_ms", arrival_ms)
+                    .done());
+  int code = cleanup(0);
+  fs::remove_all(t, ec);
+  return code;
+}
+
+}  // namespace
+
+void register_bench_serve_commands(CommandTable& r) {
+  r.add({"bench serve",
+         "",
+         "HTTP attempt-state reads through aura serve against nginx, and event-stream latency",
+         "Starts aura serve (and its daemon) on a fresh lab in a temporary folder and a free\n"
+         "loopback port, starts a t0 attempt, then reads its state with N keep-alive connections\n"
+         "for S seconds; the same client then reads a static file of the same size from Debian's\n"
+         "nginx on loopback (the peer, same run). Prints requests/s and p50/p99 for both, and the\n"
+         "time from a predict command's send to its event on the attempt's event stream. Run it\n"
+         "from the repository root (the bundled scenarios of --scenarios are copied).",
+         {{"connections", "N", "keep-alive connections (1..512, default 64)"},
+          {"seconds", "S", "seconds per measured run (1..600, default 10)"},
+          {"scenarios", "DIR", "the bundled scenarios (default ./scenarios)"}},
+         0,
+         0,
+         bench_serve});
+}
+
+}  // namespace aura::cli
