@@ -223,8 +223,8 @@ Status Daemon::serve() {
       }
       d.connections.insert(fd);
     }
-    std::thread([&d, fd, uid = cred.uid] {
-      d.connection(fd, uid);
+    std::thread([&d, fd] {
+      d.connection(fd);
       std::lock_guard lock(d.conn_mu);
       d.connections.erase(fd);
       ::close(fd);
@@ -237,8 +237,7 @@ Status Daemon::serve() {
   return Status::ok();
 }
 
-void Daemon::Impl::connection(int fd, uid_t peer) {
-  (void)peer;  // every op is open to both peers served; credentials decide the rest
+void Daemon::Impl::connection(int fd) {
   while (!stopping) {
     auto f = rpc::read_frame(fd, kIdle, kWholeFrame);
     if (!f.ok() || !f->has_value()) return;

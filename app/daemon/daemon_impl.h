@@ -65,7 +65,7 @@ struct Daemon::Impl {
   void stream(int fd, const rpc::Request& r);
   static bool is_stream_op(std::string_view op);
 
-  void connection(int fd, uid_t peer);
+  void connection(int fd);
   void verify_chain();
   // The log as it stands now, read-only and still while appends go on: what verification and
   // receipt replay read.

@@ -87,7 +87,6 @@ void JudgeQueue::worker() {
       req.receipts_dir = receipts_dir_;
     }
     app::JudgeProgress progress;
-    std::string props;  // the current case's decided properties
     progress.gate = [&](gate::Property p, gate::Outcome o) {
       std::lock_guard lock(mu_);
       auto& r = runs_[id];
@@ -95,10 +94,7 @@ void JudgeQueue::worker() {
                               .str("property", gate::property_name(p))
                               .str("outcome", gate::outcome_name(o))
                               .done();
-      r.properties_json =
-          r.properties_json.empty() || r.properties_json == "[]"
-              ? "[" + entry + "]"
-              : r.properties_json.substr(0, r.properties_json.size() - 1) + "," + entry + "]";
+      r.properties.push_back(std::move(entry));
       touch(r);
     };
     progress.case_done = [&](const app::JudgeCaseRun& c) {
@@ -114,14 +110,14 @@ void JudgeQueue::worker() {
           .real("gate_seconds", c.gate_seconds);
       if (!c.receipt_sha256.empty()) j.str("receipt_sha256", c.receipt_sha256);
       r.case_json.push_back(j.done());
-      r.properties_json = "[]";
+      r.properties.clear();
       touch(r);
     };
     progress.case_started = [&](const std::string& attempt) {
       std::lock_guard lock(mu_);
       auto& r = runs_[id];
       r.attempts.push_back(attempt);
-      r.properties_json = "[]";
+      r.properties.clear();
       touch(r);
     };
     auto started = std::chrono::steady_clock::now();
@@ -152,7 +148,9 @@ std::string JudgeQueue::json_locked(const JudgeRunRecord& r) const {
   JsonWriter j;
   j.str("run", r.run).str("scenario", r.scenario).str("state", r.state).num("position", position);
   j.raw("attempts", attempts.done()).raw("cases", cases.done());
-  j.raw("current_properties", r.properties_json.empty() ? "[]" : r.properties_json);
+  JsonArray properties;
+  for (const auto& p : r.properties) properties.raw(p);
+  j.raw("current_properties", properties.done());
   if (!r.error.empty()) j.str("error", r.error);
   if (r.state == "done" || r.state == "failed") j.real("seconds", r.seconds);
   return j.done();

@@ -27,10 +27,10 @@ struct JudgeRunRecord {
   std::string scenario;
   std::string state = "queued";  // queued | running | done | failed
   std::string error;
-  std::vector<std::string> attempts;   // as each case starts
-  std::vector<std::string> case_json;  // each finished case
-  std::string properties_json;         // "[...]": the current case's properties as decided
-  uint64_t version = 0;                // bumped on every change
+  std::vector<std::string> attempts;    // as each case starts
+  std::vector<std::string> case_json;   // each finished case
+  std::vector<std::string> properties;  // the current case's properties as decided (JSON each)
+  uint64_t version = 0;                 // bumped on every change
   double seconds = 0;
 };
 

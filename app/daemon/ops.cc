@@ -136,27 +136,37 @@ Reply op_capabilities(Daemon::Impl& d) {
                 .done());
 }
 
-// The lab row of a scenario: available, or why not; nullopt when the panel has no row.
-std::optional<std::pair<bool, std::string>> lab_availability(Daemon::Impl& d,
-                                                             const std::string& scenario) {
+// Each lab on the capability panel: scenario id -> (available, why not).
+using LabPanel = std::map<std::string, std::pair<bool, std::string>>;
+Result<LabPanel> lab_panel(Daemon::Impl& d) {
   std::lock_guard lock(d.proj_mu);
-  if (!d.catch_up_locked().is_ok()) return std::nullopt;
+  AURA_RETURN_IF_ERROR(d.catch_up_locked());
   auto labs = d.projections->labs();
-  if (!labs.ok()) return std::nullopt;
+  if (!labs.ok()) return labs.status();
+  LabPanel out;
   for (size_t i = 0; i < labs->rows.size(); ++i) {
-    if (text_of(labs->get(i, "lab")) == scenario) {
-      return std::make_pair(int_of(labs->get(i, "available")) != 0,
-                            text_of(labs->get(i, "reason")));
-    }
+    out[text_of(labs->get(i, "lab"))] = {int_of(labs->get(i, "available")) != 0,
+                                         text_of(labs->get(i, "reason"))};
   }
-  return std::nullopt;
+  return out;
+}
+
+// Refuses (503, naming why) a scenario whose lab the panel shows unavailable.
+std::optional<Reply> unavailable_lab(Daemon::Impl& d, const std::string& scenario) {
+  auto panel = lab_panel(d);
+  if (!panel.ok()) return fail(panel.status());
+  auto it = panel->find(scenario);
+  if (it == panel->end() || it->second.first) return std::nullopt;
+  return fail(api_error(503, "unavailable",
+                        "lab " + scenario + " is unavailable here: " + it->second.second));
 }
 
 Reply op_scenarios_list(Daemon::Impl& d) {
+  auto panel = lab_panel(d);
+  if (!panel.ok()) return fail(panel.status());
   Result<Rows> rows = Rows{};
   {
     std::lock_guard lock(d.proj_mu);
-    if (Status s = d.catch_up_locked(); !s.is_ok()) return fail(s);
     rows = d.projections->scenarios();
   }
   if (!rows.ok()) return fail(rows.status());
@@ -164,14 +174,15 @@ Reply op_scenarios_list(Daemon::Impl& d) {
   for (size_t i = 0; i < rows->rows.size(); ++i) {
     if (text_of(rows->get(i, "status")) != "loaded") continue;
     std::string id = text_of(rows->get(i, "id"));
-    auto avail = lab_availability(d, id);
+    auto avail = panel->find(id);
+    const bool listed = avail != panel->end();
     out.raw(JsonWriter()
                 .str("id", id)
                 .str("version", text_of(rows->get(i, "version")))
                 .str("family", text_of(rows->get(i, "family")))
                 .str("title", text_of(rows->get(i, "title")))
-                .boolean("available", avail ? avail->first : false)
-                .str("reason", avail ? avail->second : "not on the capability panel")
+                .boolean("available", listed && avail->second.first)
+                .str("reason", listed ? avail->second.second : "not on the capability panel")
                 .done());
   }
   return ok(JsonWriter().raw("scenarios", out.done()).done());
@@ -249,10 +260,7 @@ Reply op_attempt_create(Daemon::Impl& d, const json::Object& a) {
   }
   auto id = d.session->engine->scenario_named(*name);
   if (!id.ok()) return fail(id.status());
-  if (auto avail = lab_availability(d, *id); avail && !avail->first) {
-    return fail(
-        api_error(503, "unavailable", "lab " + *id + " is unavailable here: " + avail->second));
-  }
+  if (auto refused = unavailable_lab(d, *id)) return *refused;
   attempt::StartRequest req;
   req.learner = learner;
   req.scenario_id = *id;
@@ -631,10 +639,7 @@ Reply op_judge_enqueue(Daemon::Impl& d, const json::Object& a) {
   if (Status s = a.done(); !s.is_ok()) return fail(s);
   auto id = d.judge_engine->scenario_named(*name);
   if (!id.ok()) return fail(id.status());
-  if (auto avail = lab_availability(d, *id); avail && !avail->first) {
-    return fail(
-        api_error(503, "unavailable", "lab " + *id + " is unavailable here: " + avail->second));
-  }
+  if (auto refused = unavailable_lab(d, *id)) return *refused;
   auto run = d.judge->enqueue(*id);
   if (!run.ok()) return fail(run.status());
   return ok(*d.judge->run_json(*run), 202);
@@ -707,6 +712,17 @@ Reply op_receipt_verify(Daemon::Impl& d, const json::Object& a) {
   auto replay = receipt::verify_receipt(
       envelope, key, receipt::ReplayContext{view->get(), d.session->writer.blobs.get()});
   return ok(JsonWriter().raw("offline", one(offline)).raw("replay", one(replay)).done());
+}
+
+// Events the furthest-behind projection is behind the log's head.
+uint64_t projection_lag(Daemon::Impl& d) {
+  std::lock_guard lock(d.proj_mu);
+  uint64_t lag = 0;
+  for (const auto& st : d.projections->states()) {
+    uint64_t at = st.position ? st.position->last_seq : 0;
+    lag = std::max(lag, st.head_seq > at ? st.head_seq - at : 0);
+  }
+  return lag;
 }
 
 // Inclusion proofs of a receipt's events (the attempt's events it binds) against the latest
@@ -795,15 +811,7 @@ Reply op_proof(Daemon::Impl& d) {
                              .str("detail", d.last_verify.detail)
                              .done());
   }
-  uint64_t lag = 0;
-  {
-    std::lock_guard lock(d.proj_mu);
-    for (const auto& st : d.projections->states()) {
-      uint64_t at = st.position ? st.position->last_seq : 0;
-      lag = std::max(lag, st.head_seq > at ? st.head_seq - at : 0);
-    }
-  }
-  j.num("projection_lag", lag);
+  j.num("projection_lag", projection_lag(d));
   return ok(j.done());
 }
 
@@ -892,13 +900,7 @@ Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
 Reply op_metrics(Daemon::Impl& d) {
   Metrics::Gauges g;
   g.log_head = d.session->writer.log->head().seq;
-  {
-    std::lock_guard lock(d.proj_mu);
-    for (const auto& st : d.projections->states()) {
-      uint64_t at = st.position ? st.position->last_seq : 0;
-      g.projection_lag = std::max(g.projection_lag, st.head_seq > at ? st.head_seq - at : 0);
-    }
-  }
+  g.projection_lag = projection_lag(d);
   {
     std::lock_guard lock(d.verify_mu);
     g.chain_verified = d.last_verify.ok ? 1 : 0;

@@ -34,6 +34,17 @@ std::string json_string(std::string_view s) {
   return out;
 }
 
+// The body's object, its first member "v":1.
+Result<json::Object> open_versioned(json::Reader& reader, std::string_view body) {
+  auto root = reader.parse_object(body);
+  if (!root.ok()) return root.status();
+  if (root->first_name() != "v") return root->error("v", "must be the first member");
+  auto v = root->required_u64("v");
+  if (!v.ok()) return v.status();
+  if (*v != 1) return root->error("v", "version " + std::to_string(*v) + " is not supported");
+  return root;
+}
+
 }  // namespace
 
 bool is_hex(std::string_view s, size_t n) {
@@ -105,12 +116,8 @@ std::string Request::encode() const {
 
 Result<Request> parse_request(std::string_view body, std::string* request_id_seen) {
   json::Reader reader(limits_for(kMaxRequestBytes, "request: "));
-  auto root = reader.parse_object(body);
+  auto root = open_versioned(reader, body);
   if (!root.ok()) return root.status();
-  if (root->first_name() != "v") return root->error("v", "must be the first member");
-  auto v = root->required_u64("v");
-  if (!v.ok()) return v.status();
-  if (*v != 1) return root->error("v", "version " + std::to_string(*v) + " is not supported");
   Request r;
   auto id = root->required_string("request_id", 16);
   if (!id.ok()) return id.status();
@@ -168,12 +175,8 @@ std::string Reply::encode() const {
 
 Result<Reply> parse_reply(std::string_view body) {
   json::Reader reader(limits_for(kMaxReplyBytes, "reply: "));
-  auto root = reader.parse_object(body);
+  auto root = open_versioned(reader, body);
   if (!root.ok()) return root.status();
-  if (root->first_name() != "v") return root->error("v", "must be the first member");
-  auto v = root->required_u64("v");
-  if (!v.ok()) return v.status();
-  if (*v != 1) return root->error("v", "version " + std::to_string(*v) + " is not supported");
   Reply r;
   auto id = root->required_string("request_id", 16);
   if (!id.ok()) return id.status();
