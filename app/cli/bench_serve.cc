@@ -240,7 +240,7 @@ int bench_serve(Invocation& inv) {
     ::close(fd);
     return cleanup(inv.fail(Status::unavailable("could not start a t0 attempt: " + body)));
   }
-  const std::string id = member_of(body, "attempt"), cap = member_of(body, "capability");
+  const std::string id = member_of(body, "attempt"), cap = member_of(body, "token");
   const std::string auth = "Authorization: Bearer " + cap + "\r\n";
   const std::string get = "GET /api/v1/attempts/" + id + " HTTP/1.1\r\n" + host + auth + "\r\n";
   if (http(fd, get, &body) != 200) {

@@ -33,7 +33,7 @@ struct Options {
 // The embedded default's socket for a data folder: DATA/../run/daemon.sock.
 std::filesystem::path default_socket(const std::filesystem::path& data);
 
-// One structured log line (a JSON object), never a capability or a token.
+// One structured log line (a JSON object), never an attempt token or the operator token.
 using LogLine = std::function<void(const std::string& json)>;
 
 class Daemon {

@@ -211,14 +211,13 @@ struct Authed {
   attempt::AttemptState state;
 };
 
-// The attempt named in args, its capability checked by the daemon itself.
+// The attempt named in args, its token checked by the daemon itself.
 Result<Authed> authed(Daemon::Impl& d, const Request& r, const json::Object& a) {
   auto id = a.required_string("attempt", 16);
   if (!id.ok()) return id.status();
   if (!attempt::is_valid_attempt_id(*id)) return a.error("attempt", "not an attempt id");
-  if (r.auth != rpc::AuthKind::kCapability) {
-    return Status(ErrorCode::kFailedPrecondition,
-                  "unauthorized: this attempt needs its capability");
+  if (r.auth != rpc::AuthKind::kToken) {
+    return Status(ErrorCode::kFailedPrecondition, "unauthorized: this attempt needs its token");
   }
   Status s = app::check_access(*d.session->writer.log, *id, r.secret);
   if (!s.is_ok()) return s;
@@ -232,15 +231,15 @@ Result<Authed> authed(Daemon::Impl& d, const Request& r, const json::Object& a) 
 
 Reply auth_failure(const Status& s) {
   if (s.code() == ErrorCode::kFailedPrecondition) {
-    // No capability: 401. A capability that is not this attempt's (another's, a revoked one): 403.
-    bool none = s.message().find("needs its capability") != std::string::npos;
+    // No token: 401. A token that is not this attempt's (another's, a revoked one): 403.
+    bool none = s.message().find("needs its token") != std::string::npos;
     return fail(
-        none ? api_error(401, "unauthorized", "this attempt needs its capability")
-             : api_error(403, "forbidden", "the capability presented does not open this attempt"));
+        none ? api_error(401, "unauthorized", "this attempt needs its token")
+             : api_error(403, "forbidden", "the token presented does not open this attempt"));
   }
-  // An unknown attempt reads as a wrong capability: nobody learns which ids exist.
+  // An unknown attempt reads as a wrong token: nobody learns which ids exist.
   if (s.code() == ErrorCode::kNotFound) {
-    return fail(api_error(403, "forbidden", "the capability presented does not open this attempt"));
+    return fail(api_error(403, "forbidden", "the token presented does not open this attempt"));
   }
   return fail(s);
 }
@@ -267,29 +266,29 @@ Reply op_attempt_create(Daemon::Impl& d, const json::Object& a) {
   req.mode = "learn";
   auto attempt_id = d.session->engine->start(req);
   if (!attempt_id.ok()) return fail(attempt_id.status());
-  app::NewCapability cap = app::new_capability();
+  app::NewToken cap = app::new_token();
   if (Status s = app::grant_access(*d.session->writer.log, *attempt_id, cap.sha256); !s.is_ok()) {
     return fail(s);
   }
   auto st = d.session->engine->state(*attempt_id);
   return ok(JsonWriter()
                 .str("attempt", *attempt_id)
-                .str("capability", cap.token)
+                .str("token", cap.token)
                 .str("phase", "observe")
                 .str("next", st.ok() ? app::next_step(*st) : "")
                 .done(),
             201);
 }
 
-Reply op_attempt_capability(Daemon::Impl& d, const Request& r, const json::Object& a) {
+Reply op_attempt_token(Daemon::Impl& d, const Request& r, const json::Object& a) {
   auto x = authed(d, r, a);
   if (!x.ok()) return auth_failure(x.status());
   if (Status s = a.done(); !s.is_ok()) return fail(s);
-  app::NewCapability cap = app::new_capability();
+  app::NewToken cap = app::new_token();
   if (Status s = app::grant_access(*d.session->writer.log, x->attempt, cap.sha256); !s.is_ok()) {
     return fail(s);
   }
-  return ok(JsonWriter().str("capability", cap.token).done());
+  return ok(JsonWriter().str("token", cap.token).done());
 }
 
 // One body member that is a bounded string.
@@ -815,6 +814,15 @@ Reply op_proof(Daemon::Impl& d) {
   return ok(j.done());
 }
 
+// The lab's verifier key (docs/formats/keys.md), for checking receipts and checkpoints away
+// from the lab. Fetched from the lab itself it proves only that this lab signed; a verifier who
+// pins the key from elsewhere proves more.
+Reply op_lab_key(Daemon::Impl& d) {
+  return ok(JsonWriter()
+                .str("verifier_key", format_verifier_key(d.session->writer.keys->lab_verifier()))
+                .done());
+}
+
 // ---- operators ----
 
 Status check_operator(Daemon::Impl& d, const Request& r) {
@@ -934,7 +942,7 @@ Reply Daemon::Impl::handle(const Request& r) {
   if (op == "scenarios.get") return op_scenarios_get(*this, a);
   if (op == "attempt.create") return op_attempt_create(*this, a);
   if (op == "attempt.state") return op_attempt_state(*this, r, a);
-  if (op == "attempt.capability") return op_attempt_capability(*this, r, a);
+  if (op == "attempt.token") return op_attempt_token(*this, r, a);
   if (op == "attempt.command") return op_attempt_command(*this, r, a);
   if (op == "attempt.validate") return op_attempt_validate(*this, r, a);
   if (op == "attempt.evidence") return op_attempt_evidence(*this, r, a);
@@ -945,29 +953,16 @@ Reply Daemon::Impl::handle(const Request& r) {
   if (op == "receipt.get") return op_receipt_get(*this, a);
   if (op == "receipt.verify") return op_receipt_verify(*this, a);
   if (op == "proof") return op_proof(*this);
+  if (op == "lab.key") return op_lab_key(*this);
   if (op == "proof.receipt") return op_proof_receipt(*this, a);
   if (op == "metrics") return op_metrics(*this);
   if (op.rfind("operator.", 0) == 0) return op_operator(*this, r, a);
   ApiError e = api_error(404, "not_found", "no operation " + op);
-  e.expected = {"health",
-                "capabilities",
-                "scenarios.list",
-                "scenarios.get",
-                "attempt.create",
-                "attempt.state",
-                "attempt.capability",
-                "attempt.command",
-                "attempt.validate",
-                "attempt.evidence",
-                "attempt.receipt",
-                "attempt.events",
-                "judge.list",
-                "judge.enqueue",
-                "judge.get",
-                "judge.events",
-                "receipt.get",
-                "receipt.verify",
-                "proof",
+  e.expected = {"health",           "capabilities",     "scenarios.list",  "scenarios.get",
+                "attempt.create",   "attempt.state",    "attempt.token",   "attempt.command",
+                "attempt.validate", "attempt.evidence", "attempt.receipt", "attempt.events",
+                "judge.list",       "judge.enqueue",    "judge.get",       "judge.events",
+                "receipt.get",      "receipt.verify",   "proof",           "lab.key",
                 "metrics"};
   return fail(e);
 }

@@ -1,6 +1,6 @@
 // The daemon's event streams (docs/formats/daemon-protocol.md, "Streams"): an attempt's events as
 // its learner sees them, and a judge run's progress, from a log seq on, with a keep-alive every
-// 15 s. A stream ends when the peer leaves, the daemon stops, the attempt's capability is
+// 15 s. A stream ends when the peer leaves, the daemon stops, the attempt's token is
 // replaced, or the judge run has ended and everything it wrote was sent.
 #include <poll.h>
 
@@ -74,15 +74,15 @@ void Daemon::Impl::stream(int fd, const rpc::Request& r) {
       return;
     }
     auto allowed = [&]() -> Status {
-      if (r.auth != rpc::AuthKind::kCapability) return Status::failed_precondition("none");
+      if (r.auth != rpc::AuthKind::kToken) return Status::failed_precondition("none");
       return app::check_access(log, attempt, r.secret);
     };
     if (Status s = allowed(); !s.is_ok()) {
       bool none = s.message() == "none";
       send_reply(fd, r, none ? 401 : 403, "",
-                 none ? rpc::api_error(401, "unauthorized", "this attempt needs its capability")
+                 none ? rpc::api_error(401, "unauthorized", "this attempt needs its token")
                       : rpc::api_error(403, "forbidden",
-                                       "the capability presented does not open this attempt"));
+                                       "the token presented does not open this attempt"));
       return;
     }
     if (!send_reply(fd, r, 200, JsonWriter().num("from_seq", last).done(), std::nullopt)) return;
@@ -100,7 +100,7 @@ void Daemon::Impl::stream(int fd, const rpc::Request& r) {
       }
       if (!out.empty()) quiet_since = std::chrono::steady_clock::now();
       if (out.size() >= 256) continue;
-      // A replaced capability ends the stream it opened.
+      // A replaced token ends the stream it opened.
       if (!allowed().is_ok()) return;
       log.wait_for(log.head().seq + 1, 1s);
       if (std::chrono::steady_clock::now() - quiet_since >= kKeepAlive) {

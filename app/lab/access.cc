@@ -11,10 +11,10 @@
 
 namespace aura::app {
 
-NewCapability new_capability() {
+NewToken new_token() {
   std::array<uint8_t, 32> b{};
   random_bytes(b);
-  NewCapability c;
+  NewToken c;
   c.token = to_hex(b);
   c.sha256 = to_hex(sha256(c.token));
   sodium_memzero(b.data(), b.size());
@@ -26,8 +26,8 @@ bool equal_constant_time(std::string_view a, std::string_view b) {
   return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-Status grant_access(EventLog& log, std::string_view attempt, std::string_view capability_sha256) {
-  events::AttemptAccess a{std::string(attempt), std::string(capability_sha256)};
+Status grant_access(EventLog& log, std::string_view attempt, std::string_view token_sha256) {
+  events::AttemptAccess a{std::string(attempt), std::string(token_sha256)};
   EventDraft d;
   d.stream = attempt::stream_of(attempt);
   d.type = events::kAttemptAccess;
@@ -51,7 +51,7 @@ Status check_access(const EventLog& log, std::string_view attempt, std::string_v
       bad = a.status();
       return false;
     }
-    current = a->capability_sha256;
+    current = a->token_sha256;
     return true;
   });
   if (!s.is_ok()) return s;

@@ -1,7 +1,7 @@
-// Access to an attempt through the lab's service: a capability of 256 random bits (64 lowercase
+// Access to an attempt through the lab's service: a token of 256 random bits (64 lowercase
 // hex) is handed to whoever started the attempt; only its SHA-256 is kept, in the attempt's
-// stream (attempt.access). A request presenting a capability is let in when its hash is the
-// newest attempt.access's, compared in constant time. Replacing the capability appends a new
+// stream (attempt.access). A request presenting a token is let in when its hash is the
+// newest attempt.access's, compared in constant time. Replacing the token appends a new
 // attempt.access: the old one no longer matches.
 #pragma once
 
@@ -13,14 +13,14 @@
 
 namespace aura::app {
 
-struct NewCapability {
+struct NewToken {
   std::string token;   // shown once to its holder
   std::string sha256;  // what the log keeps
 };
-NewCapability new_capability();
+NewToken new_token();
 
 // Appends attempt.access for `attempt` (actor "engine").
-Status grant_access(EventLog& log, std::string_view attempt, std::string_view capability_sha256);
+Status grant_access(EventLog& log, std::string_view attempt, std::string_view token_sha256);
 
 // ok when `token`'s SHA-256 is the newest attempt.access of the attempt; kFailedPrecondition
 // ("unauthorized") when the attempt has no access granted (judge attempts, CLI attempts) or the

@@ -107,8 +107,7 @@ ApiError api_error_from(const Status& s) {
 std::string Request::encode() const {
   std::string out =
       "{\"v\":1,\"op\":" + json_string(op) + ",\"request_id\":" + json_string(request_id);
-  if (auth == AuthKind::kCapability)
-    out += ",\"auth\":{\"capability\":" + json_string(secret) + "}";
+  if (auth == AuthKind::kToken) out += ",\"auth\":{\"token\":" + json_string(secret) + "}";
   if (auth == AuthKind::kOperator) out += ",\"auth\":{\"operator\":" + json_string(secret) + "}";
   out += ",\"args\":" + (args_json.empty() ? std::string("{}") : args_json) + "}";
   return out;
@@ -132,14 +131,14 @@ Result<Request> parse_request(std::string_view body, std::string* request_id_see
   if (!auth.ok()) return auth.status();
   if (auth->has_value()) {
     const json::Object& a = **auth;
-    if (a.size() != 1) return a.error("", "must have exactly one of capability, operator");
-    if (a.has("capability")) {
-      auto c = a.required_string("capability", kCapabilityHexBytes);
+    if (a.size() != 1) return a.error("", "must have exactly one of token, operator");
+    if (a.has("token")) {
+      auto c = a.required_string("token", kTokenHexBytes);
       if (!c.ok()) return c.status();
-      if (!is_hex(*c, kCapabilityHexBytes)) {
-        return a.error("capability", "must be 64 lowercase hex digits");
+      if (!is_hex(*c, kTokenHexBytes)) {
+        return a.error("token", "must be 64 lowercase hex digits");
       }
-      r.auth = AuthKind::kCapability;
+      r.auth = AuthKind::kToken;
       r.secret = std::string(*c);
     } else {
       auto t = a.required_string("operator", kMaxOperatorTokenBytes);

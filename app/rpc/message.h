@@ -13,7 +13,7 @@
 namespace aura::rpc {
 
 inline constexpr size_t kMaxOperatorTokenBytes = 256;
-inline constexpr size_t kCapabilityHexBytes = 64;
+inline constexpr size_t kTokenHexBytes = 64;
 
 // The API's error (docs/api/openapi.yaml, Error): an HTTP status, a code, words, and where known
 // the JSON path, the attempt's phase, the valid names and the next step.
@@ -37,13 +37,13 @@ ApiError api_error(int status, std::string_view code, std::string message);
 // failed precondition -> 409 refused, busy -> 429, unavailable -> 503, the rest -> 500.
 ApiError api_error_from(const Status& s);
 
-enum class AuthKind { kNone, kCapability, kOperator };
+enum class AuthKind { kNone, kToken, kOperator };
 
 struct Request {
   std::string op;          // [a-z][a-z.]{0,47}
   std::string request_id;  // 16 lowercase hex
   AuthKind auth = AuthKind::kNone;
-  std::string secret;     // the capability (64 hex) or the operator token
+  std::string secret;     // the attempt token (64 hex) or the operator token
   std::string args_json;  // a JSON object's text, "{}" when none
 
   std::string encode() const;

@@ -1,6 +1,6 @@
 // The front's request log: one JSON object per line on a stream (stderr in `aura serve`), one
 // line per request. It holds what is needed to follow a request into the daemon's log and
-// nothing secret: never a header value, a token, a capability or a cookie. Thread-safe.
+// nothing secret: never a header value, a token or a cookie. Thread-safe.
 #pragma once
 
 #include <cstdint>

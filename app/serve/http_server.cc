@@ -262,8 +262,8 @@ asio::awaitable<Response> forward(State& st, const Forward& f, const std::string
   if (!reply.ok()) co_return daemon_unavailable(reply.status());
   Response r = reply_response(*reply);
   if (f.sets_cookie) {
-    if (auto cap = reply_capability(*reply, f.attempt)) {
-      std::string cookie = capability_cookie(cap->first, cap->second, tls);
+    if (auto cap = reply_token(*reply, f.attempt)) {
+      std::string cookie = token_cookie(cap->first, cap->second, tls);
       if (!cookie.empty()) r.headers.emplace_back("Set-Cookie", cookie);
     }
   }

@@ -34,11 +34,11 @@ bool credential_like(std::string_view name, std::string_view value) {
                                  "auth",       "authorization", "operator", "operator_token",
                                  "key",        "secret",        "bearer"};
   std::string n = lower(name);
-  if (n.rfind("aura_cap", 0) == 0) return true;
+  if (n.rfind("aura_token", 0) == 0 || n.rfind("aura_cap", 0) == 0) return true;
   for (const char* k : kNames) {
     if (n == k) return true;
   }
-  return rpc::is_hex(value, rpc::kCapabilityHexBytes);
+  return rpc::is_hex(value, rpc::kTokenHexBytes);
 }
 
 // "Bearer <token>": the token, or nullopt when the scheme is another.
@@ -82,28 +82,28 @@ ApiError at(const json::Object& o, std::string_view name, std::string_view what)
 }
 
 // The learner's credential for `attempt`: Bearer, else the attempt's cookie.
-std::variant<std::string, ApiError> capability_of(const ApiRequest& r, std::string_view attempt) {
+std::variant<std::string, ApiError> token_of(const ApiRequest& r, std::string_view attempt) {
   auto unauthorized = [](std::string m) { return api_error(401, "unauthorized", std::move(m)); };
   if (r.authorization) {
     auto token = bearer(*r.authorization);
-    if (!token || !rpc::is_hex(*token, rpc::kCapabilityHexBytes)) {
+    if (!token || !rpc::is_hex(*token, rpc::kTokenHexBytes)) {
       return unauthorized(
-          "Authorization: must be 'Bearer' and the attempt's capability (64 lowercase hex)");
+          "Authorization: must be 'Bearer' and the attempt's token (64 lowercase hex)");
     }
     return std::string(*token);
   }
   if (r.cookie) {
-    const std::string name = capability_cookie_name(attempt);
+    const std::string name = token_cookie_name(attempt);
     if (auto v = cookie_value(*r.cookie, name)) {
-      if (!rpc::is_hex(*v, rpc::kCapabilityHexBytes)) {
-        return unauthorized("cookie " + name + ": not a capability (64 lowercase hex)");
+      if (!rpc::is_hex(*v, rpc::kTokenHexBytes)) {
+        return unauthorized("cookie " + name + ": not a token (64 lowercase hex)");
       }
       return std::string(*v);
     }
   }
   return unauthorized(
-      "this attempt needs its capability: 'Authorization: Bearer <capability>' or the cookie " +
-      capability_cookie_name(attempt));
+      "this attempt needs its token: 'Authorization: Bearer <token>' or the cookie " +
+      token_cookie_name(attempt));
 }
 
 std::variant<std::string, ApiError> operator_token_of(const ApiRequest& r) {
@@ -260,8 +260,8 @@ bool Origins::contains(std::string_view origin) const {
   return std::find(allowed.begin(), allowed.end(), origin) != allowed.end();
 }
 
-std::string capability_cookie_name(std::string_view attempt) {
-  return "aura_cap_" + std::string(attempt);
+std::string token_cookie_name(std::string_view attempt) {
+  return "aura_token_" + std::string(attempt);
 }
 
 std::string_view target_path(std::string_view target) { return target.substr(0, target.find('?')); }
@@ -289,8 +289,8 @@ std::optional<ApiError> check_query(std::string_view target, bool api) {
     std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
     if (credential_like(name, value)) {
       return api_error(400, "malformed",
-                       "a capability or token is never accepted in a URL: send "
-                       "'Authorization: Bearer ...' (or the aura_cap_<attempt> cookie)");
+                       "a token is never accepted in a URL: send "
+                       "'Authorization: Bearer ...' (or the aura_token_<attempt> cookie)");
     }
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
@@ -337,14 +337,14 @@ std::variant<Forward, Refusal> prepare_forward(const ApiRequest& r, const Origin
   f.op = std::string(spec.op);
   f.stream = spec.stream;
   f.attempt = m.attempt;
-  f.sets_cookie = spec.op == "attempt.create" || spec.op == "attempt.capability";
+  f.sets_cookie = spec.op == "attempt.create" || spec.op == "attempt.token";
   f.timeout = daemon_timeout(spec.op);
 
   // The credential the route needs (the daemon checks it again; the front only carries it).
-  if (spec.credential == Credential::kCapability) {
-    auto c = capability_of(r, m.attempt);
+  if (spec.credential == Credential::kToken) {
+    auto c = token_of(r, m.attempt);
     if (auto* e = std::get_if<ApiError>(&c)) return refuse(std::move(*e));
-    f.auth = rpc::AuthKind::kCapability;
+    f.auth = rpc::AuthKind::kToken;
     f.secret = std::get<std::string>(std::move(c));
   } else if (spec.credential == Credential::kOperator) {
     auto t = operator_token_of(r);

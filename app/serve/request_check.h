@@ -46,8 +46,8 @@ struct Forward {
   rpc::AuthKind auth = rpc::AuthKind::kNone;
   std::string secret;  // never logged, never echoed
   bool stream = false;
-  std::string attempt;       // the attempt the request names (for the capability cookie)
-  bool sets_cookie = false;  // a success carries a new capability: Set-Cookie it
+  std::string attempt;       // the attempt the request names (for the token cookie)
+  bool sets_cookie = false;  // a success carries a new token: Set-Cookie it
   std::chrono::milliseconds timeout{120'000};  // how long the daemon may take to answer
 };
 
@@ -60,7 +60,7 @@ struct Refusal {
 // The path of a target, without its query ("/api/v1/health?x" -> "/api/v1/health").
 std::string_view target_path(std::string_view target);
 
-// Refuses a query that carries a credential (capability=, token=, ...): never in a URL.
+// Refuses a query that carries a credential (token=, access_token=, ...): never in a URL.
 // `api`: any query at all is refused (no API route takes one).
 std::optional<rpc::ApiError> check_query(std::string_view target, bool api);
 
@@ -78,7 +78,7 @@ std::chrono::milliseconds daemon_timeout(std::string_view op);
 // A strict-reader error ("$.a.b: what") as a 400 naming the JSON path.
 rpc::ApiError malformed_json(const Status& s);
 
-// The capability cookie's name for an attempt: aura_cap_<attempt>.
-std::string capability_cookie_name(std::string_view attempt);
+// The token cookie's name for an attempt: aura_token_<attempt>.
+std::string token_cookie_name(std::string_view attempt);
 
 }  // namespace aura::serve

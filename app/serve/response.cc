@@ -73,25 +73,25 @@ Response reply_response(const rpc::Reply& reply) {
   return r;
 }
 
-std::string capability_cookie(std::string_view attempt, std::string_view capability, bool tls) {
-  if (!rpc::is_hex(attempt, 16) || !rpc::is_hex(capability, rpc::kCapabilityHexBytes)) return "";
-  std::string c = "aura_cap_" + std::string(attempt) + "=" + std::string(capability) +
+std::string token_cookie(std::string_view attempt, std::string_view token, bool tls) {
+  if (!rpc::is_hex(attempt, 16) || !rpc::is_hex(token, rpc::kTokenHexBytes)) return "";
+  std::string c = "aura_token_" + std::string(attempt) + "=" + std::string(token) +
                   "; Path=/api/v1/attempts/" + std::string(attempt) + "; HttpOnly; SameSite=Strict";
   if (tls) c += "; Secure";
   return c;
 }
 
-std::optional<std::pair<std::string, std::string>> reply_capability(const rpc::Reply& reply,
-                                                                    std::string_view attempt) {
+std::optional<std::pair<std::string, std::string>> reply_token(const rpc::Reply& reply,
+                                                               std::string_view attempt) {
   if (reply.error || reply.status >= 300) return std::nullopt;
   json::Reader reader;
   auto o = reader.parse_object(reply.body_json);
   if (!o.ok()) return std::nullopt;
-  auto cap = o->optional_string("capability", 64);
+  auto cap = o->optional_string("token", 64);
   auto id = o->optional_string("attempt", 16);
   if (!cap.ok() || !*cap || !id.ok()) return std::nullopt;
   std::string a = *id && !(**id).empty() ? std::string(**id) : std::string(attempt);
-  if (!rpc::is_hex(a, 16) || !rpc::is_hex(**cap, rpc::kCapabilityHexBytes)) return std::nullopt;
+  if (!rpc::is_hex(a, 16) || !rpc::is_hex(**cap, rpc::kTokenHexBytes)) return std::nullopt;
   return std::pair{a, std::string(**cap)};
 }
 

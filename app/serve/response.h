@@ -1,5 +1,5 @@
 // What the front answers, before it becomes bytes: status, headers and body, with the security
-// headers every response carries, the API's error shape, the capability cookie and the
+// headers every response carries, the API's error shape, the token cookie and the
 // server-sent event encoding. Pure functions; the server writes the result.
 #pragma once
 
@@ -37,14 +37,14 @@ Response error_response(const rpc::ApiError& e, std::string_view allow = "");
 // The daemon's reply as the HTTP response: its status and body, or its error.
 Response reply_response(const rpc::Reply& reply);
 
-// The capability cookie for `attempt`: HttpOnly, SameSite=Strict, scoped to the attempt's API
-// path; Secure when served over TLS. Empty when `attempt` or `capability` is not well formed.
-std::string capability_cookie(std::string_view attempt, std::string_view capability, bool tls);
+// The token cookie for `attempt`: HttpOnly, SameSite=Strict, scoped to the attempt's API
+// path; Secure when served over TLS. Empty when `attempt` or `token` is not well formed.
+std::string token_cookie(std::string_view attempt, std::string_view token, bool tls);
 
-// The capability an attempt.create or attempt.capability reply carries ({"attempt"?,
-// "capability"}), nullopt when it carries none.
-std::optional<std::pair<std::string, std::string>> reply_capability(const rpc::Reply& reply,
-                                                                    std::string_view attempt);
+// The token an attempt.create or attempt.token reply carries ({"attempt"?,
+// "token"}), nullopt when it carries none.
+std::optional<std::pair<std::string, std::string>> reply_token(const rpc::Reply& reply,
+                                                               std::string_view attempt);
 
 // One daemon stream event ({"seq", "type", "data"}) as a server-sent event:
 // "id: <seq>\nevent: <type>\ndata: <json>\n\n". An error names what was wrong with the frame.

@@ -91,19 +91,18 @@ const std::vector<RouteSpec>& api_routes() {
       {"GET", "/scenarios", "scenarios.list"},
       {"GET", "/scenarios/{scenario}", "scenarios.get"},
       {"POST", "/attempts", "attempt.create", C::kNone, B::kCreateAttempt},
-      {"GET", "/attempts/{attempt}", "attempt.state", C::kCapability},
-      {"POST", "/attempts/{attempt}/capability", "attempt.capability", C::kCapability,
-       B::kEmptyObject},
-      {"POST", "/attempts/{attempt}/{command}", "attempt.command", C::kCapability, B::kCommand},
-      {"POST", "/attempts/{attempt}/intervention/validate", "attempt.validate", C::kCapability,
-       B::kIr},
-      {"GET", "/attempts/{attempt}/evidence", "attempt.evidence", C::kCapability},
-      {"GET", "/attempts/{attempt}/evidence/{evidence}", "attempt.evidence", C::kCapability},
-      {"GET", "/attempts/{attempt}/receipt", "attempt.receipt", C::kCapability},
-      {"GET", "/attempts/{attempt}/events", "attempt.events", C::kCapability, B::kNone, true},
+      {"GET", "/attempts/{attempt}", "attempt.state", C::kToken},
+      {"POST", "/attempts/{attempt}/token", "attempt.token", C::kToken, B::kEmptyObject},
+      {"POST", "/attempts/{attempt}/{command}", "attempt.command", C::kToken, B::kCommand},
+      {"POST", "/attempts/{attempt}/intervention/validate", "attempt.validate", C::kToken, B::kIr},
+      {"GET", "/attempts/{attempt}/evidence", "attempt.evidence", C::kToken},
+      {"GET", "/attempts/{attempt}/evidence/{evidence}", "attempt.evidence", C::kToken},
+      {"GET", "/attempts/{attempt}/receipt", "attempt.receipt", C::kToken},
+      {"GET", "/attempts/{attempt}/events", "attempt.events", C::kToken, B::kNone, true},
       {"POST", "/receipts/verify", "receipt.verify", C::kNone, B::kReceipt},
       {"GET", "/receipts/{sha256}", "receipt.get"},
       {"GET", "/proof", "proof"},
+      {"GET", "/lab-key", "lab.key"},
       {"GET", "/proof/receipts/{sha256}", "proof.receipt"},
       {"GET", "/judge", "judge.list"},
       {"POST", "/judge", "judge.enqueue", C::kNone, B::kJudgeEnqueue},
@@ -154,7 +153,7 @@ std::variant<RouteMatch, RouteRefusal> match_route(std::string_view method, std:
     }
     return refusal;
   }
-  // The most specific pattern of the request's method ("/attempts/{a}/capability" before
+  // The most specific pattern of the request's method ("/attempts/{a}/token" before
   // "/attempts/{a}/{command}").
   const Candidate* best = nullptr;
   std::vector<std::string_view> methods;

@@ -17,9 +17,9 @@ inline constexpr std::string_view kApiPrefix = "/api/v1";
 
 // What a route needs from the caller.
 enum class Credential {
-  kNone,        // public
-  kCapability,  // the attempt's capability (Bearer or the aura_cap_<attempt> cookie)
-  kOperator,    // the operator token (Bearer)
+  kNone,      // public
+  kToken,     // the attempt's token (Bearer or the aura_token_<attempt> cookie)
+  kOperator,  // the operator token (Bearer)
 };
 
 // How a route's body is read before it is forwarded (request_check.h).

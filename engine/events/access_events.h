@@ -1,5 +1,5 @@
 // attempt.access: who may drive an attempt through the lab's service (docs/ATTEMPTS.md,
-// "Access"). The SHA-256 of the attempt's capability, never the capability itself; the newest
+// "Access"). The SHA-256 of the attempt's token, never the token itself; the newest
 // attempt.access of the stream holds, so writing a new one revokes the one before.
 #pragma once
 
@@ -15,7 +15,7 @@ namespace aura::events {
 struct AttemptAccess {
   static constexpr std::string_view kType = kAttemptAccess;
   std::string attempt;
-  std::string capability_sha256;  // 64 lowercase hex
+  std::string token_sha256;  // 64 lowercase hex
 
   std::string encode() const;
   // Strict: the documented members only.

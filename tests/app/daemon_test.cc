@@ -124,19 +124,18 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
   auto b = d.call("attempt.create", R"({"scenario":"t0","learner":"bea"})");
   REQUIRE(a.status == 201);
   REQUIRE(b.status == 201);
-  const std::string ida = member(a.body_json, "attempt"), capa = member(a.body_json, "capability");
-  const std::string idb = member(b.body_json, "attempt"), capb = member(b.body_json, "capability");
+  const std::string ida = member(a.body_json, "attempt"), capa = member(a.body_json, "token");
+  const std::string idb = member(b.body_json, "attempt"), capb = member(b.body_json, "token");
   CHECK(capa.size() == 64);
   CHECK(capa != capb);
   const std::string args_a = "{\"attempt\":" + quoted(ida) + "}";
-  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capa).status == 200);
+  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kToken, capa).status == 200);
   CHECK(d.call("attempt.state", args_a).status == 401);
-  // B's capability does not open A, and an unknown attempt reads the same as a wrong one.
-  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capb).status == 403);
-  CHECK(
-      d.call("attempt.state", R"({"attempt":"0123456789abcdef"})", rpc::AuthKind::kCapability, capa)
-          .status == 403);
-  // The capability is never stored: not in the log's files.
+  // B's token does not open A, and an unknown attempt reads the same as a wrong one.
+  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kToken, capb).status == 403);
+  CHECK(d.call("attempt.state", R"({"attempt":"0123456789abcdef"})", rpc::AuthKind::kToken, capa)
+            .status == 403);
+  // The token is never stored: not in the log's files.
   std::string all;
   for (const auto& e : fs::recursive_directory_iterator(d.dir / "data")) {
     if (!e.is_regular_file()) continue;
@@ -147,11 +146,11 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
   }
   CHECK(all.find(capa) == std::string::npos);
   // Replacing it revokes the old one.
-  auto rot = d.call("attempt.capability", args_a, rpc::AuthKind::kCapability, capa);
+  auto rot = d.call("attempt.token", args_a, rpc::AuthKind::kToken, capa);
   REQUIRE(rot.status == 200);
-  std::string capa2 = member(rot.body_json, "capability");
-  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capa).status == 403);
-  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kCapability, capa2).status == 200);
+  std::string capa2 = member(rot.body_json, "token");
+  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kToken, capa).status == 403);
+  CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kToken, capa2).status == 200);
   // Operator ops: no token 401, a wrong one 403, the file's 200; the file is read each time.
   CHECK(d.call("operator.checkpoint").status == 401);
   CHECK(
@@ -166,15 +165,15 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
       403);
   CHECK(d.call("operator.verify", "{}", rpc::AuthKind::kOperator, std::string(48, 'n')).status ==
         200);
-  // Verifying while appends go on (each replacement of a capability is one): every verification
+  // Verifying while appends go on (each replacement of a token is one): every verification
   // holds; none mistakes an append made during it for corruption.
   {
     std::atomic<bool> stop{false};
     std::string cap_now = capa2;
     std::thread appender([&] {
       while (!stop) {
-        auto r = d.call("attempt.capability", args_a, rpc::AuthKind::kCapability, cap_now);
-        if (r.status == 200) cap_now = member(r.body_json, "capability");
+        auto r = d.call("attempt.token", args_a, rpc::AuthKind::kToken, cap_now);
+        if (r.status == 200) cap_now = member(r.body_json, "token");
       }
     });
     int held = 0;
@@ -235,18 +234,17 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   REQUIRE(created.status == 201);
   answers.push_back(created.body_json);
   const std::string id = member(created.body_json, "attempt");
-  const std::string cap = member(created.body_json, "capability");
+  const std::string cap = member(created.body_json, "token");
   auto cmd = [&](const std::string& command, const std::string& body = "{}") {
     auto r = d.call("attempt.command",
                     "{\"attempt\":" + quoted(id) + ",\"command\":" + quoted(command) +
                         ",\"body\":" + body + "}",
-                    rpc::AuthKind::kCapability, cap, 300s);
+                    rpc::AuthKind::kToken, cap, 300s);
     answers.push_back(r.error ? r.error->json() : r.body_json);
     return r;
   };
   auto op = [&](const std::string& name, const std::string& extra = "") {
-    auto r =
-        d.call(name, "{\"attempt\":" + quoted(id) + extra + "}", rpc::AuthKind::kCapability, cap);
+    auto r = d.call(name, "{\"attempt\":" + quoted(id) + extra + "}", rpc::AuthKind::kToken, cap);
     answers.push_back(r.error ? r.error->json() : r.body_json);
     return r;
   };
@@ -302,6 +300,10 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
     // The checkpoint is opened with the lab's public key, as an auditor would.
     auto key = KeyStore::load_public(d.dir / "keys" / "lab.pub");
     REQUIRE(key.ok());
+    // The key the lab serves for browsers is the one in its keys folder.
+    auto served = d.call("lab.key");
+    REQUIRE(served.status == 200);
+    CHECK(member(served.body_json, "verifier_key") == format_verifier_key(*key));
     std::vector<NoteVerifierKey> keys = {*key};
     auto ck = open_checkpoint(member(member(incl.body_json, "checkpoint"), "note"), keys);
     REQUIRE(ck.ok());
@@ -341,7 +343,7 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   sr.op = "attempt.events";
   sr.request_id = rpc::new_request_id();
   sr.args_json = "{\"attempt\":" + quoted(id) + ",\"after_seq\":0}";
-  sr.auth = rpc::AuthKind::kCapability;
+  sr.auth = rpc::AuthKind::kToken;
   sr.secret = cap;
   REQUIRE(client->call(sr, 10s)->status == 200);
   std::vector<uint64_t> seqs;

@@ -120,11 +120,11 @@ TEST_CASE("read_frame: a frame, an orderly close, a stall inside a frame") {
 TEST_CASE("requests are read strictly, naming the JSON path") {
   auto ok = parse_request(
       R"({"v":1,"op":"attempt.state","request_id":"00000000000000aa",)"
-      R"("auth":{"capability":"0000000000000000000000000000000000000000000000000000000000000001"},)"
+      R"("auth":{"token":"0000000000000000000000000000000000000000000000000000000000000001"},)"
       R"("args":{"attempt":"0123456789abcdef"}})");
   REQUIRE(ok.ok());
   CHECK(ok->op == "attempt.state");
-  CHECK(ok->auth == AuthKind::kCapability);
+  CHECK(ok->auth == AuthKind::kToken);
   CHECK(ok->args_json == R"({"attempt":"0123456789abcdef"})");
 
   auto err = [](std::string_view body) {
@@ -144,8 +144,8 @@ TEST_CASE("requests are read strictly, naming the JSON path") {
         std::string::npos);
   CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000AA"})").find("$.request_id") !=
         std::string::npos);
-  CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000aa","auth":{"capability":"ab"}})")
-            .find("$.auth.capability") != std::string::npos);
+  CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000aa","auth":{"token":"ab"}})")
+            .find("$.auth.token") != std::string::npos);
   CHECK(err(R"({"v":1,"op":"health","request_id":"00000000000000aa","args":[]})").find("$.args") !=
         std::string::npos);
   // Nesting past 32.

@@ -118,8 +118,7 @@ TEST_CASE("front: each route reaches the daemon as its op, args and credential")
       {"POST", "/api/v1/attempts", R"({"scenario":"O1"})", "attempt.create",
        R"({"scenario":"O1"})"},
       {"GET", a, "", "attempt.state", R"({"attempt":")" + kAttempt + "\"}", true},
-      {"POST", a + "/capability", "", "attempt.capability", R"({"attempt":")" + kAttempt + "\"}",
-       true},
+      {"POST", a + "/token", "", "attempt.token", R"({"attempt":")" + kAttempt + "\"}", true},
       {"POST", a + "/reset", R"({"reason":"start over"})", "attempt.command",
        R"({"attempt":")" + kAttempt + R"(","command":"reset","body":{"reason":"start over"}})",
        true},
@@ -131,6 +130,7 @@ TEST_CASE("front: each route reaches the daemon as its op, args and credential")
       {"POST", "/api/v1/receipts/verify", R"({"payloadType":"x","payload":"","signatures":[]})",
        "receipt.verify", R"({"receipt":{"payloadType":"x","payload":"","signatures":[]}})"},
       {"GET", "/api/v1/proof", "", "proof", "{}"},
+      {"GET", "/api/v1/lab-key", "", "lab.key", "{}"},
       {"GET", "/api/v1/judge", "", "judge.list", "{}"},
       {"POST", "/api/v1/judge", R"({"scenario":"O2"})", "judge.enqueue", R"({"scenario":"O2"})"},
       {"GET", "/api/v1/judge/00000000000000ff", "", "judge.get", R"({"run":"00000000000000ff"})"},
@@ -150,7 +150,7 @@ TEST_CASE("front: each route reaches the daemon as its op, args and credential")
     REQUIRE(seen.has_value());
     CHECK(seen->args_json == c.args);
     CHECK(seen->request_id == r.header("x-request-id"));
-    CHECK(seen->auth == (c.cap ? rpc::AuthKind::kCapability : rpc::AuthKind::kNone));
+    CHECK(seen->auth == (c.cap ? rpc::AuthKind::kToken : rpc::AuthKind::kNone));
     if (c.cap) CHECK(seen->secret == kCap);
     if (c.op != "health") CHECK(r.body == R"({"op":")" + c.op + R"(","args":)" + c.args + "}");
   }
@@ -176,7 +176,7 @@ TEST_CASE("front: the daemon's status and errors pass through") {
       a.error = rpc::api_error(404, "not_found", "no scenario nope");
     } else if (r.op == "attempt.create") {
       a.status = 201;
-      a.body = R"({"attempt":")" + kAttempt + R"(","capability":")" + kCap +
+      a.body = R"({"attempt":")" + kAttempt + R"(","token":")" + kCap +
                R"(","phase":"observe","next":"probe"})";
     } else {
       return DaemonDouble::default_answer(r);
@@ -197,14 +197,14 @@ TEST_CASE("front: the daemon's status and errors pass through") {
   CHECK(f.post("/api/v1/judge", R"({"scenario":"O1"})").status == 429);
   CHECK(f.get("/api/v1/scenarios/nope").status == 404);
 
-  // A new attempt: 201 and its capability as an HttpOnly, SameSite=Strict cookie for its path.
+  // A new attempt: 201 and its token as an HttpOnly, SameSite=Strict cookie for its path.
   auto created = f.post("/api/v1/attempts", R"({"scenario":"O1"})");
   CHECK(created.status == 201);
-  CHECK(created.header("set-cookie") == "aura_cap_" + kAttempt + "=" + kCap +
+  CHECK(created.header("set-cookie") == "aura_token_" + kAttempt + "=" + kCap +
                                             "; Path=/api/v1/attempts/" + kAttempt +
                                             "; HttpOnly; SameSite=Strict");
   // ...which is then a credential for that attempt.
-  f.get(a, {{"Cookie", "aura_cap_" + kAttempt + "=" + kCap}});
+  f.get(a, {{"Cookie", "aura_token_" + kAttempt + "=" + kCap}});
   CHECK(f.daemon().last("attempt.state")->secret == kCap);
 }
 
@@ -446,12 +446,12 @@ TEST_CASE("front: an event stream is relayed as server-sent events from Last-Eve
   CHECK(j.status == 200);
   CHECK(f.daemon().last("judge.events")->args_json ==
         R"({"run":"00000000000000aa","after_seq":0})");
-  // No capability: refused before the daemon; the daemon's own refusal passes through as JSON.
+  // No token: refused before the daemon; the daemon's own refusal passes through as JSON.
   CHECK(f.get("/api/v1/attempts/" + kAttempt + "/events").status == 401);
   f.daemon().set_handler([](const rpc::Request&) {
     DoubleAnswer a;
     a.status = 403;
-    a.error = rpc::api_error(403, "forbidden", "another attempt's capability");
+    a.error = rpc::api_error(403, "forbidden", "another attempt's token");
     return a;
   });
   auto no = f.get("/api/v1/attempts/" + kAttempt + "/events", {{"Authorization", kBearer}});
@@ -513,7 +513,7 @@ TEST_CASE("front: one JSON log line per request, with its id and never a secret"
   Front f;
   const std::string a = "/api/v1/attempts/" + kAttempt;
   auto r1 = f.get(a, {{"Authorization", kBearer}});
-  auto r2 = f.get(a, {{"Cookie", "aura_cap_" + kAttempt + "=" + std::string(64, 'c')}});
+  auto r2 = f.get(a, {{"Cookie", "aura_token_" + kAttempt + "=" + std::string(64, 'c')}});
   auto r3 = http(f.port(), "POST", "/api/v1/operator/reap",
                  {{"Authorization", "Bearer operator-secret-token"}});
   auto r4 = f.get("/api/v1/nowhere?token=" + std::string(64, 'd'));
@@ -655,7 +655,7 @@ std::string tls_exchange(uint16_t port, int max_version, const std::string& requ
 
 }  // namespace
 
-TEST_CASE("front: over TLS 1.2 and later only, and the capability cookie is Secure") {
+TEST_CASE("front: over TLS 1.2 and later only, and the token cookie is Secure") {
   TempDir dir;
   write_self_signed(dir / "cert.pem", dir / "key.pem");
   DaemonDouble daemon(dir / "daemon.sock");
@@ -663,7 +663,7 @@ TEST_CASE("front: over TLS 1.2 and later only, and the capability cookie is Secu
     if (r.op != "attempt.create") return DaemonDouble::default_answer(r);
     DoubleAnswer a;
     a.status = 201;
-    a.body = R"({"attempt":")" + kAttempt + R"(","capability":")" + kCap + R"("})";
+    a.body = R"({"attempt":")" + kAttempt + R"(","token":")" + kCap + R"("})";
     return a;
   });
   ServerOptions o;

@@ -73,35 +73,34 @@ TEST_CASE("route: every API route maps to its daemon op, args and credential") {
       {req("POST", "/api/v1/attempts", R"({"scenario":"O1","learner":"ada"})"), "attempt.create",
        R"({"scenario":"O1","learner":"ada"})"},
       {with_cap(req("GET", a)), "attempt.state", R"({"attempt":")" + kAttempt + "\"}",
-       rpc::AuthKind::kCapability},
-      {with_cap(req("POST", a + "/capability")), "attempt.capability",
-       R"({"attempt":")" + kAttempt + "\"}", rpc::AuthKind::kCapability},
+       rpc::AuthKind::kToken},
+      {with_cap(req("POST", a + "/token")), "attempt.token", R"({"attempt":")" + kAttempt + "\"}",
+       rpc::AuthKind::kToken},
       {with_cap(req("POST", a + "/predict", R"({"hypothesis":"h","expect":"e","confidence":70})")),
        "attempt.command",
        R"({"attempt":")" + kAttempt +
            R"(","command":"predict","body":{"hypothesis":"h","expect":"e","confidence":70}})",
-       rpc::AuthKind::kCapability},
+       rpc::AuthKind::kToken},
       {with_cap(req("POST", a + "/probe", R"({"call":"fleet.status","params":{"node":"web1"}})")),
        "attempt.command",
        R"({"attempt":")" + kAttempt +
            R"(","command":"probe","body":{"call":"fleet.status","params":{"node":"web1"}}})",
-       rpc::AuthKind::kCapability},
+       rpc::AuthKind::kToken},
       {with_cap(req("POST", a + "/apply")), "attempt.command",
-       R"({"attempt":")" + kAttempt + R"(","command":"apply","body":{}})",
-       rpc::AuthKind::kCapability},
+       R"({"attempt":")" + kAttempt + R"(","command":"apply","body":{}})", rpc::AuthKind::kToken},
       {with_cap(req("POST", a + "/receipt", "{}")), "attempt.command",
-       R"({"attempt":")" + kAttempt + R"(","command":"receipt","body":{}})",
-       rpc::AuthKind::kCapability},
+       R"({"attempt":")" + kAttempt + R"(","command":"receipt","body":{}})", rpc::AuthKind::kToken},
       {with_cap(req("GET", a + "/evidence")), "attempt.evidence",
-       R"({"attempt":")" + kAttempt + "\"}", rpc::AuthKind::kCapability},
+       R"({"attempt":")" + kAttempt + "\"}", rpc::AuthKind::kToken},
       {with_cap(req("GET", a + "/evidence/ev-12")), "attempt.evidence",
-       R"({"attempt":")" + kAttempt + R"(","evidence":"ev-12"})", rpc::AuthKind::kCapability},
+       R"({"attempt":")" + kAttempt + R"(","evidence":"ev-12"})", rpc::AuthKind::kToken},
       {with_cap(req("GET", a + "/receipt")), "attempt.receipt",
-       R"({"attempt":")" + kAttempt + "\"}", rpc::AuthKind::kCapability},
+       R"({"attempt":")" + kAttempt + "\"}", rpc::AuthKind::kToken},
       {with_cap(req("GET", a + "/events")), "attempt.events",
-       R"({"attempt":")" + kAttempt + R"(","after_seq":0})", rpc::AuthKind::kCapability},
+       R"({"attempt":")" + kAttempt + R"(","after_seq":0})", rpc::AuthKind::kToken},
       {req("GET", "/api/v1/receipts/" + kSha), "receipt.get", R"({"sha256":")" + kSha + "\"}"},
       {req("GET", "/api/v1/proof"), "proof", "{}"},
+      {req("GET", "/api/v1/lab-key"), "lab.key", "{}"},
       {req("GET", "/api/v1/proof/receipts/" + kSha), "proof.receipt",
        R"({"sha256":")" + kSha + "\"}"},
       {req("GET", "/api/v1/judge"), "judge.list", "{}"},
@@ -118,7 +117,7 @@ TEST_CASE("route: every API route maps to its daemon op, args and credential") {
     CHECK(f.op == c.op);
     CHECK(f.args_json == c.args);
     CHECK(f.auth == c.auth);
-    if (c.auth == rpc::AuthKind::kCapability) CHECK(f.secret == kCap);
+    if (c.auth == rpc::AuthKind::kToken) CHECK(f.secret == kCap);
   }
 }
 
@@ -223,17 +222,17 @@ TEST_CASE("credentials: Bearer or the attempt's cookie, never the URL") {
   // No credential: 401, naming both ways.
   Refusal none = refused(req("GET", a));
   CHECK(none.error.status == 401);
-  CHECK(none.error.message.find("aura_cap_" + kAttempt) != std::string::npos);
+  CHECK(none.error.message.find("aura_token_" + kAttempt) != std::string::npos);
   // The cookie of this attempt (another attempt's cookie is not it).
   ApiRequest c = req("GET", a);
-  c.cookie = "theme=dark; aura_cap_ffffffffffffffff=" + std::string(64, 'c') + "; aura_cap_" +
+  c.cookie = "theme=dark; aura_token_ffffffffffffffff=" + std::string(64, 'c') + "; aura_token_" +
              kAttempt + "=" + kCap;
   CHECK(forwarded(c).secret == kCap);
-  c.cookie = "aura_cap_ffffffffffffffff=" + kCap;
+  c.cookie = "aura_token_ffffffffffffffff=" + kCap;
   CHECK(refused(c).error.status == 401);
   // Bearer wins over a cookie; a malformed one is refused, not ignored.
   ApiRequest b = with_cap(req("GET", a));
-  b.cookie = "aura_cap_" + kAttempt + "=" + std::string(64, 'd');
+  b.cookie = "aura_token_" + kAttempt + "=" + std::string(64, 'd');
   CHECK(forwarded(b).secret == kCap);
   b.authorization = "Bearer " + std::string(64, 'A');
   CHECK(refused(b).error.status == 401);
@@ -356,7 +355,7 @@ TEST_CASE("bodies: media type, size, strict JSON and members, each with its stat
   CHECK(refused(ev).error.status == 400);
 }
 
-TEST_CASE("responses: security headers, the error shape, the capability cookie") {
+TEST_CASE("responses: security headers, the error shape, the token cookie") {
   auto h = security_headers(true);
   auto value = [&](const std::string& n) {
     for (auto& [k, v] : h)
@@ -377,21 +376,21 @@ TEST_CASE("responses: security headers, the error shape, the capability cookie")
   CHECK(*r.find("allow") == "GET, POST");
   CHECK(r.body == R"({"error":{"status":405,"code":"method_not_allowed","message":"no"}})");
 
-  CHECK(capability_cookie(kAttempt, kCap, false) == "aura_cap_" + kAttempt + "=" + kCap +
-                                                        "; Path=/api/v1/attempts/" + kAttempt +
-                                                        "; HttpOnly; SameSite=Strict");
-  CHECK(capability_cookie(kAttempt, kCap, true).ends_with("; Secure"));
-  CHECK(capability_cookie("x;y", kCap, false).empty());
+  CHECK(token_cookie(kAttempt, kCap, false) == "aura_token_" + kAttempt + "=" + kCap +
+                                                   "; Path=/api/v1/attempts/" + kAttempt +
+                                                   "; HttpOnly; SameSite=Strict");
+  CHECK(token_cookie(kAttempt, kCap, true).ends_with("; Secure"));
+  CHECK(token_cookie("x;y", kCap, false).empty());
   rpc::Reply created;
   created.status = 201;
   created.body_json =
-      R"({"attempt":")" + kAttempt + R"(","capability":")" + kCap + R"(","phase":"observe"})";
-  auto cap = reply_capability(created, "");
+      R"({"attempt":")" + kAttempt + R"(","token":")" + kCap + R"(","phase":"observe"})";
+  auto cap = reply_token(created, "");
   REQUIRE(cap.has_value());
   CHECK(cap->first == kAttempt);
   CHECK(cap->second == kCap);
-  created.body_json = R"({"attempt":"x","capability":"not hex"})";
-  CHECK(!reply_capability(created, "").has_value());
+  created.body_json = R"({"attempt":"x","token":"not hex"})";
+  CHECK(!reply_token(created, "").has_value());
 }
 
 TEST_CASE("sse: a daemon stream event becomes one server-sent event") {
