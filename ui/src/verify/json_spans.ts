@@ -15,12 +15,15 @@ export interface SpanOptions {
   maxDepth?: number;
 }
 
-export type SpanResult = { ok: true; root: JsonNode; compact: boolean } | { ok: false; path: string; error: string };
+export type SpanResult =
+  | { ok: true; root: JsonNode; compact: boolean }
+  | { ok: false; path: string; error: string; at: number };
 
 class Fail {
   constructor(
     readonly path: string,
     readonly error: string,
+    readonly at = -1,
   ) {}
 }
 
@@ -65,7 +68,7 @@ export function parseSpans(text: string, opts: SpanOptions = {}): SpanResult {
         if (text[i] !== '"') throw new Fail(where, 'expected a member name');
         const key = JSON.parse(text.slice(i, stringEnd(where))) as string;
         const p = memberPath(path, key);
-        if (seen.has(key)) throw new Fail(p, 'duplicate member');
+        if (seen.has(key)) throw new Fail(p, 'duplicate member', i);
         seen.add(key);
         ws();
         if (text[i] !== ':') throw new Fail(p, "expected ':'");
@@ -120,7 +123,7 @@ export function parseSpans(text: string, opts: SpanOptions = {}): SpanResult {
         return { kind: 'literal', start, end: i };
       }
     }
-    throw new Fail(where, i >= text.length ? 'unexpected end of the document' : `unexpected character at offset ${i}`);
+    throw new Fail(where, i >= text.length ? 'unexpected end of the document' : `unexpected ${JSON.stringify(text[i])}`);
   };
   // Returns the offset one past the closing quote of the string starting at i; checks escapes
   // and refuses raw control characters.
@@ -133,7 +136,7 @@ export function parseSpans(text: string, opts: SpanOptions = {}): SpanResult {
         i = end;
         return end;
       }
-      if (ch < 0x20) throw new Fail(where, 'a raw control character in a string');
+      if (ch < 0x20) throw new Fail(where, 'a raw control character in a string', j);
       if (ch === 0x5c) {
         const e = text[j + 1];
         if (e === 'u') {
@@ -147,16 +150,16 @@ export function parseSpans(text: string, opts: SpanOptions = {}): SpanResult {
       }
       j++;
     }
-    throw new Fail(where, 'an unterminated string');
+    throw new Fail(where, 'an unterminated string', j);
   };
   try {
     const root = value('', 0);
     ws();
     if (i !== text.length) throw new Fail('$', 'text after the document');
-    if (opts.compact && sawSpace) return { ok: false, path: '$', error: 'not compact (insignificant whitespace)' };
+    if (opts.compact && sawSpace) return { ok: false, path: '$', error: 'not compact (insignificant whitespace)', at: 0 };
     return { ok: true, root, compact: !sawSpace };
   } catch (e) {
-    if (e instanceof Fail) return { ok: false, path: e.path, error: e.error };
+    if (e instanceof Fail) return { ok: false, path: e.path, error: e.error, at: e.at >= 0 ? e.at : Math.min(i, text.length) };
     throw e;
   }
 }
