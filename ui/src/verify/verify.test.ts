@@ -176,7 +176,7 @@ describe('a real O2 receipt from this lab', () => {
 
   it('a flipped signature byte: signature fails', () => {
     const sig = base64Decode(envelope.signatures[0]!.sig)!;
-    sig[10] ^= 0x01;
+    sig[10] = sig[10]! ^ 0x01;
     const tampered = JSON.stringify({ ...envelope, signatures: [{ ...envelope.signatures[0], sig: base64Encode(sig) }] });
     const r = verifyReceipt(tampered, labKey);
     expect(failed(r)).toEqual(['signature']);
