@@ -13,7 +13,7 @@
 #include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
 #include "workers/netns/world_network.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/sandbox/sandbox.h"
 
 extern char** environ;

@@ -62,7 +62,7 @@ int bench_worlds(Invocation& inv) {
   lo.blobs = &*blobs;
   auto log = EventLog::open(*root / "data" / "log", lo);
   if (!log.ok()) return inv.fail(log.status());
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   world::WorldHost host;
   host.log = log->get();
   host.blobs = &*blobs;

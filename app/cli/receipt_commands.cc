@@ -19,7 +19,7 @@ int receipt_verify(Invocation& inv) {
   // The key is pinned by the operator: never one from the data folder or the receipt.
   auto keys = pinned_keys(inv);
   if (!keys.ok()) return inv.fail(keys.status(), 2);
-  auto envelope = read_small_file(inv.positional[0], receipt_format::kMaxEnvelopeBytes);
+  auto envelope = read_small_file(inv.positional[0], receipt::receipt_format::kMaxEnvelopeBytes);
   if (!envelope.ok()) return inv.fail(envelope.status().with_context("receipt"), 2);
 
   std::unique_ptr<EventLog> log;

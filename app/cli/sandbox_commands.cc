@@ -9,7 +9,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
 #include "engine/common/json_writer.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/sandbox/sandbox.h"
 
 namespace aura::cli {

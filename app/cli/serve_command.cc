@@ -23,6 +23,7 @@ int serve_main(Invocation& inv) {
   o.tls_cert = inv.get("tls-cert");
   o.tls_key = inv.get("tls-key");
   o.operator_token_file = inv.get("operator-token-file");
+  o.scenarios = inv.get("scenarios");
   if (inv.has("origin")) o.origins.push_back(inv.get("origin"));
   o.start_daemon = !inv.has("no-daemon");
   Status s = serve::run(o, [](std::string_view line) { std::cout << line << std::endl; });
@@ -50,6 +51,9 @@ void register_serve_commands(CommandTable& r) {
           {"tls-key", "FILE", "TLS private key (PEM); with --tls-cert"},
           {"operator-token-file", "FILE",
            "the operator token file, passed to a daemon this command starts"},
+          {"scenarios", "DIR",
+           "the bundled packages a daemon this command starts sets a new lab up with (its "
+           "default: ./scenarios)"},
           {"origin", "URL", "one more origin allowed to POST (a public name for the server)"},
           {"no-daemon", "", "fail instead of starting a daemon when none answers"}},
          0,

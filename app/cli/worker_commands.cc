@@ -16,7 +16,7 @@
 #include "app/cli/cli_support.h"
 #include "app/lab/capabilities.h"
 #include "engine/common/json_writer.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura::cli {
@@ -35,12 +35,12 @@ struct Live {
 Result<Live> live_of(const fs::path& state_dir) {
   Live live;
   if (!fs::exists(state_dir)) return live;
-  sandbox::Registry reg(state_dir);
-  std::vector<sandbox::RegistryEntry> entries;
+  sandbox::LeakLedger reg(state_dir);
+  std::vector<sandbox::LedgerEntry> entries;
   AURA_ASSIGN_OR_RETURN(entries, reg.entries());
   std::set<std::string> owners;
   for (const auto& e : entries) {
-    if (e.released || !sandbox::Registry::owner_alive(e.owner)) continue;
+    if (e.released || !sandbox::LeakLedger::owner_alive(e.owner)) continue;
     owners.insert(e.owner);
     ++live.names;
   }

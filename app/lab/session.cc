@@ -32,7 +32,7 @@ Result<std::unique_ptr<Session>> open_session(const LabFolders& f, SessionOption
   ctx.trust = &session->trust;
   ctx.lab_signer = &session->writer.keys->lab_signer();
   ctx.worlds_dir = f.data / "worlds";
-  // Worlds that run processes keep their leak registry and stage folders beside the sandbox's;
+  // Worlds that run processes keep their leak ledger and stage folders beside the sandbox's;
   // what a dead earlier process left there is reaped (and recorded) before anything starts.
   world::WorldHost host;
   host.log = ctx.log;

@@ -26,7 +26,7 @@ struct Session {
   Session(Writer w, TrustStore t) : writer(std::move(w)), trust(std::move(t)) {}
   Writer writer;
   TrustStore trust;
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   std::unique_ptr<attempt::AttemptEngine> engine;
   // What `engine` was made with: another engine on the same log, blobs and drivers (the
   // daemon's judge engine) is made from it.

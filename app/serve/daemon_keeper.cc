@@ -67,6 +67,10 @@ Result<DaemonKeeper> DaemonKeeper::start(const DaemonCommand& c) {
   std::vector<std::string> args = {c.exe.string(), "daemon",        "--data",   c.data.string(),
                                    "--keys",       c.keys.string(), "--socket", c.socket.string(),
                                    "--front-user", c.front_user};
+  if (!c.scenarios.empty()) {
+    args.push_back("--scenarios");
+    args.push_back(c.scenarios.string());
+  }
   if (!c.operator_token_file.empty()) {
     args.push_back("--operator-token-file");
     args.push_back(c.operator_token_file.string());

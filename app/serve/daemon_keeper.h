@@ -24,6 +24,7 @@ struct DaemonCommand {
   std::filesystem::path socket;
   std::string front_user;
   std::filesystem::path operator_token_file;  // passed on when given
+  std::filesystem::path scenarios;            // --scenarios, passed on when given
   // How long the keeper waits for the daemon after SIGTERM before SIGKILL.
   std::chrono::seconds stop_grace{120};
 };

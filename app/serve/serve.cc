@@ -113,6 +113,7 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
     cmd.socket = socket;
     cmd.front_user = o.user;
     cmd.operator_token_file = o.operator_token_file;
+    cmd.scenarios = o.scenarios;
     auto started = DaemonKeeper::start(cmd);
     if (!started.ok()) return started.status();
     keeper.emplace(std::move(started).value());

@@ -26,8 +26,9 @@ struct ServeOptions {
   std::filesystem::path tls_cert;
   std::filesystem::path tls_key;
   std::filesystem::path operator_token_file;  // the daemon's; passed to one it starts
-  std::vector<std::string> origins;           // more allowed origins (a public name)
-  bool start_daemon = true;                   // start one when none answers health on the socket
+  std::filesystem::path scenarios;   // the bundled packages a daemon it starts sets up with
+  std::vector<std::string> origins;  // more allowed origins (a public name)
+  bool start_daemon = true;          // start one when none answers health on the socket
   Limits limits;
 };
 

@@ -72,7 +72,7 @@ struct ProbeRequested {
   static constexpr std::string_view kType = kProbeRequested;
   std::string attempt;
   uint64_t probe = 0;
-  std::string call;  // the validated call as compact JSON (scenario::call_json)
+  std::string call;  // the validated call as compact JSON (scenario::call_reader)
   uint64_t cost = 0, spent = 0;
 
   std::string encode() const;

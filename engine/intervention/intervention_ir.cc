@@ -14,7 +14,7 @@ namespace {
 
 namespace strict = ::aura::json;
 namespace mf = scenario::manifest_format;
-namespace sj = scenario::json;
+namespace sj = scenario::call_reader;
 using strict::Array;
 using strict::Object;
 using strict::Value;

@@ -11,7 +11,7 @@
 #include "engine/events/event_types.h"
 #include "engine/sign/dsse_format.h"
 
-namespace aura::receipt_format {
+namespace aura::receipt::receipt_format {
 
 // "v", the first member. 2: the evidence section and the recomputed environment (binaries, world
 // images, the recorded capability panel and build profile). A receipt of another version is
@@ -73,4 +73,4 @@ inline constexpr size_t kMaxBytesPerEvent = 96 + kMaxProofHashes * 67;
 static_assert(kMembers[0] == "v", "the version comes first");
 static_assert(kMaxEvents * kMaxBytesPerEvent * 4 / 3 < kMaxEnvelopeBytes);
 
-}  // namespace aura::receipt_format
+}  // namespace aura::receipt::receipt_format

@@ -11,7 +11,7 @@
 #include "engine/scenario/manifest_format.h"
 
 namespace aura::scenario {
-namespace json {
+namespace call_reader {
 
 std::string shown(std::string_view text) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -58,7 +58,7 @@ bool has_control(std::string_view text, std::string_view allowed) {
   return false;
 }
 
-}  // namespace json
+}  // namespace call_reader
 
 namespace {
 
@@ -126,7 +126,7 @@ Status check_bytes(std::string_view value, uint32_t min_bytes, uint32_t max_byte
 
 Status check_text(std::string_view value) {
   if (!is_valid_utf8(value)) return wrong("not valid UTF-8");
-  if (json::has_control(value)) return wrong("contains a control character");
+  if (call_reader::has_control(value)) return wrong("contains a control character");
   return Status::ok();
 }
 
@@ -142,18 +142,19 @@ Status check_string(const ParamSchema& schema, std::string_view value) {
     if (!allowed.empty()) allowed += ", ";
     allowed += option;
   }
-  return wrong(json::quoted(value) + " is not one of: " + allowed);
+  return wrong(call_reader::quoted(value) + " is not one of: " + allowed);
 }
 
 Status check_path(const ParamSchema& schema, std::string_view value) {
   if (!is_normalised_absolute_path(value)) {
-    return wrong(json::quoted(value) + " is not a normalised absolute path");
+    return wrong(call_reader::quoted(value) + " is not a normalised absolute path");
   }
   AURA_RETURN_IF_ERROR(check_bytes(value, schema.min_bytes, schema.max_bytes));
   // An excluded prefix wins over every allowed one: the folder itself and all beneath it.
   for (const std::string& ex : schema.path_excludes) {
     if (path_has_prefix(value, ex) || value == std::string_view(ex).substr(0, ex.size() - 1)) {
-      return wrong(json::quoted(value) + " is under " + ex + ", which this call may not change");
+      return wrong(call_reader::quoted(value) + " is under " + ex +
+                   ", which this call may not change");
     }
   }
   for (const std::string& prefix : schema.path_prefixes) {
@@ -164,7 +165,7 @@ Status check_path(const ParamSchema& schema, std::string_view value) {
     if (!prefixes.empty()) prefixes += ", ";
     prefixes += prefix;
   }
-  return wrong(json::quoted(value) + " is not under " +
+  return wrong(call_reader::quoted(value) + " is not under " +
                (prefixes.empty() ? std::string("any allowed prefix") : prefixes));
 }
 
@@ -175,9 +176,9 @@ Status check_mode(const ParamSchema& schema, std::string_view value) {
     if (c < '0' || c > '7') digits = false;
     bits = bits * 8 + static_cast<uint32_t>(c - '0');
   }
-  if (!digits) return wrong(json::quoted(value) + " is not a mode of 3 or 4 octal digits");
+  if (!digits) return wrong(call_reader::quoted(value) + " is not a mode of 3 or 4 octal digits");
   if (uint32_t outside = bits & ~schema.mode_mask; outside != 0) {
-    return wrong("mode " + json::quoted(value) + " sets bits " + octal(outside) +
+    return wrong("mode " + call_reader::quoted(value) + " sets bits " + octal(outside) +
                  " outside the allowed mask " + octal(schema.mode_mask));
   }
   return Status::ok();
@@ -193,14 +194,14 @@ Status check_target(const ParamSchema& schema, const Target& target, const Manif
     return check_text(target.name);
   }
   const TargetTerm* term = manifest.find_target(target.name);
-  if (term == nullptr) return wrong("no target term named " + json::quoted(target.name));
+  if (term == nullptr) return wrong("no target term named " + call_reader::quoted(target.name));
   bool want_selector = target.kind == Target::Kind::kSelector;
   if (term->selector != want_selector) {
-    return wrong(json::quoted(target.name) + " is a " + (term->selector ? "selector" : "role") +
-                 ", not a " + target_form(target.kind));
+    return wrong(call_reader::quoted(target.name) + " is a " +
+                 (term->selector ? "selector" : "role") + ", not a " + target_form(target.kind));
   }
   if (term->kind != schema.target_kind) {
-    return wrong(json::quoted(target.name) + " names a " + term->kind +
+    return wrong(call_reader::quoted(target.name) + " names a " + term->kind +
                  " target; this parameter takes a " + schema.target_kind);
   }
   return Status::ok();
@@ -274,7 +275,7 @@ Result<ParamValue> parse_value(const ParamSchema& schema, const strict::Value& v
       return ParamValue(*flag);
     }
     case ParamType::kTarget: {
-      auto target = json::parse_target(value);
+      auto target = call_reader::parse_target(value);
       if (!target.ok()) return target.status();
       return ParamValue(std::move(target).value());
     }
@@ -284,7 +285,7 @@ Result<ParamValue> parse_value(const ParamSchema& schema, const strict::Value& v
 
 }  // namespace
 
-namespace json {
+namespace call_reader {
 
 strict::Limits call_limits(std::string_view where) {
   strict::Limits limits;
@@ -386,7 +387,7 @@ Result<Call> parse_call_value(const strict::Value& value, const std::vector<Call
   return call;
 }
 
-}  // namespace json
+}  // namespace call_reader
 
 const ParamValue* Call::find(std::string_view param) const {
   for (const auto& [name, value] : params) {
@@ -405,13 +406,13 @@ Result<Call> parse_call(std::string_view json, const std::vector<CallSpec>& cata
   }
   // Nesting is checked on the raw bytes first, naming the first container too deep however deep
   // the input goes (the reader's own bound names it only within the parser's).
-  if (Status deep = json::check_depth(json, kMaxCallDepth, ""); !deep.is_ok()) {
+  if (Status deep = call_reader::check_depth(json, kMaxCallDepth, ""); !deep.is_ok()) {
     return Status::invalid(named + deep.message());
   }
-  strict::Reader reader(json::call_limits(where));
+  strict::Reader reader(call_reader::call_limits(where));
   strict::Value root;
   AURA_ASSIGN_OR_RETURN(root, reader.parse(json));
-  return json::parse_call_value(root, catalog, manifest);
+  return call_reader::parse_call_value(root, catalog, manifest);
 }
 
 Status check_param(const ParamSchema& schema, const ParamValue& value, const Manifest& manifest,
@@ -425,7 +426,7 @@ bool is_normalised_absolute_path(std::string_view path) {
   if (path.empty() || path[0] != '/') return false;
   if (path == "/") return true;
   if (path.back() == '/') return false;
-  if (json::has_control(path)) return false;  // NUL included
+  if (call_reader::has_control(path)) return false;  // NUL included
   size_t start = 1;
   while (start <= path.size()) {
     size_t end = path.find('/', start);

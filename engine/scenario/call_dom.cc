@@ -7,7 +7,7 @@
 
 #include "engine/json/value_type.h"
 
-namespace aura::scenario::json {
+namespace aura::scenario::call_reader {
 
 std::string_view type_name(Element value) {
   return ::aura::json::type_name(::aura::json::Value(nullptr, value, ""));
@@ -169,4 +169,4 @@ Result<std::string_view> string_of(Element value, std::string_view path) {
   return text;
 }
 
-}  // namespace aura::scenario::json
+}  // namespace aura::scenario::call_reader

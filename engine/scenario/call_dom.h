@@ -21,7 +21,7 @@
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
 
-namespace aura::scenario::json {
+namespace aura::scenario::call_reader {
 
 // ---- Message helpers, and the depth scan that runs before the reader (call_dom.cc) ----
 
@@ -87,4 +87,4 @@ Result<std::vector<std::optional<Element>>> members_of(Element value, std::strin
 // Reads a string value ("<path>: expected a string, found an array").
 Result<std::string_view> string_of(Element value, std::string_view path);
 
-}  // namespace aura::scenario::json
+}  // namespace aura::scenario::call_reader

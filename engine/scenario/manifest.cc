@@ -19,7 +19,7 @@ namespace {
 
 namespace mf = manifest_format;
 // The strict reader (engine/json) parses the document and refuses duplicates at any depth;
-// json:: here is the scenario layer's message helpers (quoted values, type names).
+// call_reader:: here is the scenario layer's message helpers (quoted values, type names).
 namespace strict = ::aura::json;
 using strict::Array;
 using strict::Object;
@@ -59,7 +59,7 @@ bool is_call_name_text(std::string_view s) {
 // Each reads one value the reader has already checked for duplicates and nesting, and words its
 // refusal as the manifest's errors are worded ("expected an integer, found a number").
 
-std::string found(const Value& v) { return std::string(json::type_name(v.element())); }
+std::string found(const Value& v) { return std::string(call_reader::type_name(v.element())); }
 
 Result<std::string_view> string_of(const Value& v) {
   std::string_view s;
@@ -77,7 +77,7 @@ Result<std::string> text_of(const Value& v, size_t min_bytes, size_t max_bytes,
     return v.error(std::to_string(s.size()) + " bytes; must be " + std::to_string(min_bytes) +
                    ".." + std::to_string(max_bytes));
   }
-  if (json::has_control(s, allowed_controls)) {
+  if (call_reader::has_control(s, allowed_controls)) {
     return v.error(allowed_controls.empty()
                        ? "contains a control character"
                        : "contains a control character other than newline and tab");
@@ -89,7 +89,7 @@ Result<std::string> word_of(const Value& v, size_t max_bytes, std::string_view e
   std::string_view s;
   AURA_ASSIGN_OR_RETURN(s, string_of(v));
   if (!is_word(s, max_bytes, extra)) {
-    return v.error(json::quoted(s) + " must match " + word_pattern(max_bytes, extra));
+    return v.error(call_reader::quoted(s) + " must match " + word_pattern(max_bytes, extra));
   }
   return std::string(s);
 }
@@ -199,7 +199,7 @@ Result<std::string> required_call_name(const Object& o, std::string_view name) {
   std::string_view s;
   AURA_ASSIGN_OR_RETURN(s, string_of(v));
   if (!is_call_name_text(s)) {
-    return v.error(json::quoted(s) +
+    return v.error(call_reader::quoted(s) +
                    " is not a call name ([a-z][a-z0-9_]*(.[a-z][a-z0-9_]*)+, at most " +
                    std::to_string(mf::kMaxCallNameBytes) + " bytes)");
   }
@@ -243,7 +243,7 @@ Result<size_t> required_choice(const Object& o, std::string_view name, Names cho
   }
   std::string list;
   for (std::string_view c : choices) list += (list.empty() ? "\"" : ", \"") + std::string(c) + "\"";
-  return v.error(json::quoted(s) + " is not one of " + list);
+  return v.error(call_reader::quoted(s) + " is not one of " + list);
 }
 
 // What a list entry is keyed by: the member that must be unique, and its value.
@@ -268,9 +268,9 @@ Result<std::vector<T>> parse_list(const Object& top, std::string_view name, size
     AURA_ASSIGN_OR_RETURN(item, parse(o));
     for (size_t i = 0; i < out.size(); ++i) {
       if (key(out[i]) == key(item)) {
-        return o.error(key_member, std::string(key_member) + " " + json::quoted(key(item)) +
+        return o.error(key_member, std::string(key_member) + " " + call_reader::quoted(key(item)) +
                                        " is already used by " +
-                                       json::index_path(entries.path(), i));
+                                       call_reader::index_path(entries.path(), i));
       }
     }
     out.push_back(std::move(item));
@@ -292,14 +292,14 @@ Status parse_capability_list(const Object& o, std::string_view name, bool requir
     std::string_view id;
     AURA_ASSIGN_OR_RETURN(id, string_of(e));
     if (!is_capability_id(id)) {
-      return e.error(json::quoted(id) +
+      return e.error(call_reader::quoted(id) +
                      " is not a capability the panel measures (docs/CAPABILITIES.md)");
     }
     if (std::find(out.begin(), out.end(), id) != out.end()) {
-      return e.error(json::quoted(id) + " is listed twice");
+      return e.error(call_reader::quoted(id) + " is listed twice");
     }
     if (std::find(required.begin(), required.end(), id) != required.end()) {
-      return e.error(json::quoted(id) + " is also required");
+      return e.error(call_reader::quoted(id) + " is also required");
     }
     out.emplace_back(id);
   }
@@ -382,7 +382,7 @@ Status parse_enum(const Object& o, ParamSchema& p) {
     std::string value;
     AURA_ASSIGN_OR_RETURN(value, text_of(e, p.min_bytes, p.max_bytes));
     if (std::find(p.enum_values.begin(), p.enum_values.end(), value) != p.enum_values.end()) {
-      return e.error(json::quoted(value) + " is listed twice");
+      return e.error(call_reader::quoted(value) + " is listed twice");
     }
     p.enum_values.push_back(std::move(value));
   }
@@ -404,15 +404,15 @@ Status parse_prefixes(const Object& o, ParamSchema& p, std::string_view member,
     std::string prefix;
     AURA_ASSIGN_OR_RETURN(prefix, text_of(e, 1, mf::kMaxPathBytes));
     if (!is_path_prefix(prefix)) {
-      return e.error(json::quoted(prefix) +
+      return e.error(call_reader::quoted(prefix) +
                      " must be absolute and end in '/' (normalised: no empty, . or .. component)");
     }
     if (prefix.size() >= p.max_bytes) {
-      return e.error("no path under " + json::quoted(prefix) + " fits max_bytes " +
+      return e.error("no path under " + call_reader::quoted(prefix) + " fits max_bytes " +
                      std::to_string(p.max_bytes));
     }
     if (std::find(out.begin(), out.end(), prefix) != out.end()) {
-      return e.error(json::quoted(prefix) + " is listed twice");
+      return e.error(call_reader::quoted(prefix) + " is listed twice");
     }
     out.push_back(std::move(prefix));
   }
@@ -430,7 +430,7 @@ Status parse_mode_mask(const Object& o, ParamSchema& p) {
     if (c < '0' || c > '7') octal = false;
     bits = bits * 8 + static_cast<uint32_t>(c - '0');
   }
-  if (!octal) return v->error(json::quoted(s) + " is not 3 or 4 octal digits");
+  if (!octal) return v->error(call_reader::quoted(s) + " is not 3 or 4 octal digits");
   p.mode_mask = bits & mf::kModeBits;
   return Status::ok();
 }
@@ -440,7 +440,7 @@ Status parse_target_param(const Object& o, ParamSchema& p, const std::vector<Tar
                         required_word(o, "target_kind", mf::kMaxTargetKindBytes, "_-"));
   if (std::none_of(targets.begin(), targets.end(),
                    [&](const TargetTerm& t) { return t.kind == p.target_kind; })) {
-    return o.error("target_kind", "no target term has kind " + json::quoted(p.target_kind));
+    return o.error("target_kind", "no target term has kind " + call_reader::quoted(p.target_kind));
   }
   AURA_ASSIGN_OR_RETURN(p.allow_literal, optional_bool(o, "allow_literal", p.allow_literal));
   AURA_ASSIGN_OR_RETURN(
@@ -465,7 +465,7 @@ Result<ParamSchema> parse_param(std::string_view name, const Value& value,
   AURA_ASSIGN_OR_RETURN(type_text, string_of(type_value));
   const auto it = std::find(kParamTypes.begin(), kParamTypes.end(), type_text);
   if (it == kParamTypes.end()) {
-    return type_value.error(json::quoted(type_text) +
+    return type_value.error(call_reader::quoted(type_text) +
                             " is not one of \"string\", \"integer\", \"boolean\", \"path\", "
                             "\"mode\", \"target\"");
   }
@@ -649,11 +649,11 @@ Result<std::vector<WorldRole>> parse_roles(const Object& o) {
     AURA_ASSIGN_OR_RETURN(s, string_of(e));
     const auto it = std::find(kRoleNames.begin(), kRoleNames.end(), s);
     if (it == kRoleNames.end()) {
-      return e.error(json::quoted(s) + " is not a world role (primary, twin, control)");
+      return e.error(call_reader::quoted(s) + " is not a world role (primary, twin, control)");
     }
     const WorldRole role = kRoles[static_cast<size_t>(it - kRoleNames.begin())];
     if (std::find(out.begin(), out.end(), role) != out.end()) {
-      return e.error(json::quoted(s) + " is listed twice");
+      return e.error(call_reader::quoted(s) + " is listed twice");
     }
     out.push_back(role);
   }
@@ -665,7 +665,7 @@ Result<CheckSpec> parse_check(const Object& o) {
   CheckSpec c;
   AURA_ASSIGN_OR_RETURN(c.id, required_word(o, "id", mf::kMaxCheckIdBytes, "_.-"));
   if (c.id == mf::kReservedCheckId) {
-    return o.error("id", json::quoted(c.id) + " is reserved for the gate's fingerprint");
+    return o.error("id", call_reader::quoted(c.id) + " is reserved for the gate's fingerprint");
   }
   size_t kind = 0;
   AURA_ASSIGN_OR_RETURN(kind, required_choice(o, "kind", kKinds));
@@ -807,12 +807,13 @@ Result<Manifest> parse_document(const Value& root) {
   m.schema = static_cast<int>(schema);
   AURA_ASSIGN_OR_RETURN(m.id, required_text(top, "id", 1, package_format::kMaxIdBytes));
   if (!is_valid_package_id(m.id)) {
-    return top.error("id", json::quoted(m.id) + " must match [a-z0-9][a-z0-9._-]{0,63}");
+    return top.error("id", call_reader::quoted(m.id) + " must match [a-z0-9][a-z0-9._-]{0,63}");
   }
   AURA_ASSIGN_OR_RETURN(m.version,
                         required_text(top, "version", 1, package_format::kMaxVersionBytes));
   if (!is_valid_package_version(m.version)) {
-    return top.error("version", json::quoted(m.version) + " must be 1..32 of [0-9A-Za-z.+-]");
+    return top.error("version",
+                     call_reader::quoted(m.version) + " must be 1..32 of [0-9A-Za-z.+-]");
   }
   AURA_ASSIGN_OR_RETURN(m.family, required_text(top, "family", 1, package_format::kMaxFamilyBytes));
   AURA_ASSIGN_OR_RETURN(m.title, required_text(top, "title", 1, package_format::kMaxTitleBytes));
@@ -861,7 +862,7 @@ Result<Manifest> parse_manifest(std::string_view manifest_bytes) {
                            std::to_string(mf::kMaxManifestBytes));
   }
   // Nesting is checked on the raw bytes, before any parser (or recursive walk) sees them.
-  if (Status deep = json::check_depth(manifest_bytes, mf::kMaxDepth, ""); !deep.is_ok()) {
+  if (Status deep = call_reader::check_depth(manifest_bytes, mf::kMaxDepth, ""); !deep.is_ok()) {
     return Status::invalid(file + deep.message());
   }
   // Every object's members and every array's elements are bounded by the document's size; the

@@ -48,7 +48,7 @@ Status admit_matches(const Target& target, const TargetTerm& term,
 
 Status admit_path(std::string_view param, std::string_view path) {
   if (!is_normalised_absolute_path(path))
-    return Status::invalid(std::string(param) + ": " + json::quoted(path) +
+    return Status::invalid(std::string(param) + ": " + call_reader::quoted(path) +
                            " is not a normalised absolute path");
   return Status::ok();
 }

@@ -19,7 +19,7 @@
 #include "engine/scenario/manifest.h"
 
 namespace aura::writer {
-class TokenRegistry;
+class RunTokens;
 }
 
 namespace aura::world {
@@ -30,7 +30,7 @@ namespace aura::world {
 struct WorldHost {
   EventLog* log = nullptr;
   BlobStore* blobs = nullptr;
-  writer::TokenRegistry* tokens = nullptr;
+  writer::RunTokens* tokens = nullptr;
   std::filesystem::path state_dir;
   std::vector<std::filesystem::path> forbidden;
 };

@@ -181,7 +181,7 @@ Status check_version(std::string_view bytes) {
 
 class Connection {
  public:
-  Connection(int fd, const RunBinding& b, TokenRegistry& tokens, EventLog& log, BlobStore& blobs)
+  Connection(int fd, const RunBinding& b, RunTokens& tokens, EventLog& log, BlobStore& blobs)
       : fd_(fd), b_(b), tokens_(tokens), log_(log), blobs_(blobs) {}
 
   Result<ConnectionReport> run(std::chrono::steady_clock::time_point deadline) {
@@ -363,7 +363,7 @@ class Connection {
 
   int fd_;
   const RunBinding& b_;
-  TokenRegistry& tokens_;
+  RunTokens& tokens_;
   EventLog& log_;
   BlobStore& blobs_;
   simdjson::dom::parser parser_;
@@ -403,7 +403,7 @@ Status RunBinding::validate() const {
   return Status::ok();
 }
 
-Result<std::string> TokenRegistry::issue(const std::string& run_id) {
+Result<std::string> RunTokens::issue(const std::string& run_id) {
   if (sodium_init() < 0) return Status::unavailable("libsodium failed to initialise");
   std::lock_guard lock(mu_);
   if (token_of_run_.count(run_id)) return Status::failed_precondition("run already has a token");
@@ -415,7 +415,7 @@ Result<std::string> TokenRegistry::issue(const std::string& run_id) {
   return token;
 }
 
-Status TokenRegistry::claim(std::string_view token, const std::string& run_id) {
+Status RunTokens::claim(std::string_view token, const std::string& run_id) {
   std::lock_guard lock(mu_);
   auto it = by_token_.find(token);
   if (it == by_token_.end()) return Status::invalid("unknown token");
@@ -427,13 +427,13 @@ Status TokenRegistry::claim(std::string_view token, const std::string& run_id) {
   return Status::ok();
 }
 
-void TokenRegistry::end(const std::string& run_id) {
+void RunTokens::end(const std::string& run_id) {
   std::lock_guard lock(mu_);
   auto it = token_of_run_.find(run_id);
   if (it != token_of_run_.end()) by_token_[it->second].ended = true;
 }
 
-Result<ConnectionReport> serve_connection(int fd, const RunBinding& binding, TokenRegistry& tokens,
+Result<ConnectionReport> serve_connection(int fd, const RunBinding& binding, RunTokens& tokens,
                                           EventLog& log, BlobStore& blobs,
                                           std::chrono::steady_clock::time_point deadline) {
   AURA_RETURN_IF_ERROR(binding.validate());

@@ -51,7 +51,7 @@ struct RunBinding {
 };
 
 // One-time tokens, one per run. Thread-safe.
-class TokenRegistry {
+class RunTokens {
  public:
   // A fresh random token for `run_id` (64 lowercase hex); refused for a run that has one.
   Result<std::string> issue(const std::string& run_id);
@@ -98,7 +98,7 @@ struct ConnectionReport {
 // `evidence.rejected` event (actor supervisor) and the connection is shut down. Errors only for
 // the host's failures (the log or blob store refusing a write); a hostile runner cannot make one.
 // Does not close `fd`.
-Result<ConnectionReport> serve_connection(int fd, const RunBinding& binding, TokenRegistry& tokens,
+Result<ConnectionReport> serve_connection(int fd, const RunBinding& binding, RunTokens& tokens,
                                           EventLog& log, BlobStore& blobs,
                                           std::chrono::steady_clock::time_point deadline);
 

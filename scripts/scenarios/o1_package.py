@@ -14,7 +14,7 @@ PKG = "scenarios/o1-fleet-drift"
 PROJECT = "/srv/ansible"
 SITE_CONF = "/etc/nginx/conf.d/site.conf"  # what the role's template renders on each web node
 
-# What each service keeps of the node root's capabilities (docs/SANDBOX.md). nginx binds port 80,
+# What each service keeps of the node root's Linux capabilities (docs/SANDBOX.md). nginx binds port 80,
 # makes its temporary folders for its workers and switches to them; sshd separates privileges
 # (chroot, setuid) and its sessions run the converge's modules, which write and chown files.
 NGINX_CAPS = ["chown", "kill", "net_bind_service", "setgid", "setuid"]
@@ -295,9 +295,9 @@ def main():
                     "owners": web_owners(),
                     "services": [
                         {"name": "nginx", "argv": ["/usr/sbin/nginx"], "ready": {"tcp": 80},
-                         "capabilities": NGINX_CAPS},
+                         "linux_caps": NGINX_CAPS},
                         {"name": "sshd", "argv": ["/usr/sbin/sshd", "-E", "/var/log/sshd.log"],
-                         "ready": {"tcp": 22}, "capabilities": SSHD_CAPS},
+                         "ready": {"tcp": 22}, "linux_caps": SSHD_CAPS},
                     ],
                 })
             site_roots = sorted({v["root"].rsplit("/", 1)[0]})

@@ -32,6 +32,7 @@
 #include "engine/merkle/merkle.h"
 #include "engine/scenario/manifest.h"
 #include "tests/app/daemon_proc.h"
+#include "tests/app/learner_secrets.h"
 #include "tests/support/temp_dir.h"
 
 using namespace aura;
@@ -40,44 +41,12 @@ namespace fs = std::filesystem;
 
 using aura::testing::DaemonProc;
 using aura::testing::env;
+using aura::testing::hidden_strings;
 using aura::testing::member;
 using aura::testing::quoted;
+using aura::testing::t0_manifest;
 
-namespace {
-
-// What a learner must never be shown of a scenario, as it would appear in an answer: each
-// world's description and build recipe, each check's call parameters, the judge cases' texts.
-std::vector<std::string> hidden_strings(const scenario::Manifest& m) {
-  std::vector<std::string> out;
-  for (const auto& w : m.worlds) {
-    out.push_back(w.description);
-    out.push_back(w.build_json);
-    out.push_back(w.id == "primary" ? "worlds/primary" : "worlds/" + w.id);
-  }
-  for (const auto& c : m.checks) {
-    if (c.params_json != "{}") out.push_back(c.params_json);
-  }
-  for (const auto& j : m.judge) {
-    out.push_back(j.ir_json);
-    json::Reader reader;
-    auto ir = reader.parse_object(j.ir_json);
-    REQUIRE(ir.ok());
-    out.push_back(std::string(*ir->required_string("claim")));
-    out.push_back(std::string(*ir->required_string("falsifier")));
-  }
-  return out;
-}
-
-scenario::Manifest t0_manifest() {
-  std::ifstream in(fs::path(env("AURA_SCENARIOS")) / "t0-config-drift" / "manifest.json");
-  std::stringstream s;
-  s << in.rdbuf();
-  auto m = scenario::parse_manifest(s.str());
-  REQUIRE(m.ok());
-  return *m;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("public reads, malformed args, unknown ops; the daemon keeps serving") {
   DaemonProc d;

@@ -352,7 +352,7 @@ TEST_CASE("attempt: gold is VERIFIED with a receipt that verifies offline and by
     std::string edited = doc;
     edited.replace(at, ed.from.size(), ed.to);
     const auto rep = receipt::verify_receipt(
-        dsse_sign(receipt_format::kPayloadType, edited, lab.keys->lab_signer()), pinned);
+        dsse_sign(receipt::receipt_format::kPayloadType, edited, lab.keys->lab_signer()), pinned);
     CHECK_FALSE(rep.ok());
     bool named = false;
     for (const auto& f : rep.failures) named = named || f.field == ed.field;

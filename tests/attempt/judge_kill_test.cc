@@ -46,22 +46,22 @@ std::string slurp(const fs::path& p) {
   return n < 0 ? std::string() : out;
 }
 
-// The machine's run folder (registries): $AURA_RUN_DIR, else /run/aura, as the lab's.
+// The machine's run folder (ledgers): $AURA_RUN_DIR, else /run/aura, as the lab's.
 fs::path run_dir() {
   const char* env = std::getenv("AURA_RUN_DIR");
   return env != nullptr && *env != '\0' ? fs::path(env) : fs::path("/run/aura");
 }
 
-// Every name this lab's registries ever recorded (the run folder's registries whose state folder
-// is inside the lab's folder), remembered across reads: a holder compacts its registry once its
-// names are gone, and a reap removes an emptied registry. Only this lab's names are looked at, so
+// Every name this lab's ledgers ever recorded (the run folder's ledgers whose state folder
+// is inside the lab's folder), remembered across reads: a holder compacts its ledger once its
+// names are gone, and a reap removes an emptied ledger. Only this lab's names are looked at, so
 // another lab running on the machine at the same time cannot fail the test.
 struct Names {
   std::set<std::string> cgroups, netns, dirs;
 
   void read(const fs::path& lab_root) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(run_dir() / "registry", ec)) {
+    for (const auto& e : fs::directory_iterator(run_dir() / "ledger", ec)) {
       std::istringstream in(slurp(e.path()));
       std::string line;
       if (!std::getline(in, line) || !line.starts_with("# state_dir ") ||

@@ -67,7 +67,7 @@ std::string unset(const std::string& path_target) {
 // be used from several threads at once, one thread per world.
 struct O1Worlds {
   LogLab lab;
-  aura::writer::TokenRegistry tokens;
+  aura::writer::RunTokens tokens;
   TempDir dir;
   world::WorldHost host;
   fs::path package;

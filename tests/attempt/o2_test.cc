@@ -17,7 +17,7 @@
 #include "tests/attempt/package_lab.h"
 #include "tests/cli/cli_util.h"
 #include "tests/support/wait_until.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 using namespace aura::testing;
 namespace fs = std::filesystem;
@@ -204,7 +204,7 @@ TEST_CASE("o2: a live world a crash left broken is reported, reset, and leaves n
   // Nothing behind: the attempt ends, its world folder goes, every name it recorded is released.
   s.ok({"attempt", "abandon", id, "--reason", "test done"});
   CHECK_FALSE(fs::exists(s.lab.data() / "worlds" / id));
-  auto entries = aura::sandbox::Registry(s.lab.data() / "sandbox").entries();
+  auto entries = aura::sandbox::LeakLedger(s.lab.data() / "sandbox").entries();
   REQUIRE(entries.ok());
   CHECK_FALSE(entries->empty());
   for (const auto& e : *entries) CHECK_MESSAGE(e.released, e.path.string());

@@ -50,7 +50,7 @@ DAEMON_FORBIDDEN = [
     "MemoryDenyWriteExecute", "SystemCallArchitectures", "RestrictSUIDSGID", "RestrictRealtime",
     "ProtectClock", "ProtectKernelModules", "ProtectKernelLogs", "PrivateDevices",
     "ProtectControlGroups", "ProtectKernelTunables",
-    # Removed when the unit stops: it would take the supervisor's leak registry with it.
+    # Removed when the unit stops: it would take the supervisor's leak ledger with it.
     "RuntimeDirectory",
 ]
 
@@ -292,7 +292,7 @@ def check_daemon(daemon, problems):
         if daemon.values(S, key):
             problems.append(f"{n}: {key}= must not be set (see the unit's comment: a seccomp "
                             "filter is inherited by every world; RuntimeDirectory= would remove "
-                            "the leak registry; cgroups and sysctls are written)")
+                            "the leak ledger; cgroups and sysctls are written)")
     if daemon.last(S, "NoNewPrivileges", "").lower() not in TRUE:
         problems.append(f"{n}: NoNewPrivileges=yes is missing")
     if daemon.last(S, "ProtectSystem", "").lower() not in ("full", "yes", "true"):

@@ -84,7 +84,7 @@ TEST_CASE("aura receipt verify: a tampered receipt fails with the field named") 
   auto other = KeyStore::init(s.lab / "other-keys");
   REQUIRE(other.ok());
   auto edited = replace_once(s.receipt.document, "6.8.0-test", "6.8.1-test");
-  write_file(s.file, dsse_sign(receipt_format::kPayloadType, edited, other->lab_signer()));
+  write_file(s.file, dsse_sign(receipt::receipt_format::kPayloadType, edited, other->lab_signer()));
   CliResult r = s.lab.aura({"receipt", "verify", s.file.string(), "--json"});
   CHECK_MESSAGE(r.exit_code == 1, r.describe());
   CHECK(r.out.find("  FAIL  signature: ") != std::string::npos);

@@ -30,7 +30,7 @@ using aura::testing::test_signer;
 
 namespace {
 
-namespace rf = receipt_format;
+namespace rf = receipt::receipt_format;
 
 // A log and blob store in a temporary folder, signed by the test lab key.
 struct TestLab {

@@ -194,7 +194,7 @@ Subject filetree_subject() {
 // copy as `aura setup` signs packages: the driver builds only from verified bytes.
 struct NodesHost {
   testing::LogLab lab;
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   testing::TempDir dir;
 };
 

@@ -130,7 +130,7 @@ const Checks kAllOkControl = {{"fleet-healthy", true},
 
 }  // namespace
 
-TEST_CASE("filetree: the registry makes the filetree driver by name") {
+TEST_CASE("filetree: the ledger makes the filetree driver by name") {
   auto d = aura::workers::make_driver("filetree");
   REQUIRE(d != nullptr);
   CHECK(d->name() == "filetree");

@@ -129,7 +129,7 @@ TEST_CASE("node: commands run inside the node's namespaces, services answer acro
   REQUIRE((*web1)->destroy().is_ok());
   CHECK(::kill(init2, 0) != 0);
   CHECK(fs::is_empty(state.path() / "nodes"));
-  auto entries = sandbox::Registry(state.path()).entries();
+  auto entries = sandbox::LeakLedger(state.path()).entries();
   REQUIRE(entries.ok());
   for (const auto& e : *entries) CHECK(e.released);
 }

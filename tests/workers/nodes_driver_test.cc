@@ -39,7 +39,7 @@
 #include "workers/nodes/nodes_world.h"
 #include "workers/nodes/stage.h"
 #include "workers/nodes/world_parts.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura {
@@ -115,9 +115,9 @@ const scenario::CheckSpec& check_of(const scenario::Manifest& m, const std::stri
   return *c;
 }
 
-// Every name the lab recorded that is not released, in the registry under `state`.
+// Every name the lab recorded that is not released, in the ledger under `state`.
 std::vector<std::string> unreleased(const fs::path& state) {
-  sandbox::Registry reg(state);
+  sandbox::LeakLedger reg(state);
   auto entries = reg.entries();
   REQUIRE(entries.ok());
   std::vector<std::string> out;
@@ -128,7 +128,7 @@ std::vector<std::string> unreleased(const fs::path& state) {
 
 struct Host {
   testing::LogLab lab;
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   testing::TempDir dir;
   world::WorldHost host;
   // A signed copy of the fixture, its folder named uniquely (stage entries carry the name).
@@ -329,7 +329,7 @@ TEST_CASE(
   CHECK(script->output.find("0\n") == 0);
   char caps[64];
   std::snprintf(caps, sizeof caps, "CapEff:\t%016llx",
-                (unsigned long long)nsworld::call_capabilities());
+                (unsigned long long)nsworld::call_linux_caps());
   CHECK(script->output.find(caps) != std::string::npos);
   CHECK(script->output.find("NoNewPrivs:\t1") != std::string::npos);
   CHECK(script->output.find("Seccomp:\t2") != std::string::npos);
@@ -444,7 +444,7 @@ TEST_CASE("nodes leaks: 100 world create/destroy cycles leave no name the lab re
     REQUIRE(d->destroy(std::move(w).value()).is_ok());
   }
   // Every name recorded over the 100 worlds: released and gone.
-  sandbox::Registry reg(h.host.state_dir);
+  sandbox::LeakLedger reg(h.host.state_dir);
   auto entries = reg.entries();
   REQUIRE(entries.ok());
   std::map<sandbox::ResourceKind, int> kinds;
@@ -563,8 +563,8 @@ TEST_CASE(
   fs::copy(h.package, package, fs::copy_options::recursive);
 
   // A program (a lab tool): staged in an entry of its own, root's, still executable.
-  sandbox::Registry registry(h.host.state_dir);
-  const workers::nodes::StageUse use{&registry, testing::world_tag('n')};
+  sandbox::LeakLedger ledger(h.host.state_dir);
+  const workers::nodes::StageUse use{&ledger, testing::world_tag('n')};
   std::ofstream(home / "tool") << "#!/bin/sh\n";
   fs::permissions(home / "tool", fs::perms::owner_all);
   auto tool = workers::nodes::reachable_by_nodes((home / "tool").string(), use);
@@ -587,7 +587,7 @@ TEST_CASE(
   // Its use released, the entry goes.
   const fs::path entry = fs::path(*tool).parent_path().parent_path();
   CHECK(fs::is_directory(entry / "users" / use.run_id));
-  REQUIRE(workers::nodes::release_stage_uses(registry, sandbox::Registry::self_owner()).is_ok());
+  REQUIRE(workers::nodes::release_stage_uses(ledger, sandbox::LeakLedger::self_owner()).is_ok());
   CHECK_FALSE(fs::exists(entry));
   CHECK(unreleased(h.host.state_dir).empty());
 
@@ -860,7 +860,7 @@ TEST_CASE("nodes: a persisted world whose data folder is gone is torn down") {
   // is still there.
   const fs::path killed = h.dir / "killed";
   const auto left = persisted_in(killed);
-  auto entries = sandbox::Registry(killed).entries();
+  auto entries = sandbox::LeakLedger(killed).entries();
   REQUIRE(entries.ok());
   REQUIRE_FALSE(entries->empty());
   const std::string holder = entries->front().owner;
@@ -868,8 +868,8 @@ TEST_CASE("nodes: a persisted world whose data folder is gone is torn down") {
   std::from_chars(holder.data(), holder.data() + holder.find('.'), holder_pid);
   REQUIRE(holder_pid > 1);
   REQUIRE(::kill(holder_pid, SIGKILL) == 0);
-  for (int i = 0; i < 3000 && sandbox::Registry::owner_alive(holder); ++i) ::usleep(20'000);
-  REQUIRE_FALSE(sandbox::Registry::owner_alive(holder));
+  for (int i = 0; i < 3000 && sandbox::LeakLedger::owner_alive(holder); ++i) ::usleep(20'000);
+  REQUIRE_FALSE(sandbox::LeakLedger::owner_alive(holder));
   CHECK_FALSE(all_gone(left));  // nothing tore it down
   r = sandbox::reap_orphans();
   REQUIRE(r.ok());
@@ -891,14 +891,14 @@ TEST_CASE("nodes: a reap leaves a lab's first world alone though the lab's state
   fs::create_directories(state.parent_path());
   auto holder = workers::nodes::start_holder(state);
   REQUIRE_MESSAGE(holder.ok(), holder.status().message());
-  sandbox::Registry registry(state, holder->owner);
-  auto net = netns::WorldNetwork::create(workers::nodes::random_hex(8), {"web", "app"}, &registry);
+  sandbox::LeakLedger ledger(state, holder->owner);
+  auto net = netns::WorldNetwork::create(workers::nodes::random_hex(8), {"web", "app"}, &ledger);
   REQUIRE_MESSAGE(net.ok(), net.status().message());
   CHECK(fs::is_directory(state));  // made by the first record
 
   auto r = sandbox::reap_orphans();
   REQUIRE(r.ok());
-  CHECK(sandbox::Registry::owner_alive(holder->owner));
+  CHECK(sandbox::LeakLedger::owner_alive(holder->owner));
   for (const std::string& name : net->registered_names())
     CHECK_MESSAGE(fs::exists("/run/netns/" + name), name);
   auto joined = net->run_in("web", [] { return 0; });

@@ -33,7 +33,7 @@ const std::vector<std::string> kEnv = {"PATH=/usr/bin:/bin", "HOME=/root", "LANG
 struct JoinLab {
   aura::testing::LogLab lab;
   aura::testing::TempDir state;
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   std::unique_ptr<sandbox::CgroupTree> tree;
   std::unique_ptr<nsworld::Node> node;
   std::string runner;

@@ -107,7 +107,7 @@ struct RunResult {
 };
 
 struct RunnerLab : aura::testing::LogLab {
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   int runs = 0;
 
   RunnerLab() {

@@ -8,7 +8,7 @@
 
 #include "engine/events/event_types.h"
 #include "tests/cli/cli_util.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 using namespace aura::testing;
 
@@ -66,7 +66,7 @@ TEST_CASE("aura worker: reaps what a dead process left, records it and the capab
   const std::filesystem::path state = lab.data() / "sandbox";
   const std::filesystem::path left = state / "runs" / "deadbeefdeadbeef";
   std::filesystem::create_directories(left);
-  REQUIRE(aura::sandbox::Registry(state, "1.1")
+  REQUIRE(aura::sandbox::LeakLedger(state, "1.1")
               .record("deadbeefdeadbeef", aura::sandbox::ResourceKind::kDir, left)
               .is_ok());
   CliResult r = lab.aura({"worker", "--json"});

@@ -30,7 +30,7 @@
 #include <thread>
 
 #include "tests/workers/sandbox_support.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/sandbox/seccomp_policy.h"
 
 namespace fs = std::filesystem;
@@ -43,8 +43,8 @@ namespace {
 // Every cgroup folder and stage folder the runs under `state_dir` recorded is gone and marked
 // released.
 void check_nothing_left(const fs::path& state_dir) {
-  aura::sandbox::Registry registry(state_dir);
-  auto entries = registry.entries();
+  aura::sandbox::LeakLedger ledger(state_dir);
+  auto entries = ledger.entries();
   REQUIRE(entries.ok());
   CHECK_FALSE(entries->empty());
   for (const auto& e : *entries) {
@@ -426,7 +426,7 @@ TEST_CASE(
 
 TEST_CASE("sandbox confinement: a profile keeps exactly the capabilities it names") {
   SandboxFixture f;
-  f.profile.capabilities = (1ull << 0) | (1ull << 13);  // CAP_CHOWN, CAP_NET_RAW
+  f.profile.linux_caps = (1ull << 0) | (1ull << 13);  // CAP_CHOWN, CAP_NET_RAW
   auto r = f.sh("grep -E '^Cap(Prm|Eff|Bnd)' /proc/self/status");
   if (!sandbox_ran(r)) return;
   CHECK(r->stdout_bytes ==

@@ -1,4 +1,4 @@
-// Leak accounting: every name a run makes is in the registry and gone after the run, over 100
+// Leak accounting: every name a run makes is in the ledger and gone after the run, over 100
 // create/destroy cycles; a supervisor killed mid-run leaves a run that reap() then removes.
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -17,10 +17,10 @@
 #include "tests/support/spawn_self.h"
 #include "tests/support/wait_until.h"
 #include "tests/workers/sandbox_support.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 namespace fs = std::filesystem;
-using aura::sandbox::Registry;
+using aura::sandbox::LeakLedger;
 using aura::sandbox::ResourceKind;
 using aura::testing::sandbox_ran;
 using aura::testing::SandboxFixture;
@@ -44,8 +44,8 @@ TEST_CASE("sandbox leaks: 100 create/destroy cycles leave no recorded name behin
     run_ids.insert(r->run_id);
   }
   CHECK(run_ids.size() == 100);
-  Registry registry(f.options.state_dir);
-  auto entries = registry.entries();
+  LeakLedger ledger(f.options.state_dir);
+  auto entries = ledger.entries();
   REQUIRE(entries.ok());
   std::set<std::string> recorded_runs;
   size_t cgroups = 0, dirs = 0;
@@ -85,11 +85,11 @@ TEST_CASE("sandbox leaks: reap() removes what a killed supervisor left") {
                                      {"AURA_SANDBOX_DYING_STATE=" + f.options.state_dir.string()});
   REQUIRE(supervisor > 0);
   // Wait until its run's sleep is in its cgroup.
-  Registry registry(f.options.state_dir);
+  LeakLedger ledger(f.options.state_dir);
   std::vector<fs::path> live;
   pid_t sleeper = -1;
   aura::testing::wait_until([&] {
-    auto entries = registry.entries();
+    auto entries = ledger.entries();
     REQUIRE(entries.ok());
     live.clear();
     for (const auto& e : *entries)
@@ -122,7 +122,7 @@ TEST_CASE("sandbox leaks: reap() removes what a killed supervisor left") {
   for (const fs::path& p : live) CHECK_FALSE(fs::exists(p));
   aura::testing::wait_until([&] { return ::kill(sleeper, 0) != 0; });
   CHECK(aura::testing::read_text_file("/proc/" + std::to_string(sleeper) + "/comm") != "sleep\n");
-  auto after = registry.entries();
+  auto after = ledger.entries();
   REQUIRE(after.ok());
   CHECK(after->empty());  // compacted
   // A second reap finds nothing.
@@ -136,21 +136,21 @@ TEST_CASE("sandbox leaks: reap() leaves a live owner's runs alone") {
   const fs::path state = dir.path() / "state";
   const fs::path live_dir = state / "runs" / "live";
   fs::create_directories(live_dir);
-  Registry registry(state);
-  REQUIRE(registry.record("live", ResourceKind::kDir, live_dir).is_ok());
+  LeakLedger ledger(state);
+  REQUIRE(ledger.record("live", ResourceKind::kDir, live_dir).is_ok());
   auto report = aura::sandbox::reap(state);
   REQUIRE(report.ok());
   CHECK(report->runs_reaped == 0);
   CHECK(fs::exists(live_dir));
-  auto entries = registry.entries();
+  auto entries = ledger.entries();
   REQUIRE(entries.ok());
   REQUIRE(entries->size() == 1);
   CHECK_FALSE((*entries)[0].released);
-  CHECK(Registry::owner_alive((*entries)[0].owner));
-  CHECK_FALSE(Registry::owner_alive("999999999.1"));
-  CHECK_FALSE(Registry::owner_alive(std::to_string(::getpid()) + ".1"));  // pid reused
-  CHECK_FALSE(Registry::owner_alive("garbage"));
-  REQUIRE(registry.release("live", ResourceKind::kDir, live_dir).is_ok());
+  CHECK(LeakLedger::owner_alive((*entries)[0].owner));
+  CHECK_FALSE(LeakLedger::owner_alive("999999999.1"));
+  CHECK_FALSE(LeakLedger::owner_alive(std::to_string(::getpid()) + ".1"));  // pid reused
+  CHECK_FALSE(LeakLedger::owner_alive("garbage"));
+  REQUIRE(ledger.release("live", ResourceKind::kDir, live_dir).is_ok());
 }
 
 // A run SIGKILLed together with everything it started (a test harness's limit, a session's end)
@@ -163,9 +163,9 @@ TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its
   const fs::path live_dir = state / "runs" / "live";
   fs::create_directories(dead_dir);
   fs::create_directories(live_dir);
-  Registry dead(state, "999999999.1");
+  LeakLedger dead(state, "999999999.1");
   REQUIRE(dead.record("dead", ResourceKind::kDir, dead_dir).is_ok());
-  Registry live(state);
+  LeakLedger live(state);
   REQUIRE(live.record("live", ResourceKind::kDir, live_dir).is_ok());
 
   auto report = aura::sandbox::reap_orphans();
@@ -179,9 +179,9 @@ TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its
   REQUIRE(entries.ok());
   REQUIRE(entries->size() == 1);  // the dead owner's entry compacted away
   CHECK((*entries)[0].run_id == "live");
-  CHECK(fs::exists(live.file()));  // the registry of a folder that exists stays
+  CHECK(fs::exists(live.file()));  // the ledger of a folder that exists stays
 
-  // With no dead owner's name in it, another lab's registry is left byte for byte (its own
+  // With no dead owner's name in it, another lab's ledger is left byte for byte (its own
   // history, released entries included, is its lab's to compact).
   REQUIRE(live.release("live", ResourceKind::kDir, live_dir).is_ok());
   const std::string history = aura::testing::read_text_file(live.file());
@@ -195,7 +195,7 @@ TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its
   const fs::path gone = dir.path() / "gone";
   const fs::path mine = dir.path() / "mine";
   fs::create_directories(mine);
-  Registry own(gone);
+  LeakLedger own(gone);
   REQUIRE(own.record("mine", ResourceKind::kDir, mine).is_ok());
   CHECK(fs::is_directory(gone));  // recording a name makes its state folder first
   REQUIRE(fs::remove(gone));      // then the folder is removed, as an operator's rm -r does
@@ -203,7 +203,7 @@ TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its
   REQUIRE(report.ok());
   CHECK(fs::exists(mine));
   REQUIRE(own.release("mine", ResourceKind::kDir, mine).is_ok());
-  report = aura::sandbox::reap_orphans();  // now empty: the registry of the gone folder goes
+  report = aura::sandbox::reap_orphans();  // now empty: the ledger of the gone folder goes
   REQUIRE(report.ok());
   CHECK_FALSE(fs::exists(own.file()));
 }
@@ -214,11 +214,11 @@ TEST_CASE("sandbox leaks: reap_orphans() removes a dead owner's names though its
 // such token is ever recorded. A name is never recorded for a folder that cannot be made.
 TEST_CASE("sandbox leaks: a reap takes only a provably dead owner's names") {
   using aura::sandbox::OwnerState;
-  CHECK(Registry::owner_state(Registry::self_owner()) == OwnerState::kAlive);
-  CHECK(Registry::owner_state("999999999.1") == OwnerState::kDead);
-  CHECK(Registry::owner_state(std::to_string(::getpid()) + ".1") == OwnerState::kDead);
+  CHECK(LeakLedger::owner_state(LeakLedger::self_owner()) == OwnerState::kAlive);
+  CHECK(LeakLedger::owner_state("999999999.1") == OwnerState::kDead);
+  CHECK(LeakLedger::owner_state(std::to_string(::getpid()) + ".1") == OwnerState::kDead);
   for (const char* token : {"garbage", "123.", ".5", "12x.5", "12.5x", ""})
-    CHECK_MESSAGE(Registry::owner_state(token) == OwnerState::kUnknown, token);
+    CHECK_MESSAGE(LeakLedger::owner_state(token) == OwnerState::kUnknown, token);
 
   // A zombie holds nothing any more: dead, whoever is late to reap it.
   int gate[2];
@@ -233,26 +233,26 @@ TEST_CASE("sandbox leaks: a reap takes only a provably dead owner's names") {
   }
   ::close(gate[0]);
   const std::string zombie = aura::sandbox::owner_of(child);
-  CHECK(Registry::owner_state(zombie) == OwnerState::kAlive);
+  CHECK(LeakLedger::owner_state(zombie) == OwnerState::kAlive);
   ::close(gate[1]);
   CHECK(aura::testing::wait_until(
-      [&] { return Registry::owner_state(zombie) == OwnerState::kDead; }));
+      [&] { return LeakLedger::owner_state(zombie) == OwnerState::kDead; }));
   REQUIRE(::waitpid(child, nullptr, 0) == child);
 
   aura::testing::TempDir dir;
   const fs::path state = dir.path() / "state";
   const fs::path kept = dir.path() / "kept";
   fs::create_directories(kept);
-  CHECK_FALSE(Registry(state, "garbage").record("bad", ResourceKind::kDir, kept).is_ok());
+  CHECK_FALSE(LeakLedger(state, "garbage").record("bad", ResourceKind::kDir, kept).is_ok());
   CHECK_FALSE(fs::exists(state));
   // The data folder gone: nothing is recorded, and the folder is not made again.
-  Registry lost(dir.path() / "gone" / "state");
+  LeakLedger lost(dir.path() / "gone" / "state");
   CHECK_FALSE(lost.record("lost", ResourceKind::kDir, kept).is_ok());
   CHECK_FALSE(fs::exists(dir.path() / "gone"));
   CHECK_FALSE(fs::exists(lost.file()));
 
   // A line whose owner names no process (written by hand) is left by a reap.
-  Registry live(state);
+  LeakLedger live(state);
   REQUIRE(live.record("live", ResourceKind::kDir, kept).is_ok());
   std::ofstream(live.file(), std::ios::app) << "+ 12x.5 odd dir " << kept.string() << "\n";
   auto report = aura::sandbox::reap(state);
@@ -265,22 +265,22 @@ TEST_CASE("sandbox leaks: a reap takes only a provably dead owner's names") {
   fs::remove(live.file());  // the odd line would stay for good
 }
 
-// A record that waits for the registry's lock while a reap drops the file (an emptied registry
+// A record that waits for the ledger's lock while a reap drops the file (an emptied ledger
 // of a gone folder is unlinked) lands in the file later readers open, never in the unlinked one.
-TEST_CASE("sandbox leaks: a record that waited while a reap dropped the registry is kept") {
+TEST_CASE("sandbox leaks: a record that waited while a reap dropped the ledger is kept") {
   aura::testing::TempDir dir;
   const fs::path state = dir.path() / "state";
-  Registry registry(state);
-  REQUIRE(registry.record("first", ResourceKind::kDir, dir.path() / "a").is_ok());
-  REQUIRE(registry.release("first", ResourceKind::kDir, dir.path() / "a").is_ok());
-  const int fd = ::open(registry.file().c_str(), O_RDWR | O_CLOEXEC);
+  LeakLedger ledger(state);
+  REQUIRE(ledger.record("first", ResourceKind::kDir, dir.path() / "a").is_ok());
+  REQUIRE(ledger.release("first", ResourceKind::kDir, dir.path() / "a").is_ok());
+  const int fd = ::open(ledger.file().c_str(), O_RDWR | O_CLOEXEC);
   REQUIRE(fd >= 0);
   REQUIRE(::flock(fd, LOCK_EX) == 0);
   struct stat st {};
   REQUIRE(::fstat(fd, &st) == 0);
   aura::Status recorded = aura::Status::ok();
   std::thread waiter(
-      [&] { recorded = registry.record("second", ResourceKind::kDir, dir.path() / "b"); });
+      [&] { recorded = ledger.record("second", ResourceKind::kDir, dir.path() / "b"); });
   // /proc/locks lists a request blocked on the file's inode with "->".
   const std::string inode = ":" + std::to_string(st.st_ino) + " ";
   const bool waiting = aura::testing::wait_until([&] {
@@ -291,15 +291,15 @@ TEST_CASE("sandbox leaks: a record that waited while a reap dropped the registry
     return false;
   });
   CHECK(waiting);
-  ::unlink(registry.file().c_str());  // as reap_file drops an emptied registry, under the lock
+  ::unlink(ledger.file().c_str());  // as reap_file drops an emptied ledger, under the lock
   ::close(fd);
   waiter.join();
   REQUIRE(recorded.is_ok());
-  auto entries = registry.entries();
+  auto entries = ledger.entries();
   REQUIRE(entries.ok());
   REQUIRE(entries->size() == 1);
   CHECK((*entries)[0].run_id == "second");
   CHECK_FALSE((*entries)[0].released);
-  REQUIRE(registry.release("second", ResourceKind::kDir, dir.path() / "b").is_ok());
-  fs::remove(registry.file());
+  REQUIRE(ledger.release("second", ResourceKind::kDir, dir.path() / "b").is_ok());
+  fs::remove(ledger.file());
 }

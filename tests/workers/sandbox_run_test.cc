@@ -16,7 +16,7 @@
 
 #include "tests/support/wait_until.h"
 #include "tests/workers/sandbox_support.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 namespace fs = std::filesystem;
 using aura::sandbox::RunResult;
@@ -28,10 +28,10 @@ namespace {
 // The host-side uid of the first process found in a live run's cgroup, or -1 once `run_done`
 // is set (or the hang guard passes) with none found.
 long outside_uid_of_run(const fs::path& state_dir, const std::atomic<bool>& run_done) {
-  aura::sandbox::Registry registry(state_dir);
+  aura::sandbox::LeakLedger ledger(state_dir);
   long found = -1;
   aura::testing::wait_until([&] {
-    auto entries = registry.entries();
+    auto entries = ledger.entries();
     if (entries.ok()) {
       for (const auto& e : *entries) {
         if (e.kind != aura::sandbox::ResourceKind::kCgroup || e.released) continue;
@@ -246,7 +246,7 @@ TEST_CASE("sandbox profile: named profiles, and the digest covers every field") 
   auto script = aura::sandbox::named_profile("script");
   REQUIRE(probe.ok());
   REQUIRE(script.ok());
-  CHECK(probe->capabilities == 0);
+  CHECK(probe->linux_caps == 0);
   CHECK(script->wall_deadline_ms > probe->wall_deadline_ms);
   CHECK(aura::sandbox::named_profile("root").status().code() == aura::ErrorCode::kNotFound);
   const aura::Digest base = aura::sandbox::profile_digest(*probe);
@@ -262,7 +262,7 @@ TEST_CASE("sandbox profile: named profiles, and the digest covers every field") 
       [](auto& p) { p.wall_deadline_ms += 1; },
       [](auto& p) { p.output_cap_bytes += 1; },
       [](auto& p) { p.tmpfs_bytes += 1; },
-      [](auto& p) { p.capabilities = 1; },
+      [](auto& p) { p.linux_caps = 1; },
       [](auto& p) { p.uid_base += 1; },
       [](auto& p) { p.id_count -= 1; },
       [](auto& p) { p.hostname = "other"; },

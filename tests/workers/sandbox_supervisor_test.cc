@@ -19,7 +19,7 @@
 #include "tests/support/log_lab.h"
 #include "tests/support/wait_until.h"
 #include "tests/workers/sandbox_support.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/supervisor/sandbox_launcher.h"
 
 using namespace aura;
@@ -28,7 +28,7 @@ using namespace aura::supervisor;
 namespace {
 
 struct Lab : aura::testing::LogLab {
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   sandbox::RunOptions options() const {
     sandbox::RunOptions o;
     o.state_dir = dir / "state";
@@ -162,9 +162,9 @@ TEST_CASE("supervisor start: what a killed supervisor left is reaped and recorde
     ::_exit(0);
   }
   // Killed mid-run: once the run's command, the sleep, is in one of the cgroups it recorded.
-  sandbox::Registry registry(options.state_dir);
+  sandbox::LeakLedger ledger(options.state_dir);
   const bool sleeping = aura::testing::wait_until([&] {
-    auto entries = registry.entries();
+    auto entries = ledger.entries();
     if (!entries.ok()) return false;
     for (const auto& e : *entries) {
       if (e.released) continue;

@@ -29,7 +29,7 @@ using aura::testing::kHangGuard;
 namespace {
 
 struct Lab : aura::testing::LogLab {
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   writer::RunBinding binding() const {
     writer::RunBinding b;
     b.attempt = "0123456789abcdef";

@@ -27,7 +27,7 @@
 #include <string>
 
 #include "tests/support/temp_dir.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 using namespace aura;
 using netns::WorldNetwork;
@@ -271,7 +271,7 @@ TEST_CASE("world network: refuses bad names, and nothing is left after 100 cycle
   CHECK(host_interfaces() == ifaces_before);
 }
 
-TEST_CASE("world network: the names a killed supervisor left are reaped from the registry") {
+TEST_CASE("world network: the names a killed supervisor left are reaped from the ledger") {
   aura::testing::TempDir state;
   const std::string tag = random_tag();
   int ready[2];
@@ -279,8 +279,8 @@ TEST_CASE("world network: the names a killed supervisor left are reaped from the
   const pid_t dying = ::fork();
   REQUIRE(dying >= 0);
   if (dying == 0) {
-    aura::sandbox::Registry registry(state.path());
-    auto w = WorldNetwork::create(tag, {"lb", "web1"}, &registry);
+    aura::sandbox::LeakLedger ledger(state.path());
+    auto w = WorldNetwork::create(tag, {"lb", "web1"}, &ledger);
     (void)!::write(ready[1], w.ok() ? "y" : "n", 1);
     ::pause();  // killed while the world exists: nothing is destroyed
     ::_exit(0);

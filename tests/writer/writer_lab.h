@@ -26,7 +26,7 @@ struct Recorded {
 };
 
 struct WriterLab : LogLab {
-  writer::TokenRegistry tokens;
+  writer::RunTokens tokens;
   writer::RunBinding binding;
   std::string token;  // issued for binding.run_id
 

@@ -140,7 +140,7 @@ Result<std::unique_ptr<world::World>> build(const fs::path& package_dir, const M
   return std::unique_ptr<world::World>(std::move(*w));
 }
 
-namespace json = scenario::json;
+namespace json = scenario::call_reader;
 
 Result<std::vector<std::string>> parse_layers(json::Element value, const std::string& where) {
   simdjson::dom::array array;

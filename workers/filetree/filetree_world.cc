@@ -127,7 +127,7 @@ struct FleetCheck {
 // what each value must be in a fleet.
 Result<FleetCheck> parse_fleet_check(std::string_view call, std::string_view params_json,
                                      std::string_view path) {
-  namespace json = scenario::json;
+  namespace json = scenario::call_reader;
   using Spec = scenario::CheckParamSpec;
   static constexpr std::array<Spec, 1> kHealthy = {Spec{"expect_text"}};
   static constexpr std::array<Spec, 3> kValue = {Spec{"node"}, Spec{"key"}, Spec{"value"}};

@@ -47,7 +47,7 @@ bool is_fleet_name(std::string_view name) {
 }
 
 bool is_var_value(std::string_view value) {
-  return value.size() <= kMaxValueBytes && !scenario::json::has_control(value);
+  return value.size() <= kMaxValueBytes && !scenario::call_reader::has_control(value);
 }
 
 const std::string* Vars::find(std::string_view key) const {

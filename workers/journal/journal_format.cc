@@ -13,7 +13,7 @@
 namespace aura::journal {
 namespace {
 
-namespace json = scenario::json;
+namespace json = scenario::call_reader;
 
 std::string mode_text(mode_t mode) {
   char buf[8];

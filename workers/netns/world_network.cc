@@ -120,16 +120,16 @@ std::vector<std::string> WorldNetwork::registered_names() const {
 }
 
 Status WorldNetwork::add_netns(const std::string& name) {
-  if (registry_ != nullptr) {
-    AURA_RETURN_IF_ERROR(registry_->record(tag_, sandbox::ResourceKind::kNetns,
-                                           fs::path(std::string(kNetnsDir)) / name));
+  if (ledger_ != nullptr) {
+    AURA_RETURN_IF_ERROR(ledger_->record(tag_, sandbox::ResourceKind::kNetns,
+                                         fs::path(std::string(kNetnsDir)) / name));
   }
   return run_ip({"netns", "add", name});
 }
 
 Result<WorldNetwork> WorldNetwork::create(std::string_view tag,
                                           const std::vector<std::string>& nodes,
-                                          sandbox::Registry* registry) {
+                                          sandbox::LeakLedger* ledger) {
   if (!valid_tag(tag)) return Status::invalid("world network tag must be 8..16 lowercase hex");
   if (nodes.empty() || nodes.size() > kMaxNodes) {
     return Status::invalid("a world network has 1.." + std::to_string(kMaxNodes) + " nodes");
@@ -146,7 +146,7 @@ Result<WorldNetwork> WorldNetwork::create(std::string_view tag,
   w.tag_ = std::string(tag);
   w.nodes_ = nodes;
   w.live_ = true;  // from here on, the destructor cleans up whatever exists
-  w.registry_ = registry;
+  w.ledger_ = ledger;
   const std::string sw = w.switch_name();
   AURA_RETURN_IF_ERROR(w.add_netns(sw));
   AURA_RETURN_IF_ERROR(run_ip({"-n", sw, "link", "add", std::string(kBridge), "type", "bridge"}));
@@ -179,12 +179,12 @@ Result<WorldNetwork> WorldNetwork::create(std::string_view tag,
 
 Result<WorldNetwork> WorldNetwork::adopt(std::string_view tag,
                                          const std::vector<std::string>& nodes,
-                                         sandbox::Registry* registry) {
+                                         sandbox::LeakLedger* ledger) {
   if (!valid_tag(tag)) return Status::invalid("world network tag must be 8..16 lowercase hex");
   WorldNetwork w;
   w.tag_ = std::string(tag);
   w.nodes_ = nodes;
-  w.registry_ = registry;
+  w.ledger_ = ledger;
   for (const auto& name : w.registered_names()) {
     if (!fs::exists(fs::path(std::string(kNetnsDir)) / name))
       return Status::failed_precondition("world network " + w.tag_ + ": " + name + " is gone");
@@ -201,7 +201,7 @@ WorldNetwork& WorldNetwork::operator=(WorldNetwork&& other) noexcept {
     tag_ = std::move(other.tag_);
     nodes_ = std::move(other.nodes_);
     live_ = std::exchange(other.live_, false);
-    registry_ = std::exchange(other.registry_, nullptr);
+    ledger_ = std::exchange(other.ledger_, nullptr);
   }
   return *this;
 }
@@ -214,8 +214,8 @@ Status WorldNetwork::destroy() {
   for (const auto& name : registered_names()) {
     const fs::path path = fs::path(std::string(kNetnsDir)) / name;
     Status s = fs::exists(path) ? run_ip({"netns", "delete", name}) : Status::ok();
-    if (s.is_ok() && registry_ != nullptr) {
-      s = registry_->release(tag_, sandbox::ResourceKind::kNetns, path);
+    if (s.is_ok() && ledger_ != nullptr) {
+      s = ledger_->release(tag_, sandbox::ResourceKind::kNetns, path);
     }
     if (!s.is_ok() && first.is_ok()) first = s;
   }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/common/status.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 namespace aura::netns {
 
@@ -23,16 +23,16 @@ class WorldNetwork {
   // Creates the switch and one namespace per node (names [a-z][a-z0-9-]{0,15}, unique), all
   // named "aura-<tag>-..." (tag: 8..16 lowercase hex, unique per world). On failure everything
   // already made is removed before returning.
-  // With `registry`, every namespace name is recorded (kind netns, run id = tag) before it is
+  // With `ledger`, every namespace name is recorded (kind netns, run id = tag) before it is
   // made and released after it is gone, so a later supervisor's sandbox::reap() removes the
-  // names a dead one left. The registry must outlive the world network.
+  // names a dead one left. The ledger must outlive the world network.
   static Result<WorldNetwork> create(std::string_view tag, const std::vector<std::string>& nodes,
-                                     sandbox::Registry* registry = nullptr);
+                                     sandbox::LeakLedger* ledger = nullptr);
 
   // Takes charge of a world network another process created with `tag` and `nodes` (it is
   // checked to exist): destroy() then removes it. For re-attaching to a live world.
   static Result<WorldNetwork> adopt(std::string_view tag, const std::vector<std::string>& nodes,
-                                    sandbox::Registry* registry = nullptr);
+                                    sandbox::LeakLedger* ledger = nullptr);
   // Forgets the network without removing it (it lives on for a later adopt()).
   void detach() { live_ = false; }
 
@@ -62,7 +62,7 @@ class WorldNetwork {
   std::string tag_;
   std::vector<std::string> nodes_;
   bool live_ = false;
-  sandbox::Registry* registry_ = nullptr;
+  sandbox::LeakLedger* ledger_ = nullptr;
 };
 
 // Runs /usr/sbin/ip (or /sbin/ip, /bin/ip) with `args`, no shell; kUnavailable when there is

@@ -18,7 +18,7 @@ namespace aura::workers::nodes {
 namespace {
 
 namespace strict = ::aura::json;
-namespace sj = aura::scenario::json;
+namespace sj = aura::scenario::call_reader;
 using strict::Array;
 using strict::Object;
 using strict::Value;
@@ -134,8 +134,8 @@ Result<OwnerSpec> parse_owner(const Value& v) {
 }
 
 Result<ServiceSpec> parse_service(const Value& v) {
-  static constexpr std::array<std::string_view, 5> kNames = {"name", "argv", "ready",
-                                                             "capabilities", "programs"};
+  static constexpr std::array<std::string_view, 5> kNames = {"name", "argv", "ready", "linux_caps",
+                                                             "programs"};
   Object o;
   AURA_ASSIGN_OR_RETURN(o, object_of(v));
   std::vector<std::optional<Value>> m;
@@ -168,16 +168,16 @@ Result<ServiceSpec> parse_service(const Value& v) {
     AURA_ASSIGN_OR_RETURN(names, texts(*m[3], 16, 32));
     const std::vector<Value> items = m[3]->as_array()->elements();
     for (size_t i = 0; i < names.size(); ++i) {
-      const auto& known = service_capability_names();
+      const auto& known = service_linux_cap_names();
       auto it = std::find_if(known.begin(), known.end(),
-                             [&](const ServiceCapability& c) { return c.name == names[i]; });
+                             [&](const ServiceLinuxCap& c) { return c.name == names[i]; });
       if (it == known.end()) {
         std::string allowed;
         for (const auto& c : known) allowed += (allowed.empty() ? "" : ", ") + std::string(c.name);
-        return items[i].error("\"" + names[i] + "\" is not a capability a service may hold (" +
-                              allowed + ")");
+        return items[i].error("\"" + names[i] +
+                              "\" is not a Linux capability a service may hold (" + allowed + ")");
       }
-      s.capabilities |= 1ull << it->bit;
+      s.linux_caps |= 1ull << it->bit;
     }
   }
   if (m[4]) {
@@ -245,11 +245,11 @@ Result<NodeSpec> parse_node(const Value& v) {
 
 bool is_node_name(std::string_view name) { return lower_name(name, 16); }
 
-const std::vector<ServiceCapability>& service_capability_names() {
+const std::vector<ServiceLinuxCap>& service_linux_cap_names() {
   // What a server, an SSH daemon or a service manager needs inside its node, and no more: never
   // sys_admin, sys_ptrace, net_admin, net_raw, sys_module, mknod, setpcap, setfcap or
   // sys_resource (docs/SANDBOX.md says why each is left out).
-  static const std::vector<ServiceCapability> kNames = {
+  static const std::vector<ServiceLinuxCap> kNames = {
       {"chown", CAP_CHOWN},
       {"dac_override", CAP_DAC_OVERRIDE},
       {"dac_read_search", CAP_DAC_READ_SEARCH},

@@ -27,22 +27,23 @@ struct ServiceSpec {
   std::vector<std::string> argv;  // argv[0] absolute; started as the node's root, in background
   uint16_t ready_tcp = 0;         // ready once something listens on this TCP port
   std::string ready_unix;         // ... or on this Unix socket path
-  // The capabilities the service keeps (bits, CAP_*), from "capabilities": names out of
-  // service_capability_names(). None declared: none kept. The service and everything it starts
+  // The Linux capabilities the service keeps (bits, CAP_*), from "linux_caps": names out of
+  // service_linux_cap_names(). None declared: none kept. The service and everything it starts
   // also get no_new_privs and the lab's seccomp allowlist (docs/SANDBOX.md).
-  uint64_t capabilities = 0;
+  uint64_t linux_caps = 0;
   // Programs besides argv[0] the service runs as part of itself (a service manager's units), by
   // absolute path in the node. Any other program found running in the node's own group is
   // quarantined before a check (docs/SANDBOX.md, "Strays").
   std::vector<std::string> programs;
 };
 
-// The capabilities a service may be given, by name (lowercase, without CAP_), with their bits.
-struct ServiceCapability {
+// The Linux capabilities a service may be given, by name (lowercase, without CAP_), with their
+// bits.
+struct ServiceLinuxCap {
   std::string_view name;
   int bit;
 };
-const std::vector<ServiceCapability>& service_capability_names();
+const std::vector<ServiceLinuxCap>& service_linux_cap_names();
 
 struct NodeSpec {
   std::string name;  // [a-z][a-z0-9-]{0,15}, unique in the world

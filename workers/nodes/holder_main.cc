@@ -1,4 +1,4 @@
-// aura-holder: the process that owns a nodes world's names in the leak registry, so that a world
+// aura-holder: the process that owns a nodes world's names in the leak ledger, so that a world
 // lives exactly as long as the process that made it, unless that process made it persist.
 // Started by the driver (workers/nodes/nodes_world.cc) with fd 3 the read end of a pipe whose
 // write end only the world's creator holds. 'P' on the pipe: the world persists (a learner's
@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <string>
 
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 namespace {
 constexpr unsigned kPersistCheckSeconds = 2;
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   if (persist) {
     while (::access(argv[1], F_OK) == 0) ::sleep(kPersistCheckSeconds);
   }
-  auto report = aura::sandbox::reap_owner(argv[1], aura::sandbox::Registry::self_owner());
+  auto report = aura::sandbox::reap_owner(argv[1], aura::sandbox::LeakLedger::self_owner());
   if (!report.ok()) {
     std::fprintf(stderr, "aura-holder: %s\n", report.status().message().c_str());
     return 1;

@@ -14,7 +14,7 @@
 #include "engine/crypto/sha256.h"
 #include "workers/nodes/checks.h"
 #include "workers/nodes/nodes_world.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura::workers::nodes {
@@ -246,7 +246,7 @@ Status NodesDriver::discard(const fs::path& work_dir) {
         root["holder_owner"].get_string().get(owner) == simdjson::SUCCESS && pid > 1 &&
         !owner.empty() && sandbox::owner_of(pid_t(pid)) == owner) {
       ::kill(pid_t(pid), SIGKILL);
-      for (int i = 0; i < 200 && sandbox::Registry::owner_alive(std::string(owner)); ++i)
+      for (int i = 0; i < 200 && sandbox::LeakLedger::owner_alive(std::string(owner)); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }

@@ -66,7 +66,7 @@ class NodesDriver final : public world::WorldDriver {
   Status discard(const std::filesystem::path& work_dir) override;
   std::string profile_digest() const override;
   std::string capabilities_json() const override;
-  // Worlds share only the cgroup tree (per-run groups are thread-safe) and the registry
+  // Worlds share only the cgroup tree (per-run groups are thread-safe) and the ledger
   // (appends under a file lock); each has its own holder, network, nodes and folders.
   bool concurrent_worlds() const override { return true; }
 

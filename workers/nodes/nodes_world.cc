@@ -73,7 +73,7 @@ Status NodesWorld::destroy() {
   if (net_) note(net_->destroy());
   // With the nodes gone, this world's uses of stage entries end (an entry no world uses goes).
   Status unstaged = Status::ok();
-  if (first.is_ok() && registry_) unstaged = release_stage_uses(*registry_, holder_.owner);
+  if (first.is_ok() && ledger_) unstaged = release_stage_uses(*ledger_, holder_.owner);
   if (first.is_ok()) {
     end_holder(holder_);
     std::error_code ec;
@@ -90,9 +90,9 @@ std::string nodes_policy_text() {
   const nsworld::NodeOptions node;
   const sandbox::CgroupLimits call;
   char caps[32];
-  std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)nsworld::call_capabilities());
+  std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)nsworld::call_linux_caps());
   std::string t = "aura-nodes-policy 1\n" + sandbox::seccomp_program_text();
-  t += std::string("call.capabilities=") + caps + "\ncall.no_new_privs=1\n";
+  t += std::string("call.linux_caps=") + caps + "\ncall.no_new_privs=1\n";
   t += "node.memory_bytes=" + std::to_string(kNodeMemoryBytes) +
        "\nnode.pids_max=" + std::to_string(kNodePidsMax) +
        "\nnode.tmpfs_bytes=" + std::to_string(node.tmpfs_bytes) +

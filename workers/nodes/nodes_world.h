@@ -17,17 +17,17 @@
 #include "workers/netns/world_network.h"
 #include "workers/nodes/build_spec.h"
 #include "workers/nsworld/node.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura::workers::nodes {
 
-// The process that owns a world's names in the leak registry (aura-holder, holder_main.cc). When
+// The process that owns a world's names in the leak ledger (aura-holder, holder_main.cc). When
 // the process that made the world is gone (its pipe closes) it tears the world down, unless it
 // was told to persist; a persisting holder lives until destroy.
 struct Holder {
   pid_t pid = -1;
-  std::string owner;   // Registry owner token of the holder
+  std::string owner;   // LeakLedger owner token of the holder
   int pipe = -1;       // our end; closing it ends a holder that was not told to persist
   bool child = false;  // a child of this process (to reap)
 };
@@ -68,7 +68,7 @@ class NodesWorld final : public world::World {
   // Re-attaches to a world build() made (its state file in work_dir).
   Status reopen(const scenario::Manifest& manifest, std::string_view world_id,
                 const std::filesystem::path& work_dir);
-  // Removes everything: processes, nodes, network, registry names, the work folder.
+  // Removes everything: processes, nodes, network, ledger names, the work folder.
   Status destroy();
 
   const std::vector<LiveNode>& nodes() const { return nodes_; }
@@ -122,7 +122,7 @@ class NodesWorld final : public world::World {
   BuildSpec spec_;
   std::vector<scenario::TargetTerm> terms_;
   Holder holder_;
-  std::unique_ptr<sandbox::Registry> registry_;
+  std::unique_ptr<sandbox::LeakLedger> ledger_;
   std::unique_ptr<netns::WorldNetwork> net_;
   std::vector<LiveNode> nodes_;
   // SHA-256 (hex) of each program the manifest's checks identify processes by (`exe`,

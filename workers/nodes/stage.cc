@@ -395,10 +395,10 @@ Status sweep_locked() {
 // then this world's marker recorded and made. Returns the entry's data/ (and `inner` in it).
 Result<std::string> claim(const std::string& name, const std::string& inner, const StageUse& use,
                           const std::function<Status(int data_fd)>& fill) {
-  if (use.registry == nullptr || use.run_id.empty() || use.run_id.size() > 64 ||
+  if (use.ledger == nullptr || use.run_id.empty() || use.run_id.size() > 64 ||
       !std::all_of(use.run_id.begin(), use.run_id.end(),
                    [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'); }))
-    return Status::invalid("staging needs the world's registry and a run id of [0-9a-z]");
+    return Status::invalid("staging needs the world's ledger and a run id of [0-9a-z]");
   AURA_RETURN_IF_ERROR(prepare_root());
   StageLock lock;
   AURA_RETURN_IF_ERROR(lock.status());
@@ -439,7 +439,7 @@ Result<std::string> claim(const std::string& name, const std::string& inner, con
   // Recorded before it is made; a marker already there was recorded when it was made.
   const fs::path marker = entry / "users" / use.run_id;
   if (::lstat(marker.c_str(), &st) != 0) {
-    AURA_RETURN_IF_ERROR(use.registry->record(use.run_id, sandbox::ResourceKind::kDir, marker));
+    AURA_RETURN_IF_ERROR(use.ledger->record(use.run_id, sandbox::ResourceKind::kDir, marker));
     if (::mkdir(marker.c_str(), 0700) != 0 && errno != EEXIST)
       return Status::io("mkdir " + marker.string() + ": " + errno_text(errno));
   }
@@ -554,12 +554,12 @@ Result<std::string> reachable_by_nodes(const std::string& program, const StageUs
   return staged;
 }
 
-Status release_stage_uses(sandbox::Registry& registry, const std::string& owner) {
-  auto entries = registry.entries();
+Status release_stage_uses(sandbox::LeakLedger& ledger, const std::string& owner) {
+  auto entries = ledger.entries();
   if (!entries.ok()) return entries.status();
-  std::map<std::string, std::vector<sandbox::Registry::Resource>> gone;
+  std::map<std::string, std::vector<sandbox::LeakLedger::Resource>> gone;
   Status first = Status::ok();
-  for (const sandbox::RegistryEntry& e : *entries) {
+  for (const sandbox::LedgerEntry& e : *entries) {
     if (e.released || e.owner != owner || e.kind != sandbox::ResourceKind::kDir ||
         !is_marker(e.path))
       continue;
@@ -570,7 +570,7 @@ Status release_stage_uses(sandbox::Registry& registry, const std::string& owner)
     gone[e.run_id].push_back({sandbox::ResourceKind::kDir, e.path});
   }
   for (const auto& [run_id, resources] : gone)
-    AURA_RETURN_IF_ERROR(registry.release(run_id, resources));
+    AURA_RETURN_IF_ERROR(ledger.release(run_id, resources));
   AURA_RETURN_IF_ERROR(first);
   return sweep_stage();
 }

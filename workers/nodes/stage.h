@@ -11,7 +11,7 @@
 //       data/                     0755 the copy (a layer's folder; a program: data/<program>)
 //       users/<run id>/           0700 one marker per world using the entry
 //
-// Each marker is recorded in the world's leak registry (kDir, the world's run id, owned by its
+// Each marker is recorded in the world's leak ledger (kDir, the world's run id, owned by its
 // holder) before it is made, so destroying the world or reaping it (the holder's teardown,
 // sandbox::reap) removes it; an entry whose users/ is empty is removed by the next claim or
 // release on the machine. Entries are made, claimed and removed under the flock only, so two
@@ -26,16 +26,16 @@
 #include <vector>
 
 #include "engine/common/status.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 namespace aura::workers::nodes {
 
 inline constexpr const char* kStageRoot = "/run/aura-stage";
 
 // A world's use of stage entries: a marker users/<run_id> per entry it uses, recorded in
-// `registry` under `run_id` before it is made.
+// `ledger` under `run_id` before it is made.
 struct StageUse {
-  sandbox::Registry* registry = nullptr;
+  sandbox::LeakLedger* ledger = nullptr;
   std::string run_id;  // [0-9a-z]+ (the world's network tag)
 };
 
@@ -62,9 +62,9 @@ Result<std::map<std::string, std::string>> stage_layers(const std::filesystem::p
 // inode and mtime, so a rebuilt program gets a new copy).
 Result<std::string> reachable_by_nodes(const std::string& program, const StageUse& use);
 
-// Removes the markers `owner` recorded in `registry` (a world being destroyed: REQUIRES its
+// Removes the markers `owner` recorded in `ledger` (a world being destroyed: REQUIRES its
 // nodes are gone) and releases them, then every entry no world uses.
-Status release_stage_uses(sandbox::Registry& registry, const std::string& owner);
+Status release_stage_uses(sandbox::LeakLedger& ledger, const std::string& owner);
 
 // Removes every entry whose users/ is empty, and copies abandoned half-made. Entries of another
 // layout (no users/ folder) are left alone.

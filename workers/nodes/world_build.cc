@@ -102,10 +102,10 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(work_dir, 0700));
 
   AURA_ASSIGN_OR_RETURN(holder_, start_holder(host_.state_dir));
-  registry_ = std::make_unique<sandbox::Registry>(host_.state_dir, holder_.owner);
+  ledger_ = std::make_unique<sandbox::LeakLedger>(host_.state_dir, holder_.owner);
   // The world network's tag is also the run id of the world's uses of stage entries.
   const std::string tag = random_hex(8);
-  const StageUse stage_use{registry_.get(), tag};
+  const StageUse stage_use{ledger_.get(), tag};
 
   // What every node mounts: the lab's programs, staged when the node's uids cannot reach them.
   // Not aura-runner: it is never run from a node's files, it joins the node from the host.
@@ -131,7 +131,7 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
   std::vector<std::string> names;
   for (const auto& n : spec_.nodes) names.push_back(n.name);
   netns::WorldNetwork net;
-  AURA_ASSIGN_OR_RETURN(net, netns::WorldNetwork::create(tag, names, registry_.get()));
+  AURA_ASSIGN_OR_RETURN(net, netns::WorldNetwork::create(tag, names, ledger_.get()));
   net_ = std::make_unique<netns::WorldNetwork>(std::move(net));
 
   for (const NodeSpec& ns : spec_.nodes) {
@@ -163,7 +163,7 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
       eo.deadline = kBuildStepDeadline;
       eo.cap = 16 << 10;
       eo.confine = service ? nsworld::Confinement::kService : nsworld::Confinement::kNodeRoot;
-      eo.capabilities = service ? service->capabilities : 0;
+      eo.linux_caps = service ? service->linux_caps : 0;
       auto r = node_ref.exec(argv, base_env(), eo);
       if (!r.ok()) return r.status().with_context("node " + ns.name + ": " + what);
       if (!r->exited || r->exit_code != 0) {

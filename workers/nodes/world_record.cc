@@ -152,8 +152,8 @@ Result<world::BuildRecord> NodesWorld::build_record() {
       std::string line = "service." + svc.name + "=";
       for (const std::string& a : svc.argv) line += " " + a;
       char caps[32];
-      std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)svc.capabilities);
-      policy.insert(line + "\nservice." + svc.name + ".capabilities=" + caps +
+      std::snprintf(caps, sizeof caps, "0x%llx", (unsigned long long)svc.linux_caps);
+      policy.insert(line + "\nservice." + svc.name + ".linux_caps=" + caps +
                     " no_new_privs=1 seccomp=runner\n");
     }
   }

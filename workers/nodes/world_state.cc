@@ -90,15 +90,15 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
   seed_ = seed;
   holder_.pid = pid_t(hp);
   holder_.owner = str("holder_owner");
-  if (!sandbox::Registry::owner_alive(holder_.owner)) {
+  if (!sandbox::LeakLedger::owner_alive(holder_.owner)) {
     return Status::failed_precondition("world " + world_id_ + " in " + work_dir.string() +
                                        " is gone (its holder process exited)");
   }
-  registry_ = std::make_unique<sandbox::Registry>(host_.state_dir, holder_.owner);
+  ledger_ = std::make_unique<sandbox::LeakLedger>(host_.state_dir, holder_.owner);
   std::vector<std::string> names;
   for (const auto& n : spec_.nodes) names.push_back(n.name);
   netns::WorldNetwork net;
-  AURA_ASSIGN_OR_RETURN(net, netns::WorldNetwork::adopt(str("net"), names, registry_.get()));
+  AURA_ASSIGN_OR_RETURN(net, netns::WorldNetwork::adopt(str("net"), names, ledger_.get()));
   net_ = std::make_unique<netns::WorldNetwork>(std::move(net));
   simdjson::dom::array arr;
   if (root["nodes"].get_array().get(arr) != simdjson::SUCCESS)

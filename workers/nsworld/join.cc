@@ -11,7 +11,7 @@
 
 #include <cstring>
 
-#include "workers/sandbox/capabilities.h"
+#include "workers/sandbox/linux_caps.h"
 
 namespace aura::nsworld {
 namespace {
@@ -89,8 +89,8 @@ void join_node(int keep_fd, JoinFailure& f) {
   // The uid change cleared the parent-death signal the supervisor's fork set.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
     return fail("set the parent-death signal", errno);
-  if (const int e = sandbox::drop_capabilities(keep_caps); e != 0)
-    return fail("drop capabilities", e);
+  if (const int e = sandbox::drop_linux_caps(keep_caps); e != 0)
+    return fail("drop Linux capabilities", e);
   sock_fprog prog{static_cast<unsigned short>(count), g_filter};
   if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
     return fail("install the seccomp filter", errno);

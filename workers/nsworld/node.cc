@@ -79,13 +79,13 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
   std::unique_ptr<Node> n(new Node());
   n->id_ = random_id();
   n->tree_ = &tree;
-  n->registry_ = std::make_unique<sandbox::Registry>(o.state_dir, o.owner);
+  n->ledger_ = std::make_unique<sandbox::LeakLedger>(o.state_dir, o.owner);
   n->state_dir_ = o.state_dir;
   n->owner_ = o.owner;
   n->stage_ = o.state_dir / "nodes" / n->id_;
   n->live_ = true;  // from here on destroy() undoes what exists
   if (o.uid_base == 0) {
-    AURA_ASSIGN_OR_RETURN(n->uid_base_, sandbox::claim_id_range(*n->registry_, n->id_));
+    AURA_ASSIGN_OR_RETURN(n->uid_base_, sandbox::claim_id_range(*n->ledger_, n->id_));
   } else {
     n->uid_base_ = o.uid_base;
   }
@@ -95,18 +95,18 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
   sandbox::MountPlan plan;
   AURA_ASSIGN_OR_RETURN(plan,
                         sandbox::plan_mounts(o.lower_paths, o.packages, o.tmpfs_bytes, forbidden));
-  AURA_RETURN_IF_ERROR(n->registry_->record(n->id_, sandbox::ResourceKind::kDir, n->stage_));
+  AURA_RETURN_IF_ERROR(n->ledger_->record(n->id_, sandbox::ResourceKind::kDir, n->stage_));
   std::error_code ec;
   fs::create_directories(n->stage_, ec);
   if (ec) return Status::io("create " + n->stage_.string() + ": " + ec.message());
   for (const fs::path& p : tree.paths(n->id_)) {
-    AURA_RETURN_IF_ERROR(n->registry_->record(n->id_, sandbox::ResourceKind::kCgroup, p));
+    AURA_RETURN_IF_ERROR(n->ledger_->record(n->id_, sandbox::ResourceKind::kCgroup, p));
   }
   AURA_RETURN_IF_ERROR(tree.create(n->id_, o.limits));
 
   // The process the node must not outlive: the world's holder (o.owner) or this process. The
   // keeper watches it through a pidfd, so the watch holds whichever thread made the node.
-  const std::string owner = o.owner.empty() ? sandbox::Registry::self_owner() : o.owner;
+  const std::string owner = o.owner.empty() ? sandbox::LeakLedger::self_owner() : o.owner;
   pid_t watched = 0;
   {
     const auto dot = owner.find('.');
@@ -311,19 +311,19 @@ Status Node::destroy() {
   note(removed);
   if (removed.is_ok()) {
     for (const fs::path& p : tree_->paths(id_))
-      note(registry_->release(id_, sandbox::ResourceKind::kCgroup, p));
+      note(ledger_->release(id_, sandbox::ResourceKind::kCgroup, p));
   }
   ::umount2(stage_.c_str(), MNT_DETACH);
   std::error_code ec;
   fs::remove(stage_, ec);
-  if (!fs::exists(stage_)) note(registry_->release(id_, sandbox::ResourceKind::kDir, stage_));
+  if (!fs::exists(stage_)) note(ledger_->release(id_, sandbox::ResourceKind::kDir, stage_));
   if (first.is_ok() && uid_base_ >= sandbox::kIdRangeBase)
-    note(sandbox::release_id_range(*registry_, id_, uid_base_));
+    note(sandbox::release_id_range(*ledger_, id_, uid_base_));
   if (first.is_ok()) live_ = false;
   return first;
 }
 
-uint64_t call_capabilities() {
+uint64_t call_linux_caps() {
   return (1ull << CAP_CHOWN) | (1ull << CAP_DAC_OVERRIDE) | (1ull << CAP_DAC_READ_SEARCH) |
          (1ull << CAP_FOWNER) | (1ull << CAP_FSETID) | (1ull << CAP_KILL);
 }
@@ -339,8 +339,8 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
 }
 
 Result<std::vector<std::string>> Node::call_groups() const {
-  std::vector<sandbox::RegistryEntry> entries;
-  AURA_ASSIGN_OR_RETURN(entries, registry_->entries());
+  std::vector<sandbox::LedgerEntry> entries;
+  AURA_ASSIGN_OR_RETURN(entries, ledger_->entries());
   std::vector<std::string> out;
   const std::string prefix = id_ + "-";
   for (const auto& e : entries) {
@@ -357,7 +357,7 @@ Status Node::remove_call_group(const std::string& group) {
   AURA_RETURN_IF_ERROR(tree_->kill_all(group, kKillTimeoutMs));
   AURA_RETURN_IF_ERROR(tree_->remove(group));
   for (const fs::path& p : tree_->paths(group))
-    AURA_RETURN_IF_ERROR(registry_->release(id_, sandbox::ResourceKind::kCgroup, p));
+    AURA_RETURN_IF_ERROR(ledger_->release(id_, sandbox::ResourceKind::kCgroup, p));
   return Status::ok();
 }
 
@@ -366,10 +366,10 @@ Status Node::quarantine(const std::vector<pid_t>& pids) {
   std::vector<std::string> groups;
   AURA_ASSIGN_OR_RETURN(groups, call_groups());
   if (std::find(groups.begin(), groups.end(), group) == groups.end()) {
-    std::vector<sandbox::Registry::Resource> res;
+    std::vector<sandbox::LeakLedger::Resource> res;
     for (const fs::path& p : tree_->paths(group))
       res.push_back({sandbox::ResourceKind::kCgroup, p});
-    AURA_RETURN_IF_ERROR(registry_->record(id_, res));
+    AURA_RETURN_IF_ERROR(ledger_->record(id_, res));
     AURA_RETURN_IF_ERROR(tree_->create(group, sandbox::CgroupLimits{}));
   }
   for (pid_t pid : pids) {
@@ -408,7 +408,7 @@ Result<std::unique_ptr<Node>> Node::attach(const NodeState& st, sandbox::CgroupT
   n->owner_ = st.owner;
   n->uid_base_ = st.uid_base;
   n->tree_ = &tree;
-  n->registry_ = std::make_unique<sandbox::Registry>(st.state_dir, st.owner);
+  n->ledger_ = std::make_unique<sandbox::LeakLedger>(st.state_dir, st.owner);
   n->live_ = true;
   return n;
 }
@@ -432,10 +432,10 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
         });
     if (!ok_name) return Status::invalid("call group name must be [a-z0-9]{1,16}");
     group = id_ + "-" + opt.group;
-    std::vector<sandbox::Registry::Resource> res;
+    std::vector<sandbox::LeakLedger::Resource> res;
     for (const fs::path& p : tree_->paths(group))
       res.push_back({sandbox::ResourceKind::kCgroup, p});
-    AURA_RETURN_IF_ERROR(registry_->record(id_, res));
+    AURA_RETURN_IF_ERROR(ledger_->record(id_, res));
     AURA_RETURN_IF_ERROR(tree_->create(group, opt.limits));
   }
   // Handles on the node, opened before fork: the network namespace first (the host's user
@@ -459,8 +459,8 @@ Result<ExecResult> Node::exec(const std::vector<std::string>& argv,
   }
   sandbox::SeccompProgram seccomp = built.ok() ? *built : sandbox::SeccompProgram{};
   sock_fprog fprog = seccomp.fprog();
-  const uint64_t keep_caps = opt.confine == Confinement::kCall      ? call_capabilities()
-                             : opt.confine == Confinement::kService ? opt.capabilities
+  const uint64_t keep_caps = opt.confine == Confinement::kCall      ? call_linux_caps()
+                             : opt.confine == Confinement::kService ? opt.linux_caps
                                                                     : 0;
   const int rootfd = ::open((proc + "/root").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   std::vector<std::string> cgroup_procs;

@@ -2,7 +2,7 @@
 // namespaces of its own, joined to the node's network namespace (from a WorldNetwork), on an
 // overlay root built like a runner sandbox's (workers/sandbox/mounts.h), in a cgroup of its own.
 // Commands run inside the node by joining its namespaces (exec()), as probes, actions and the
-// node's services do. Everything the node makes is in the leak registry; destroy() removes it.
+// node's services do. Everything the node makes is in the leak ledger; destroy() removes it.
 #pragma once
 
 #include <sys/types.h>
@@ -15,8 +15,8 @@
 
 #include "engine/common/status.h"
 #include "workers/sandbox/cgroup.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/sandbox/mounts.h"
-#include "workers/sandbox/registry.h"
 
 namespace aura::nsworld {
 
@@ -26,11 +26,11 @@ struct NodeOptions {
   std::vector<std::string> lower_paths;          // the read-only image (same path inside)
   std::vector<sandbox::PackageMount> packages;   // package folders (overlays) and files
   std::vector<std::filesystem::path> forbidden;  // never part of the image (data, keys)
-  std::filesystem::path state_dir;               // registry and stage folders
+  std::filesystem::path state_dir;               // ledger and stage folders
   uint64_t tmpfs_bytes = 128ull << 20;           // the root's upper layers
   uint32_t uid_base = 0;  // root inside is uid_base outside; 0: claim a range of the node's own
   uint32_t id_count = 65'536;
-  // The registry owner token its names are recorded under (Registry::self_owner() when empty):
+  // The ledger owner token its names are recorded under (LeakLedger::self_owner() when empty):
   // a world that outlives this process is owned by its holder process (workers/nodes).
   std::string owner;
   sandbox::CgroupLimits limits;
@@ -50,14 +50,14 @@ struct ExecResult {
 
 // How a command run in a node is confined beyond the node's namespaces and cgroup.
 enum class Confinement {
-  // No capabilities (no_new_privs) and the runner sandbox's seccomp allowlist.
+  // No Linux capabilities (no_new_privs) and the runner sandbox's seccomp allowlist.
   kRunner,
   // Probes, actions and learner scripts: the node root's file capabilities only (kCallCaps:
   // chown, DAC override and read-search, fowner, fsetid, kill -- all bounded by the node's user
   // namespace), no_new_privs and the runner sandbox's seccomp allowlist.
   kCall,
   // A node's service (nginx, sshd, a service manager) and everything it starts: the
-  // capabilities ExecOptions::capabilities names (the package declares them per service),
+  // Linux capabilities ExecOptions::linux_caps names (the package declares them per service),
   // no_new_privs and the runner sandbox's seccomp allowlist, set by the host before the exec so
   // nothing inside the node can undo them.
   kService,
@@ -66,14 +66,14 @@ enum class Confinement {
   kNodeRoot,
 };
 
-// The capabilities Confinement::kCall keeps.
-uint64_t call_capabilities();
+// The Linux capabilities Confinement::kCall keeps.
+uint64_t call_linux_caps();
 
 struct ExecOptions {
   std::chrono::milliseconds deadline{10'000};
   size_t cap = 1 << 20;  // stdout and stderr, each
   Confinement confine = Confinement::kRunner;
-  uint64_t capabilities = 0;  // kService: the capability bits kept (CAP_*)
+  uint64_t linux_caps = 0;  // kService: the capability bits kept (CAP_*)
   // A descriptor the command gets as fd 3 (the runner's end of its writer socket), or -1.
   int pass_fd = -1;
   // Non-empty: the command runs in a cgroup of its own, `<node id>-<group>` ([a-z0-9]{1,16}),
@@ -153,7 +153,7 @@ class Node {
   pid_t init_ = -1;
   std::filesystem::path stage_;
   sandbox::CgroupTree* tree_ = nullptr;
-  std::unique_ptr<sandbox::Registry> registry_;
+  std::unique_ptr<sandbox::LeakLedger> ledger_;
   std::filesystem::path state_dir_;
   std::string owner_;
   uint32_t uid_base_ = 0;

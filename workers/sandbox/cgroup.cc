@@ -70,7 +70,7 @@ Status kill_and_remove_group_path(const fs::path& path, uint64_t timeout_ms) {
       sleep_ms(2);
     }
   }
-  // The registry records a group by its own path; `aura/` above it goes too when empty.
+  // The ledger records a group by its own path; `aura/` above it goes too when empty.
   const fs::path parent = path.parent_path();
   return parent.filename() == "aura" ? remove_run_dir(parent, path) : remove_dir(path);
 }

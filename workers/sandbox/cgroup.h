@@ -54,7 +54,7 @@ class CgroupTree {
   virtual CgroupVersion version() const = 0;
 
   // Every host path the group for `run_id` occupies (one per v1 hierarchy, one on v2), whether
-  // or not it exists now. Used for the leak registry.
+  // or not it exists now. Used for the leak ledger.
   virtual std::vector<std::filesystem::path> paths(std::string_view run_id) const = 0;
 
   // Makes the group and sets its limits. kBusy if it already exists.

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "engine/common/file_io.h"
-#include "workers/sandbox/capabilities.h"
+#include "workers/sandbox/linux_caps.h"
 #include "workers/sandbox/namespaces.h"
 #include "workers/sandbox/network.h"
 
@@ -67,8 +67,8 @@ const char* entry_step_name(EntryStep step) {
       return "close inherited fds";
     case EntryStep::kCoreLimit:
       return "set RLIMIT_CORE";
-    case EntryStep::kCapabilities:
-      return "drop capabilities";
+    case EntryStep::kLinuxCaps:
+      return "drop Linux capabilities";
     case EntryStep::kSeccomp:
       return "install the seccomp filter";
     case EntryStep::kExec:
@@ -184,8 +184,8 @@ EntryStatus no_core_dumps() {
 }
 
 EntryStatus confine(uint64_t keep, const sock_fprog* seccomp) {
-  if (const int err = drop_capabilities(keep); err != 0)
-    return EntryStatus::failed(EntryStep::kCapabilities, err);
+  if (const int err = drop_linux_caps(keep); err != 0)
+    return EntryStatus::failed(EntryStep::kLinuxCaps, err);
   if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, seccomp, 0, 0) != 0)
     return fail_errno(EntryStep::kSeccomp);
   return {};
@@ -212,7 +212,7 @@ EntryStatus run_entry(const EntryPlan& p) {
   AURA_ENTRY_STEP(set_stdio(p.stdout_fd, p.stderr_fd, p.pass_fd));
   AURA_ENTRY_STEP(close_fds(p.pass_fd >= 0 ? 4u : 3u, p.keep_fd));
   if (p.no_core_dumps) AURA_ENTRY_STEP(no_core_dumps());
-  if (p.confine) AURA_ENTRY_STEP(confine(p.capabilities, p.seccomp));
+  if (p.confine) AURA_ENTRY_STEP(confine(p.linux_caps, p.seccomp));
 #undef AURA_ENTRY_STEP
   return {};
 }

@@ -34,7 +34,7 @@ enum class EntryStep : int32_t {
   kStdio,              // stdin /dev/null, stdout and stderr, the passed descriptor as fd 3
   kCloseFds,           // close every other descriptor
   kCoreLimit,          // RLIMIT_CORE 0 (soft and hard): no core dump handler runs for it
-  kCapabilities,       // cut capabilities to the kept set, PR_SET_NO_NEW_PRIVS
+  kLinuxCaps,          // cut Linux capabilities to the kept set, PR_SET_NO_NEW_PRIVS
   kSeccomp,            // install the seccomp filter (last: nothing above runs under it)
   kExec,               // execve (the caller's, after the recipe)
 };
@@ -79,8 +79,8 @@ struct EntryPlan {
   // so it closes at execve); -1: every descriptor above stdio and fd 3 is closed.
   int keep_fd = -1;
   bool no_core_dumps = false;  // kCoreLimit
-  bool confine = false;        // kCapabilities and kSeccomp
-  uint64_t capabilities = 0;   // the bits kept (bit n = CAP n)
+  bool confine = false;        // kLinuxCaps and kSeccomp
+  uint64_t linux_caps = 0;     // the bits kept (bit n = CAP n)
   const sock_fprog* seccomp = nullptr;
 };
 
@@ -109,7 +109,7 @@ EntryStatus set_stdio(int stdout_fd, int stderr_fd, int pass_fd);
 // Closes every descriptor from `first` up but `keep_fd` (-1: none; must be above `first`).
 EntryStatus close_fds(unsigned first, int keep_fd);
 EntryStatus no_core_dumps();
-// Cuts capabilities to `keep` and sets no_new_privs (capabilities.h), then installs `seccomp`.
+// Cuts Linux capabilities to `keep` and sets no_new_privs (linux_caps.h), then installs `seccomp`.
 EntryStatus confine(uint64_t keep, const sock_fprog* seccomp);
 
 // Writes `s` to `error_fd` and _exit(127)s: a child's way out of a failed step.

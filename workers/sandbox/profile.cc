@@ -31,7 +31,7 @@ Digest profile_digest(const Profile& p) {
   text += "wall_deadline_ms=" + std::to_string(p.wall_deadline_ms) + "\n";
   text += "output_cap_bytes=" + std::to_string(p.output_cap_bytes) + "\n";
   text += "tmpfs_bytes=" + std::to_string(p.tmpfs_bytes) + "\n";
-  text += "capabilities=" + std::to_string(p.capabilities) + "\n";
+  text += "linux_caps=" + std::to_string(p.linux_caps) + "\n";
   text += "uid_base=" + std::to_string(p.uid_base) + "\n";
   text += "id_count=" + std::to_string(p.id_count) + "\n";
   text += "hostname=" + p.hostname + "\n";

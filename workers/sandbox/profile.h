@@ -28,7 +28,7 @@ struct Profile {
   // Size of the tmpfs that holds the root and every overlay's upper layer.
   uint64_t tmpfs_bytes = 64ull << 20;
   // Capabilities kept inside (bit n = CAP n, in the run's own user namespace). None by default.
-  uint64_t capabilities = 0;
+  uint64_t linux_caps = 0;
   // Root inside maps to [uid_base, uid_base + id_count) outside; same for gids.
   uint32_t uid_base = 100'000;
   uint32_t id_count = 65'536;

@@ -18,9 +18,9 @@
 
 #include "engine/common/file_io.h"
 #include "workers/sandbox/cgroup.h"
+#include "workers/sandbox/leak_ledger.h"
 #include "workers/sandbox/namespaces.h"
 #include "workers/sandbox/ns_entry.h"
-#include "workers/sandbox/registry.h"
 #include "workers/sandbox/seccomp_policy.h"
 
 namespace aura::sandbox {
@@ -72,11 +72,11 @@ void close_fd(int& fd) {
 
 // Owns everything a run makes on the host and takes it all down, in order, whatever path
 // run() leaves by: kill the cgroup, reap the child, remove the cgroup and the stage folder,
-// and mark each released in the registry only once it is gone.
+// and mark each released in the ledger only once it is gone.
 class RunGuard {
  public:
-  RunGuard(CgroupTree& tree, Registry& registry, std::string run_id)
-      : tree_(tree), registry_(registry), run_id_(std::move(run_id)) {}
+  RunGuard(CgroupTree& tree, LeakLedger& ledger, std::string run_id)
+      : tree_(tree), ledger_(ledger), run_id_(std::move(run_id)) {}
   ~RunGuard() { [[maybe_unused]] Status s = destroy(); }
 
   void set_stage(fs::path stage) { stage_ = std::move(stage); }
@@ -122,15 +122,15 @@ class RunGuard {
     if (cgroup_made_ && status.is_ok()) {
       status = tree_.remove(run_id_);
       if (status.is_ok()) {
-        std::vector<Registry::Resource> gone;
+        std::vector<LeakLedger::Resource> gone;
         for (const fs::path& p : tree_.paths(run_id_)) gone.push_back({ResourceKind::kCgroup, p});
-        status = registry_.release(run_id_, gone);
+        status = ledger_.release(run_id_, gone);
       }
     }
     if (!stage_.empty()) {
       // The stage tmpfs lives only in the run's mount namespace, gone with its processes.
       if (::rmdir(stage_.c_str()) == 0 || errno == ENOENT) {
-        Status r = registry_.release(run_id_, ResourceKind::kDir, stage_);
+        Status r = ledger_.release(run_id_, ResourceKind::kDir, stage_);
         if (status.is_ok()) status = r;
       } else if (status.is_ok()) {
         status = Status::io("rmdir " + stage_.string() + ": " + errno_text(errno));
@@ -141,7 +141,7 @@ class RunGuard {
 
  private:
   CgroupTree& tree_;
-  Registry& registry_;
+  LeakLedger& ledger_;
   std::string run_id_;
   fs::path stage_;
   bool cgroup_made_ = false;
@@ -201,7 +201,7 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   std::unique_ptr<CgroupTree> tree;
   AURA_ASSIGN_OR_RETURN(tree, CgroupTree::detect());
   // The v1 migration's grace period, paid on a helper thread while the run is prepared (plan,
-  // registry, cgroup, clone, id maps) instead of by add_pid() after it. Joined after add_pid()
+  // ledger, cgroup, clone, id maps) instead of by add_pid() after it. Joined after add_pid()
   // and on every way out.
   std::jthread primer;
   if (tree->version() == CgroupVersion::kV1)
@@ -224,14 +224,14 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
 
   const fs::path runs_dir = options.state_dir / "runs";
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(runs_dir, 0700));
-  Registry registry(options.state_dir);
-  RunGuard guard(*tree, registry, run_id);
+  LeakLedger ledger(options.state_dir);
+  RunGuard guard(*tree, ledger, run_id);
 
   const fs::path stage = runs_dir / run_id;
   // Every name the run will make, recorded (in one append) before any is made.
-  std::vector<Registry::Resource> names = {{ResourceKind::kDir, stage}};
+  std::vector<LeakLedger::Resource> names = {{ResourceKind::kDir, stage}};
   for (const fs::path& p : tree->paths(run_id)) names.push_back({ResourceKind::kCgroup, p});
-  AURA_RETURN_IF_ERROR(registry.record(run_id, names));
+  AURA_RETURN_IF_ERROR(ledger.record(run_id, names));
   if (::mkdir(stage.c_str(), 0700) != 0)
     return Status::io("mkdir " + stage.string() + ": " + errno_text(errno));
   guard.set_stage(stage);
@@ -300,7 +300,7 @@ Result<RunResult> run(const Profile& profile, const std::vector<std::string>& ar
   entry.keep_fd = error.write;
   entry.no_core_dumps = true;
   entry.confine = true;
-  entry.capabilities = profile.capabilities;
+  entry.linux_caps = profile.linux_caps;
   entry.seccomp = &fprog;
   const ChildArgs args{entry, error.write, c_argv.data(), c_envp.data()};
 

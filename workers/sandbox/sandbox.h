@@ -17,7 +17,7 @@
 namespace aura::sandbox {
 
 struct RunOptions {
-  // Holds the leak registry and each run's stage folder (runs/<run id>).
+  // Holds the leak ledger and each run's stage folder (runs/<run id>).
   std::filesystem::path state_dir;
   // Folders that must never be part of the lower image (the data and key folders); the state
   // folder is always added.

@@ -12,7 +12,7 @@
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
 #include "engine/events/event_types.h"
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 namespace aura::supervisor {
 namespace {
@@ -46,7 +46,7 @@ JsonWriter header(const writer::RunBinding& b) {
 }  // namespace
 
 Result<RunRecord> supervise_run(writer::RunBinding binding, const Launcher& launch, EventLog& log,
-                                BlobStore& blobs, writer::TokenRegistry& tokens,
+                                BlobStore& blobs, writer::RunTokens& tokens,
                                 std::chrono::milliseconds deadline) {
   if (sodium_init() < 0) return Status::unavailable("libsodium failed to initialise");
   if (binding.run_id.empty()) binding.run_id = random_run_id();

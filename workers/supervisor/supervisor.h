@@ -55,7 +55,7 @@ struct RunRecord {
 // appends run.ended with the host facts, the stdout/stderr blobs and the evidence summary.
 // `deadline` bounds the writer (the launcher enforces the run's own deadline).
 Result<RunRecord> supervise_run(writer::RunBinding binding, const Launcher& launch, EventLog& log,
-                                BlobStore& blobs, writer::TokenRegistry& tokens,
+                                BlobStore& blobs, writer::RunTokens& tokens,
                                 std::chrono::milliseconds deadline);
 
 // What a starting supervisor found and removed of an earlier, dead one (sandbox::reap over

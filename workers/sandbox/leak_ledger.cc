@@ -1,4 +1,4 @@
-#include "workers/sandbox/registry.h"
+#include "workers/sandbox/leak_ledger.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,8 +42,8 @@ const char* kind_name(ResourceKind k) {
   return "dir";
 }
 
-// Holds the registry file's exclusive flock for its lifetime. A file a reap unlinked while this
-// process waited for the lock (an emptied registry of a gone folder) is opened again: what is
+// Holds the ledger file's exclusive flock for its lifetime. A file a reap unlinked while this
+// process waited for the lock (an emptied ledger of a gone folder) is opened again: what is
 // appended then lands in the file every later reader opens, never in an unlinked one. Without
 // `create`, a missing file is missing() (nothing recorded), and no file is made.
 class Locked {
@@ -133,8 +133,8 @@ pid_t owner_pid(const std::string& owner) {
   return pid;
 }
 
-Result<std::vector<RegistryEntry>> parse(const std::string& text) {
-  std::vector<RegistryEntry> out;
+Result<std::vector<LedgerEntry>> parse(const std::string& text) {
+  std::vector<LedgerEntry> out;
   std::map<std::string, size_t> live;  // key → index in out
   std::istringstream in(text);
   std::string line;
@@ -150,10 +150,10 @@ Result<std::vector<RegistryEntry>> parse(const std::string& text) {
       continue;
     }
     std::getline(f >> std::ws, path);
-    if (run_id.empty() || path.empty()) return Status::corruption("registry line: " + line);
+    if (run_id.empty() || path.empty()) return Status::corruption("ledger line: " + line);
     const std::string key = run_id + " " + kind + " " + path;
     if (op == "+") {
-      RegistryEntry e;
+      LedgerEntry e;
       e.owner = owner;
       e.run_id = run_id;
       e.kind = kind == "cgroup"  ? ResourceKind::kCgroup
@@ -176,7 +176,7 @@ Result<std::string> read_all(int fd) {
   off_t off = 0;
   for (;;) {
     const ssize_t n = ::pread(fd, buf, sizeof buf, off);
-    if (n < 0) return Status::io("read registry: " + errno_text(errno));
+    if (n < 0) return Status::io("read ledger: " + errno_text(errno));
     if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
     off += n;
@@ -184,9 +184,9 @@ Result<std::string> read_all(int fd) {
   return text;
 }
 
-fs::path registry_file_of(const fs::path& state_dir) {
+fs::path ledger_file_of(const fs::path& state_dir) {
   const Digest d = sha256(state_dir.string());
-  return run_dir() / "registry" / to_hex(std::span<const uint8_t>(d.data(), 16));
+  return run_dir() / "ledger" / to_hex(std::span<const uint8_t>(d.data(), 16));
 }
 
 }  // namespace
@@ -196,16 +196,16 @@ fs::path run_dir() {
   return env != nullptr && *env == '/' ? fs::path(env) : fs::path("/run/aura");
 }
 
-Registry::Registry(fs::path state_dir, std::string owner)
+LeakLedger::LeakLedger(fs::path state_dir, std::string owner)
     : state_dir_(fs::absolute(state_dir)),
-      file_(registry_file_of(state_dir_)),
+      file_(ledger_file_of(state_dir_)),
       owner_(std::move(owner)) {}
 
-std::string Registry::self_owner() {
+std::string LeakLedger::self_owner() {
   return std::to_string(::getpid()) + "." + start_time_of(::getpid());
 }
 
-OwnerState Registry::owner_state(const std::string& owner) {
+OwnerState LeakLedger::owner_state(const std::string& owner) {
   const pid_t pid = owner_pid(owner);
   if (pid == 0) return OwnerState::kUnknown;
   const ProcStart p = proc_start(pid);
@@ -213,11 +213,11 @@ OwnerState Registry::owner_state(const std::string& owner) {
   return p.ticks == owner.substr(owner.find('.') + 1) ? OwnerState::kAlive : OwnerState::kDead;
 }
 
-bool Registry::owner_alive(const std::string& owner) {
+bool LeakLedger::owner_alive(const std::string& owner) {
   return owner_state(owner) == OwnerState::kAlive;
 }
 
-Status Registry::append(const std::string& line) {
+Status LeakLedger::append(const std::string& line) {
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(run_dir(), 0700));
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(file_.parent_path(), 0700));
   Locked lock(file_, true);
@@ -232,18 +232,18 @@ Status Registry::append(const std::string& line) {
   return Status::ok();
 }
 
-Status Registry::record(const std::string& run_id, ResourceKind kind, const fs::path& path) {
+Status LeakLedger::record(const std::string& run_id, ResourceKind kind, const fs::path& path) {
   return record(run_id, {{kind, path}});
 }
 
-Status Registry::record(const std::string& run_id, const std::vector<Resource>& resources) {
+Status LeakLedger::record(const std::string& run_id, const std::vector<Resource>& resources) {
   const std::string owner = owner_.empty() ? self_owner() : owner_;
   // A name no reap could ever prove dead is never made.
   if (owner_pid(owner) == 0)
     return Status::io("record in " + file_.string() + ": no owner token (\"" + owner +
                       "\"): this process's start time could not be read from /proc");
   // The state folder exists before any name is recorded under it (made here, never its parents:
-  // a lab whose data folder is gone records nothing). So a registry whose folder is missing
+  // a lab whose data folder is gone records nothing). So a ledger whose folder is missing
   // names only what a removed folder's lab left, never a lab that has not made its folder yet:
   // reap_orphans() ends live holders on that ground alone.
   if (::mkdir(state_dir_.c_str(), 0755) != 0 && errno != EEXIST)
@@ -254,20 +254,20 @@ Status Registry::record(const std::string& run_id, const std::vector<Resource>& 
   return append(lines);
 }
 
-Status Registry::release(const std::string& run_id, ResourceKind kind, const fs::path& path) {
+Status LeakLedger::release(const std::string& run_id, ResourceKind kind, const fs::path& path) {
   return release(run_id, {{kind, path}});
 }
 
-Status Registry::release(const std::string& run_id, const std::vector<Resource>& resources) {
+Status LeakLedger::release(const std::string& run_id, const std::vector<Resource>& resources) {
   std::string lines;
   for (const Resource& r : resources)
     lines += "- " + run_id + " " + kind_name(r.kind) + " " + r.path.string() + "\n";
   return append(lines);
 }
 
-Result<std::vector<RegistryEntry>> Registry::entries() const {
+Result<std::vector<LedgerEntry>> LeakLedger::entries() const {
   Locked lock(file_, false);
-  if (lock.missing()) return std::vector<RegistryEntry>{};
+  if (lock.missing()) return std::vector<LedgerEntry>{};
   if (lock.fd() < 0) return Status::io("open " + file_.string() + ": " + errno_text(errno));
   auto text = read_all(lock.fd());
   if (!text.ok()) return text.status();
@@ -276,13 +276,13 @@ Result<std::vector<RegistryEntry>> Registry::entries() const {
 
 namespace {
 
-// Reaps the entries `doomed` picks in registry `file`, then compacts it (released entries go;
+// Reaps the entries `doomed` picks in ledger `file`, then compacts it (released entries go;
 // with `drop_empty`, an emptied file goes). With `leave_if_none`, a file with nothing to reap is
-// left exactly as it is: another lab's registry is compacted only by that lab, or when a dead
+// left exactly as it is: another lab's ledger is compacted only by that lab, or when a dead
 // owner's names had to go.
 Result<ReapReport> reap_file(const fs::path& file,
-                             const std::function<bool(const RegistryEntry&)>& doomed,
-                             bool drop_empty, bool leave_if_none = false) {
+                             const std::function<bool(const LedgerEntry&)>& doomed, bool drop_empty,
+                             bool leave_if_none = false) {
   ReapReport report;
   Locked lock(file, false);
   if (lock.missing()) return report;
@@ -295,8 +295,8 @@ Result<ReapReport> reap_file(const fs::path& file,
       text->starts_with(kHeader) ? text->substr(0, text->find('\n') + 1) : "";
 
   // The runs to reap, cgroups first (their processes die before folders go).
-  std::map<std::string, std::vector<RegistryEntry*>> runs;
-  for (RegistryEntry& e : *parsed) {
+  std::map<std::string, std::vector<LedgerEntry*>> runs;
+  for (LedgerEntry& e : *parsed) {
     if (!e.released && doomed(e)) runs[e.run_id].push_back(&e);
   }
   if (runs.empty() && leave_if_none) return report;
@@ -310,7 +310,7 @@ Result<ReapReport> reap_file(const fs::path& file,
     }
     for (int pass = 0; pass < 2; ++pass) {
       const ResourceKind want = pass == 0 ? ResourceKind::kCgroup : ResourceKind::kDir;
-      for (RegistryEntry* e : entries) {
+      for (LedgerEntry* e : entries) {
         // Network namespaces go with the folders, after the processes.
         if (e->kind != want && !(want == ResourceKind::kDir && e->kind == ResourceKind::kNetns))
           continue;
@@ -339,7 +339,7 @@ Result<ReapReport> reap_file(const fs::path& file,
 
   // Compact: keep only entries still live (their owners run, or reaping them failed).
   std::string kept;
-  for (const RegistryEntry& e : *parsed) {
+  for (const LedgerEntry& e : *parsed) {
     if (e.released) continue;
     kept +=
         "+ " + e.owner + " " + e.run_id + " " + kind_name(e.kind) + " " + e.path.string() + "\n";
@@ -362,8 +362,8 @@ Result<ReapReport> reap_file(const fs::path& file,
 
 // A reap takes only what is provably dead (docs/WORLDS.md, "What a reap may take"): an owner
 // whose liveness /proc could not tell is left for a later reap.
-bool dead_owner(const RegistryEntry& e) {
-  return Registry::owner_state(e.owner) == OwnerState::kDead;
+bool dead_owner(const LedgerEntry& e) {
+  return LeakLedger::owner_state(e.owner) == OwnerState::kDead;
 }
 
 // SIGKILLs the process `owner` names ("pid.starttime") if it is still that process and it is a
@@ -379,9 +379,9 @@ void end_holder(const std::string& owner, const fs::path& state_dir) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
   const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string holder_of = std::string("aura-holder") + '\0' + state_dir.string() + '\0';
-  if (cmdline == holder_of && Registry::owner_alive(owner) &&
+  if (cmdline == holder_of && LeakLedger::owner_alive(owner) &&
       ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) == 0) {
-    for (int i = 0; i < 100 && Registry::owner_alive(owner); ++i) ::usleep(10'000);
+    for (int i = 0; i < 100 && LeakLedger::owner_alive(owner); ++i) ::usleep(10'000);
   }
   ::close(pidfd);
 }
@@ -395,37 +395,37 @@ void add(ReapReport& into, const ReapReport& r) {
 }  // namespace
 
 Result<ReapReport> reap(const fs::path& state_dir) {
-  const Registry registry(state_dir);
-  return reap_file(registry.file(), dead_owner, !fs::exists(registry.state_dir()));
+  const LeakLedger ledger(state_dir);
+  return reap_file(ledger.file(), dead_owner, !fs::exists(ledger.state_dir()));
 }
 
 Result<ReapReport> reap_owner(const fs::path& state_dir, const std::string& owner) {
-  const Registry registry(state_dir);
+  const LeakLedger ledger(state_dir);
   return reap_file(
-      registry.file(), [&](const RegistryEntry& e) { return e.owner == owner; },
-      !fs::exists(registry.state_dir()));
+      ledger.file(), [&](const LedgerEntry& e) { return e.owner == owner; },
+      !fs::exists(ledger.state_dir()));
 }
 
 Result<ReapReport> reap_orphans() {
   ReapReport report;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(run_dir() / "registry", ec)) {
-    // The folder a registry belongs to is named on its first line.
+  for (const auto& entry : fs::directory_iterator(run_dir() / "ledger", ec)) {
+    // The folder a ledger belongs to is named on its first line.
     std::ifstream in(entry.path());
     std::string first;
     std::getline(in, first);
     if (!first.starts_with(kHeader)) continue;
     const fs::path state_dir = first.substr(kHeader.size());
     // The entries first, the folder second. Every entry was recorded after its folder was made
-    // (Registry::record makes it), so a folder missing now was removed after the entries read:
+    // (LeakLedger::record makes it), so a folder missing now was removed after the entries read:
     // their worlds can never be reopened, and a live holder of one (a persisted world's, which
     // ends itself within seconds of noticing) is ended now. Read the other way round, a lab
     // that made its folder and recorded its first world between the two looked orphaned.
-    auto entries = Registry(state_dir).entries();
+    auto entries = LeakLedger(state_dir).entries();
     std::error_code gone_ec;
     const bool folder_gone = !fs::exists(state_dir, gone_ec) && !gone_ec;
     if (entries.ok() && folder_gone) {
-      for (const RegistryEntry& e : *entries)
+      for (const LedgerEntry& e : *entries)
         if (!e.released) end_holder(e.owner, state_dir);
     }
     // A dead owner's names are debris whether or not its data folder is still there (a run
@@ -443,7 +443,7 @@ std::string owner_of(pid_t pid) {
   return started.empty() ? std::string() : std::to_string(pid) + "." + started;
 }
 
-Result<uint32_t> claim_id_range(Registry& registry, const std::string& run_id) {
+Result<uint32_t> claim_id_range(LeakLedger& ledger, const std::string& run_id) {
   const fs::path dir = run_dir() / "ids";
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(run_dir(), 0700));
   AURA_RETURN_IF_ERROR(file_io::ensure_dir(dir, 0700));
@@ -456,7 +456,7 @@ Result<uint32_t> claim_id_range(Registry& registry, const std::string& run_id) {
       if (errno == EEXIST) continue;
       return Status::io("mkdir " + slot.string() + ": " + errno_text(errno));
     }
-    if (Status s = registry.record(run_id, ResourceKind::kDir, slot); !s.is_ok()) {
+    if (Status s = ledger.record(run_id, ResourceKind::kDir, slot); !s.is_ok()) {
       ::rmdir(slot.c_str());
       return s;
     }
@@ -466,7 +466,7 @@ Result<uint32_t> claim_id_range(Registry& registry, const std::string& run_id) {
                       dir.string() + " is taken");
 }
 
-Status release_id_range(Registry& registry, const std::string& run_id, uint32_t base) {
+Status release_id_range(LeakLedger& ledger, const std::string& run_id, uint32_t base) {
   if (base < kIdRangeBase || (base - kIdRangeBase) % kIdRangeSize != 0 ||
       (base - kIdRangeBase) / kIdRangeSize >= kIdRangeSlots) {
     return Status::invalid("not a claimed id range: " + std::to_string(base));
@@ -474,7 +474,7 @@ Status release_id_range(Registry& registry, const std::string& run_id, uint32_t 
   const fs::path slot = run_dir() / "ids" / std::to_string((base - kIdRangeBase) / kIdRangeSize);
   if (::rmdir(slot.c_str()) != 0 && errno != ENOENT)
     return Status::io("rmdir " + slot.string() + ": " + errno_text(errno));
-  return registry.release(run_id, ResourceKind::kDir, slot);
+  return ledger.release(run_id, ResourceKind::kDir, slot);
 }
 
 }  // namespace aura::sandbox

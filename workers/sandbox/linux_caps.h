@@ -10,6 +10,6 @@ namespace aura::sandbox {
 // bounding, ambient, inheritable, permitted and effective sets (effective/permitted only
 // at the end, since earlier steps need CAP_SETPCAP), and sets PR_SET_NO_NEW_PRIVS.
 // Returns 0 or errno.
-int drop_capabilities(uint64_t keep);
+int drop_linux_caps(uint64_t keep);
 
 }  // namespace aura::sandbox

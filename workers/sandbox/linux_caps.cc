@@ -1,4 +1,4 @@
-#include "workers/sandbox/capabilities.h"
+#include "workers/sandbox/linux_caps.h"
 
 #include <errno.h>
 #include <linux/capability.h>
@@ -8,7 +8,7 @@
 
 namespace aura::sandbox {
 
-int drop_capabilities(uint64_t keep) {
+int drop_linux_caps(uint64_t keep) {
   // The running kernel may know more capabilities than these headers; probe until EINVAL.
   for (int cap = 0; cap < 64; ++cap) {
     if (keep & (1ull << cap)) continue;

@@ -1,4 +1,4 @@
-// The leak registry: every host-visible name a sandbox run or world creates (cgroup folders,
+// The leak ledger: every host-visible name a sandbox run or world creates (cgroup folders,
 // stage folders, network namespaces, uid ranges) is written here before it is made and marked
 // released after it is gone, so a later supervisor can reap what a dead one left. One
 // append-only text file per state folder, locked with flock, kept in the machine's run folder
@@ -25,7 +25,7 @@ enum class ResourceKind { kCgroup, kDir, kNetns };
 // "<pid>.<start time>". Every lab on the machine is taken to share one PID namespace.
 enum class OwnerState { kAlive, kDead, kUnknown };
 
-struct RegistryEntry {
+struct LedgerEntry {
   std::string owner;  // "<pid>.<start time in ticks>" of the process that created it
   std::string run_id;
   ResourceKind kind = ResourceKind::kDir;
@@ -33,17 +33,17 @@ struct RegistryEntry {
   bool released = false;
 };
 
-// The machine-wide folder of registries and uid-range slots: $AURA_RUN_DIR, else /run/aura
+// The machine-wide folder of ledgers and uid-range slots: $AURA_RUN_DIR, else /run/aura
 // (a tmpfs: the kernel objects it names do not survive a reboot either).
 std::filesystem::path run_dir();
 
 // Thread-safe and multi-process safe (each call takes the file's flock).
-class Registry {
+class LeakLedger {
  public:
-  // The registry of state folder `state_dir` (made absolute): run_dir()/registry/<key>, the key
+  // The ledger of state folder `state_dir` (made absolute): run_dir()/ledger/<key>, the key
   // a digest of the folder's path; the file's first line names the folder. Entries are recorded
   // as owned by `owner` ("<pid>.<start time>", see self_owner()), this process when empty.
-  explicit Registry(std::filesystem::path state_dir, std::string owner = {});
+  explicit LeakLedger(std::filesystem::path state_dir, std::string owner = {});
 
   struct Resource {
     ResourceKind kind;
@@ -62,7 +62,7 @@ class Registry {
   Status release(const std::string& run_id, const std::vector<Resource>& resources);
 
   // Every entry ever recorded since the last compaction, with `released` folded in.
-  Result<std::vector<RegistryEntry>> entries() const;
+  Result<std::vector<LedgerEntry>> entries() const;
 
   const std::filesystem::path& file() const { return file_; }
   const std::filesystem::path& state_dir() const { return state_dir_; }
@@ -85,15 +85,15 @@ class Registry {
 std::string owner_of(pid_t pid);
 
 // Claims a uid/gid range of its own for `run_id`: a slot folder run_dir()/ids/<k> made with mkdir
-// (atomic across processes, and across labs on one machine), then recorded in `registry` (so a
+// (atomic across processes, and across labs on one machine), then recorded in `ledger` (so a
 // reaped run frees it; a crash between the two leaks a slot, never steals one). Returns the range's
 // first id, kIdRangeBase + k * kIdRangeSize. kBusy when every slot is taken.
 inline constexpr uint32_t kIdRangeBase = 1'000'000;
 inline constexpr uint32_t kIdRangeSize = 65'536;
 inline constexpr uint32_t kIdRangeSlots = 1024;
-Result<uint32_t> claim_id_range(Registry& registry, const std::string& run_id);
+Result<uint32_t> claim_id_range(LeakLedger& ledger, const std::string& run_id);
 // Frees a range claim_id_range() returned.
-Status release_id_range(Registry& registry, const std::string& run_id, uint32_t base);
+Status release_id_range(LeakLedger& ledger, const std::string& run_id, uint32_t base);
 
 struct ReapReport {
   int runs_reaped = 0;
@@ -103,21 +103,21 @@ struct ReapReport {
 
 // Removes everything a dead earlier process left under `state_dir`: kills each leftover run's
 // processes through its cgroup, removes its cgroup folders and stage folder, marks them released
-// and compacts the registry. Only names of a provably dead owner (OwnerState::kDead) are taken;
+// and compacts the ledger. Only names of a provably dead owner (OwnerState::kDead) are taken;
 // entries of live owners, and of owners whose state /proc could not tell, are left alone. Fails
-// only if the registry cannot be read or rewritten; per-path failures are listed in the report.
+// only if the ledger cannot be read or rewritten; per-path failures are listed in the report.
 Result<ReapReport> reap(const std::filesystem::path& state_dir);
 
 // Removes every name recorded under `owner`, alive or not: a world's holder tearing down the
 // world it holds when the process that made it is gone.
 Result<ReapReport> reap_owner(const std::filesystem::path& state_dir, const std::string& owner);
 
-// reap() for every registry in run_dir(), of any lab on the machine: names whose owner is dead
+// reap() for every ledger in run_dir(), of any lab on the machine: names whose owner is dead
 // are removed even when their data folder is still there (a test or judge SIGKILLed together with
 // its worlds' holders leaves its temporary folder and names that no one would reopen). Where the
 // state folder is gone -- removed after the entries read were recorded, since record() makes it
 // first -- live world holders of it are ended first (nothing can reopen their worlds; any other
-// live owner is left alone), and the registry is removed once nothing is left in it.
+// live owner is left alone), and the ledger is removed once nothing is left in it.
 Result<ReapReport> reap_orphans();
 
 }  // namespace aura::sandbox

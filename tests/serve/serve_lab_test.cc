@@ -1,0 +1,167 @@
+// `aura serve` for real, end to end over HTTP: the front starts its own engine daemon on an
+// empty data folder (first use sets the lab up), drops to its user, and a learner works a whole
+// t0 attempt through the API alone — the cookie the create sets, the bearer token, validation
+// errors at their JSON path, the gate's verdict, the receipt and its in-lab verification — while
+// every response the learner gets is scanned for what must stay hidden (the worlds, the checks'
+// parameters, the judge cases, another attempt's id). SIGTERM then stops the front and the daemon
+// it started. E2e tier: root, real worlds (t0's file tree).
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/app/daemon_proc.h"
+#include "tests/app/learner_secrets.h"
+#include "tests/serve/http_client.h"
+#include "tests/serve/serve_proc.h"
+#include "tests/support/temp_dir.h"
+
+using namespace aura;
+using namespace aura::testing;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr auto kFirstUseGuard = std::chrono::seconds(300);  // set-up: keys, packages, the panel
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+}  // namespace
+
+TEST_CASE(
+    "aura serve on an empty folder: health, panel, a malformed attempt; then a whole t0 "
+    "attempt over HTTP with nothing hidden in any response") {
+  REQUIRE_MESSAGE(::geteuid() == 0, "the e2e tier runs as root");
+  ensure_front_user();
+  TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);  // the front's user reaches the daemon's socket below it
+  fs::copy(env("AURA_SCENARIOS"), dir / "scenarios", fs::copy_options::recursive);
+  fs::create_directory(dir / "no-ui");  // the API only: not the source tree's build of the UI
+  Serve s({"--data", (dir / "data").string(), "--keys", (dir / "keys").string(), "--scenarios",
+           (dir / "scenarios").string(), "--port", "0", "--ui", (dir / "no-ui").string()},
+          dir / "serve.err");
+  const std::string url = s.line_starting("AURA lab: ", kFirstUseGuard);
+  REQUIRE_MESSAGE(!url.empty(), "no URL; stdout: " << s.stdout_text << " stderr: " << s.err());
+  REQUIRE(url.rfind("http://127.0.0.1:", 0) == 0);
+  const uint16_t port = uint16_t(std::stoi(url.substr(17)));
+  const Headers json_body = {{"Content-Type", "application/json"}};
+
+  // The issue's must-show exchange on a folder that was empty a moment ago.
+  CHECK(http(port, "GET", "/api/v1/health").status == 200);
+  auto panel = http(port, "GET", "/api/v1/capabilities");
+  CHECK(panel.status == 200);
+  CHECK(panel.body.find("\"labs\"") != std::string::npos);
+  auto malformed = http(port, "POST", "/api/v1/attempts", json_body, std::string("{\"scenario\":"));
+  CHECK(malformed.status == 400);
+  CHECK(malformed.header("content-type").rfind("application/json", 0) == 0);
+  CHECK(http(port, "GET", "/api/v1/health").status == 200);
+
+  const scenario::Manifest m = t0_manifest();
+  const scenario::JudgeCase* gold = m.find_judge("gold");
+  REQUIRE(gold != nullptr);
+  std::vector<std::string> seen;  // every body a learner was sent, headers included
+
+  // The public catalog a learner starts from.
+  auto scen = http(port, "GET", "/api/v1/scenarios/t0-config-drift");
+  REQUIRE(scen.status == 200);
+  seen.push_back(scen.raw);
+
+  auto other = http(port, "POST", "/api/v1/attempts", json_body,
+                    std::string(R"({"scenario":"t0","learner":"other"})"));
+  REQUIRE(other.status == 201);
+  const std::string other_id = member(other.body, "attempt");
+
+  auto created = http(port, "POST", "/api/v1/attempts", json_body,
+                      std::string(R"({"scenario":"t0-config-drift"})"));
+  REQUIRE_MESSAGE(created.status == 201, created.raw);
+  seen.push_back(created.raw);
+  const std::string id = member(created.body, "attempt");
+  const std::string token = member(created.body, "token");
+  // The create sets the token cookie: HttpOnly, SameSite=Strict, scoped to the attempt.
+  const std::string cookie = created.header("set-cookie");
+  CHECK(cookie.rfind("aura_token_" + id + "=" + token, 0) == 0);
+  CHECK(cookie.find("HttpOnly") != std::string::npos);
+  CHECK(cookie.find("SameSite=Strict") != std::string::npos);
+  CHECK(cookie.find("Path=/api/v1/attempts/" + id) != std::string::npos);
+
+  const std::string base = "/api/v1/attempts/" + id;
+  const Headers bearer = {{"Authorization", "Bearer " + token},
+                          {"Content-Type", "application/json"}};
+  auto get = [&](const std::string& path) {
+    auto r = http(port, "GET", base + path, bearer);
+    seen.push_back(r.raw);
+    return r;
+  };
+  auto post = [&](const std::string& path, const std::string& body = "{}") {
+    auto r = http(port, "POST", base + path, bearer, body);
+    seen.push_back(r.raw);
+    return r;
+  };
+
+  // The cookie alone opens the attempt (what a browser sends); nothing opens it for another.
+  CHECK(http(port, "GET", base, {{"Cookie", "aura_token_" + id + "=" + token}}).status == 200);
+  CHECK(http(port, "GET", base).status == 401);
+  CHECK(http(port, "GET", "/api/v1/attempts/" + other_id, {{"Authorization", "Bearer " + token}})
+            .status == 403);
+
+  // Out of phase names the phase; then the whole attempt, the gold way.
+  auto early = post("/probe", R"({"call":"file.read","params":{"path":"/fleet/inventory.conf"}})");
+  CHECK(early.status == 409);
+  CHECK(early.body.find("\"phase\":\"observe\"") != std::string::npos);
+  CHECK(post("/predict", R"({"hypothesis":"stale-override","expect":"an override in host vars"})")
+            .status == 200);
+  for (const auto& p : gold->probe_calls_json) CHECK(post("/probe", p).status == 200);
+  auto ev = get("/evidence/ev-1");
+  CHECK(ev.status == 200);
+  CHECK(member(ev.body, "content").find("app_root") != std::string::npos);
+  // Validation without submitting: the wrong target is named at its JSON path.
+  std::string wrong = gold->ir_json;
+  wrong.replace(wrong.find("stale-app-root"), 14, "no-such-target");
+  auto v = post("/intervention/validate", wrong);
+  CHECK(v.status == 200);
+  CHECK(member(v.body, "ok") == "false");
+  CHECK(v.body.find("\"path\":\"$.actions[0].params") != std::string::npos);
+  CHECK(post("/intervention/validate", gold->ir_json).body.find("\"ok\":true") !=
+        std::string::npos);
+  CHECK(post("/intervention", gold->ir_json).status == 200);
+  CHECK(post("/apply").status == 200);
+  CHECK(post("/ack", R"({"note":"as asked"})").status == 200);
+  CHECK(member(post("/verify").body, "recovered") == "true");
+  CHECK(post("/gate").status == 202);
+  std::string phase;
+  for (int i = 0; i < 1200 && phase != "receipt" && phase != "reflect"; ++i) {
+    std::this_thread::sleep_for(250ms);  // polling the gate: a hang guard, not a bar
+    phase = member(get("").body, "phase");
+  }
+  REQUIRE(phase == "receipt");
+  auto issued = post("/receipt");
+  REQUIRE(issued.status == 200);
+  auto file = get("/receipt");
+  REQUIRE(file.status == 200);
+  CHECK(file.header("content-type").rfind("application/json", 0) == 0);
+  auto checked = http(port, "POST", "/api/v1/receipts/verify", json_body, file.body);
+  REQUIRE(checked.status == 200);
+  CHECK(checked.body.find("\"offline\":{\"ok\":true") != std::string::npos);
+  CHECK(checked.body.find("\"replay\":{\"ok\":true") != std::string::npos);
+  CHECK(post("/reflect", R"({"text":"the override was in the source of truth"})").status == 200);
+
+  // Hidden means hidden, in every response of the whole attempt.
+  std::vector<std::string> hidden = hidden_strings(m);
+  hidden.push_back(other_id);
+  for (const auto& body : seen) {
+    for (const auto& h : hidden) {
+      CHECK_MESSAGE(body.find(h) == std::string::npos, "a learner was shown <" << h << ">");
+    }
+  }
+
+  // SIGTERM stops the front and the daemon it started; the socket goes with it.
+  ::kill(s.pid, SIGTERM);
+  CHECK(s.wait_exit() == 0);
+  CHECK(http(port, "GET", "/api/v1/health").status == 0);
+}
