@@ -2,7 +2,10 @@
 // lines (JSON, one per line) go to stderr; SIGINT or SIGTERM stop it, and what it started ends.
 #include <signal.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "app/cli/cli.h"
@@ -27,6 +30,9 @@ int daemon_main(Invocation& inv) {
   if (!queue.ok()) return inv.fail(queue.status(), 2);
   if (*queue < 1 || *queue > 64) return inv.fail(Status::invalid("--judge-queue must be 1..64"), 2);
   o.judge_queue_limit = *queue;
+  auto grace = inv.get_u64("stop-grace", 10);
+  if (!grace.ok()) return inv.fail(grace.status(), 2);
+  if (*grace > 3600) return inv.fail(Status::invalid("--stop-grace must be 0..3600"), 2);
 
   // Every thread the daemon starts inherits this mask; one thread waits for the signals.
   sigset_t set;
@@ -37,19 +43,39 @@ int daemon_main(Invocation& inv) {
 
   auto d = daemon::Daemon::open(o, [](const std::string& line) { std::cerr << line << std::endl; });
   if (!d.ok()) return inv.fail(d.status());
+  // Set once everything the daemon holds has ended; the signal thread waits for it at most the
+  // grace period, then ends the process: a judge run or gate still running is cut short, its
+  // worlds ending with this process as they would after a kill (docs/WORLDS.md, "Lifetime").
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  bool done = false;
   std::thread signals([&] {
     int sig = 0;
     sigwait(&set, &sig);
     std::cerr << JsonWriter().str("event", "stopping").num("signal", sig).done() << std::endl;
     (*d)->stop();
+    std::unique_lock lock(done_mu);
+    if (!done_cv.wait_for(lock, std::chrono::seconds(*grace), [&] { return done; })) {
+      std::cerr << JsonWriter()
+                       .str("event", "stopped")
+                       .str("detail", "a judge run or gate was still running after the " +
+                                          std::to_string(*grace) +
+                                          " s grace: ended with the process, unfinished")
+                       .done()
+                << std::endl;
+      std::_Exit(0);
+    }
   });
   Status s = (*d)->serve();
-  if (signals.joinable()) {
-    // serve() can also end on its own (an accept error): wake the waiting thread.
-    ::kill(::getpid(), SIGTERM);
-    signals.join();
-  }
+  // serve() can also end on its own (an accept error): wake the waiting thread.
+  ::kill(::getpid(), SIGTERM);
   d->reset();  // the judge run and every world the daemon holds end here
+  {
+    std::lock_guard lock(done_mu);
+    done = true;
+  }
+  done_cv.notify_all();
+  signals.join();
   if (!s.is_ok()) return inv.fail(s);
   std::cerr << JsonWriter().str("event", "stopped").done() << std::endl;
   return 0;
@@ -68,8 +94,9 @@ void register_daemon_commands(CommandTable& r) {
        "and to the front's user only. Sets the lab up on first use (as 'aura setup' does, with "
        "the\n"
        "bundled packages of --scenarios). Logs JSON lines on stderr. SIGINT or SIGTERM stop it:\n"
-       "it stops accepting, waits for the judge run and any gate in progress to end (runs\n"
-       "still queued are dropped), then ends every live world it holds.",
+       "it stops accepting, drops queued judge runs, waits up to --stop-grace seconds for a\n"
+       "judge run or gate in progress to end, and otherwise ends the process with it unfinished\n"
+       "(its worlds end with the process). Every live world it holds ends with it.",
        {{"socket", "PATH", "the daemon's socket (default DATA/../run/daemon.sock)"},
         {"front-user", "NAME",
          "the one unprivileged user served: the HTTP front's (default aura-web)"},
@@ -77,7 +104,9 @@ void register_daemon_commands(CommandTable& r) {
          "the operator token, read on every operator request (default KEYS/operator.token)"},
         {"scenarios", "DIR",
          "on first use, the bundled scenarios to set the lab up with (default ./scenarios)"},
-        {"judge-queue", "N", "judge runs that may wait (1..64, default 4)"}},
+        {"judge-queue", "N", "judge runs that may wait (1..64, default 4)"},
+        {"stop-grace", "SECONDS",
+         "on SIGINT/SIGTERM, how long a judge run or gate in progress may go on (default 10)"}},
        0,
        0,
        daemon_main});

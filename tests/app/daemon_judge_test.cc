@@ -3,8 +3,12 @@
 // from the daemon's log; the run's progress stream shows every property with the world it ran
 // on and the check that decided it, and never the judge's probes or IR.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
 
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "engine/events/event_types.h"
 #include "tests/app/daemon_proc.h"
@@ -66,4 +70,38 @@ TEST_CASE("O2 judged through the daemon") {
   auto proof = d.call("proof");
   CHECK(member(member(proof.body_json, "last_verify"), "ok") == "true");
   CHECK(d.stop() == 0);
+}
+
+TEST_CASE("a daemon stopped during a judge run waits out its grace, then ends the run with it") {
+  // O1: its judge run takes about a minute here (O2's a few seconds), far longer than the grace.
+  DaemonProc d({"--stop-grace", "2"});
+  auto queued = d.call("judge.enqueue", R"({"scenario":"O1"})");
+  REQUIRE(queued.status == 202);
+  const std::string run = member(queued.body_json, "run");
+  // Until the run's first gate has started (its worlds are being built): a hang guard.
+  auto deadline = std::chrono::steady_clock::now() + 10min;
+  bool gating = false;
+  while (!gating && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(200ms);
+    auto got = d.call("judge.get", "{\"run\":" + quoted(run) + "}");
+    REQUIRE(member(got.body_json, "state") != "done");
+    gating = got.body_json.find("\"property\":") != std::string::npos;
+  }
+  REQUIRE(gating);
+  const auto asked = std::chrono::steady_clock::now();
+  ::kill(d.pid, SIGTERM);
+  int st = 0;
+  pid_t got = 0;
+  while ((got = ::waitpid(d.pid, &st, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - asked < 5min) {  // hang guard
+    std::this_thread::sleep_for(100ms);
+  }
+  REQUIRE(got == d.pid);
+  d.pid = -1;
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  // Ended by the grace, not by the run finishing: the log says so. (What its worlds left is
+  // checked by the tier's leftovers check after the run.)
+  const std::string log = d.log_text();
+  CHECK_MESSAGE(log.find("still running after the 2 s grace") != std::string::npos, log);
 }
