@@ -102,6 +102,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(const Options& options, LogLine log
   if (!session.ok()) return session.status();
   d.session = std::move(session).value();
   d.judge_engine = d.session->new_engine();
+  d.attempts = std::make_unique<app::AttemptCache>(*d.session->writer.log);
   auto proj = lab::LabProjections::open(*d.session->writer.log,
                                         lab::LabProjections::file_in(d.opt.folders.data));
   if (!proj.ok()) return proj.status().with_context("projections");

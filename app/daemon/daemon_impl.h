@@ -16,6 +16,7 @@
 #include "app/daemon/daemon.h"
 #include "app/daemon/judge_queue.h"
 #include "app/daemon/metrics.h"
+#include "app/lab/access.h"
 #include "app/lab/session.h"
 #include "app/rpc/message.h"
 #include "engine/json/json_reader.h"
@@ -36,6 +37,7 @@ struct Daemon::Impl {
   LogLine log;
   std::string started_at;
   std::unique_ptr<app::Session> session;
+  std::unique_ptr<app::AttemptCache> attempts;  // learners' reads: access and state, folded once
   std::unique_ptr<attempt::AttemptEngine> judge_engine;
   std::unique_ptr<JudgeQueue> judge;
   Metrics metrics;

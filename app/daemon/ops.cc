@@ -219,12 +219,10 @@ Result<Authed> authed(Daemon::Impl& d, const Request& r, const json::Object& a) 
   if (r.auth != rpc::AuthKind::kToken) {
     return Status(ErrorCode::kFailedPrecondition, "unauthorized: this attempt needs its token");
   }
-  Status s = app::check_access(*d.session->writer.log, *id, r.secret);
-  if (!s.is_ok()) return s;
+  auto st = d.attempts->open(*id, r.secret);
+  if (!st.ok()) return st.status();
   Authed out;
   out.attempt = std::string(*id);
-  auto st = d.session->engine->state(out.attempt);
-  if (!st.ok()) return st.status();
   out.state = std::move(st).value();
   return out;
 }
