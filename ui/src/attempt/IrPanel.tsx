@@ -1,13 +1,13 @@
 // Writing the fix: the InterventionIR in the editor, checked by the lab without submitting
 // (validate) and then submitted. Refusals are listed with their JSON path and marked in the
 // editor at that path.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { ApiError, errorOfUnknown, postRaw } from '../api/client';
 import type { ApiErrorBody, CallSpec, Scenario, ValidationResult } from '../api/types';
 import { skeleton } from '../catalog/params';
 import { ErrorBox } from '../components/ErrorBox';
 import { IrEditor, type IrEditorHandle, type ServerError } from '../components/IrEditor';
-import { pathOfMessage } from '../ir/json_path';
+import { pathOfMessage, syntaxProblem } from '../ir/json_path';
 import { addAction, addCheck, type Edit, pretty, startingIr } from '../ir/template';
 import { CatalogPanel } from './CatalogPanel';
 
@@ -31,6 +31,7 @@ export function IrPanel({ attempt, scenario, hypothesis, evidence, revision, ena
   const [note, setNote] = useState('');
   const [busy, setBusy] = useState(false);
   const editor = useRef<IrEditorHandle>(null);
+  const syntax = useMemo(() => syntaxProblem(text), [text]);
 
   useEffect(() => {
     sessionStorage.setItem(storeKey(attempt), text);
@@ -106,6 +107,9 @@ export function IrPanel({ attempt, scenario, hypothesis, evidence, revision, ena
         checks your fix must pass. Name targets by role or selector: a literal name does not transfer to the twin.
       </p>
       <IrEditor ref={editor} initial={text} errors={errors} onChange={(t) => { setText(t); setChecked(null); }} label="InterventionIR (JSON)" />
+      <p className={syntax ? 'field-error' : 'hint'} data-ir-syntax="" aria-live="polite">
+        {syntax ? `Not valid JSON yet: ${syntax.message}` : 'Valid JSON.'}
+      </p>
       <div className="row">
         <button type="button" onClick={refreshEvidence} disabled={busy}>Cite all unlocked evidence</button>
         <button type="button" onClick={() => void validate()} disabled={busy || !enabled}>Check with the lab</button>

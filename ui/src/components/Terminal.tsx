@@ -3,7 +3,6 @@
 // readers and for copying.
 import { Terminal as XTerm } from '@xterm/xterm';
 import { useEffect, useRef } from 'react';
-import { mirrorInlineStyles } from './csp_styles';
 
 export function Terminal({ text, label, maxRows = 20 }: { text: string; label: string; maxRows?: number }) {
   const host = useRef<HTMLDivElement>(null);
@@ -24,13 +23,11 @@ export function Terminal({ text, label, maxRows = 20 }: { text: string; label: s
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", monospace',
       theme: { background: '#111418', foreground: '#e6e6e6' },
     });
-    const stop = mirrorInlineStyles(el);
     term.open(el);
     term.write('\x1b[?25l');  // no cursor: nothing is typed here
     term.write(text);
     return () => {
       term.dispose();
-      stop();
     };
   }, [text, maxRows]);
   return (
