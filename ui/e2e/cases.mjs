@@ -8,11 +8,13 @@ function assert(cond, message) {
   if (!cond) throw new Error(message);
 }
 
-async function shot(page, ctx, name) {
+// The page at both sizes, scrolled to `at` (a selector) when given, else to the top.
+async function shot(page, ctx, name, at) {
   if (!ctx.screenshots) return;
   for (const [w, h] of [[1280, 800], [390, 844]]) {
     await page.setViewportSize({ width: w, height: h });
     await page.evaluate(() => window.scrollTo(0, 0));
+    if (at) await page.locator(at).first().evaluate((e) => e.scrollIntoView({ block: 'start' }));
     await page.waitForTimeout(400);
     await page.screenshot({ path: path.join(ctx.screenshots, `${name}-${w}x${h}.png`) });
   }
@@ -83,7 +85,7 @@ export const cases = [
       const link = gold.locator('a[data-receipt]');
       await link.waitFor({ timeout: kLong });
       const sha = await link.getAttribute('data-receipt');
-      await shot(page, ctx, 'judge');
+      await shot(page, ctx, 'judge', '.run');
       await link.click();
       await page.waitForURL(new RegExp(`#/receipt/${sha}$`));
       await waitReceiptVerifies(page);
@@ -202,7 +204,7 @@ export const cases = [
       await page.locator('.cm-lintRange-error').first().waitFor({ timeout: 10_000 });
       const marked = await page.locator('.cm-lintRange-error').first().innerText();
       assert(/node|stale/.test(marked), `the mark is not on the node: "${marked}"`);
-      await shot(page, ctx, 'attempt');
+      await shot(page, ctx, 'attempt', '#ir-title');
       // fixed
       await type(ir(selector));
       await page.getByRole('button', { name: 'Check with the lab' }).click();
@@ -225,7 +227,7 @@ export const cases = [
       const gate = await page.locator('.gate-section tr[data-property]').evaluateAll((rs) => rs.map((r) => r.dataset.status));
       assert(gate.join() === 'pass,pass,pass,pass,pass', `gate: ${gate}`);
       await railIs(page, 'receipt');
-      await shot(page, ctx, 'attempt-gate');
+      await shot(page, ctx, 'attempt-gate', '.gate-section');
       await page.getByRole('button', { name: 'Issue the receipt' }).click();
       await railIs(page, 'reflect');
       await page.getByLabel(/What did you learn/).fill('The source of truth held the stale override; a selector fixes it wherever it is.');

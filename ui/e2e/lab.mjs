@@ -2,7 +2,7 @@
 // the lab up on first use) on a free loopback port, with a temporary data folder, keys folder
 // and a copy of the bundled scenarios (set-up signs the packages in place), serving ui/dist.
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -11,6 +11,9 @@ const kStopGuardMs = 180 * 1000;
 
 export async function startLab({ repo, bin, scenarios, log }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'aura-ui-e2e-'));
+  // mkdtemp makes it 0700; the front, once dropped to its user, must reach run/daemon.sock
+  // beneath it (the daemon keeps the data and keys folders closed itself)
+  chmodSync(dir, 0o755);
   cpSync(scenarios, path.join(dir, 'scenarios'), { recursive: true });
   const args = ['serve', '--data', path.join(dir, 'var'), '--keys', path.join(dir, 'keys'), '--port', '0',
     '--listen', '127.0.0.1', '--ui', path.join(repo, 'ui', 'dist')];
@@ -42,6 +45,7 @@ export async function startLab({ repo, bin, scenarios, log }) {
       // not yet
     }
     if (Date.now() > deadline) throw new Error('/api/v1/health never answered 200');
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`aura serve exited:\n${out.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
   return {

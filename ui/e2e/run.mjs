@@ -31,6 +31,16 @@ async function main() {
   let lab = null;
   let browser = null;
   const profile = mkdtempSync(path.join(tmpdir(), 'aura-ui-chromium-'));
+  // Stopped from outside (Ctrl-C, a CI time-out): stop the lab and remove the folders first.
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, async () => {
+      console.log(`FAIL interrupted by ${sig}`);
+      await browser?.close().catch(() => {});
+      await lab?.stop().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+      process.exit(1);
+    });
+  }
   let failed = 0;
   let passed = 0;
   try {

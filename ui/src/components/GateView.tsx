@@ -30,7 +30,7 @@ export function GateTable({ gate, caption }: { gate: GateProgress; caption: stri
               <td>
                 <span className={`badge badge-${p.status}`}>{kStatusText[p.status]}</span>
               </td>
-              <td>{p.world ?? '–'}</td>
+              <td>{p.world ?? (p.status === 'waiting' ? '–' : 'not shown to learners')}</td>
               <td>{decidingCheck(p) || '–'}</td>
             </tr>
           ))}
