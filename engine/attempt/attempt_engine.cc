@@ -22,6 +22,7 @@
 #include "engine/package/package.h"
 #include "engine/scenario/call.h"
 #include "engine/scenario/manifest.h"
+#include "engine/scenario/names.h"
 #include "engine/scenario/scenario_package.h"
 #include "engine/world/world_built.h"
 
@@ -93,23 +94,24 @@ Result<std::vector<ev::ScenarioLoaded>> loaded_scenarios(const EventLog& log) {
   return out;
 }
 
+// Why no scenario `name` is loaded, naming the loaded ids (and the nearest one).
+std::string no_such_scenario(std::string_view name, const std::vector<ev::ScenarioLoaded>& all) {
+  std::vector<std::string> ids;
+  for (const auto& l : all)
+    if (std::find(ids.begin(), ids.end(), l.id) == ids.end()) ids.push_back(l.id);
+  std::sort(ids.begin(), ids.end());
+  const std::string quoted = "no scenario \"" + safe_text(name, 128) + "\"";
+  if (ids.empty()) return quoted + " is loaded; none is ('aura setup' loads the bundled ones)";
+  return scenario::unknown_name(quoted, name, "is loaded", "loaded", ids);
+}
+
 // The latest scenario.loaded for `id` in the registry stream.
 Result<ev::ScenarioLoaded> find_loaded(const EventLog& log, std::string_view id) {
   std::vector<ev::ScenarioLoaded> all;
   AURA_ASSIGN_OR_RETURN(all, loaded_scenarios(log));
   for (auto it = all.rbegin(); it != all.rend(); ++it)
     if (it->id == id) return std::move(*it);
-  return Status::not_found("no scenario \"" + std::string(id) +
-                           "\" is loaded (see 'aura scenario list'; load it with 'aura scenario "
-                           "load' or 'aura setup')");
-}
-
-Result<scenario::Manifest> manifest_of(const BlobStore& blobs, const AttemptState& s) {
-  auto bytes = blobs.get(s.manifest.sha256);
-  if (!bytes.ok()) return bytes.status().with_context("the attempt's manifest blob");
-  auto m = scenario::parse_manifest(*bytes);
-  if (!m.ok()) return m.status().with_context("the attempt's manifest blob");
-  return m;
+  return Status::not_found(no_such_scenario(id, all));
 }
 
 Result<intervention::Intervention> current_ir(const BlobStore& blobs, const AttemptState& s,
@@ -369,13 +371,12 @@ Result<std::string> AttemptEngine::scenario_named(std::string_view name) const {
   for (const auto& id : ids)
     if (id.starts_with(prefix)) matches.push_back(id);
   if (matches.size() == 1) return matches[0];
-  std::string listed;
-  for (const auto& id : ids) listed += (listed.empty() ? "" : ", ") + id;
-  return Status::not_found(
-      "no scenario \"" + std::string(name) + "\" is loaded" +
-      (matches.size() > 1 ? " (\"" + std::string(name) + "\" names several)" : "") +
-      (listed.empty() ? "; none is loaded ('aura setup' loads the bundled ones)"
-                      : "; loaded: " + listed));
+  if (matches.size() > 1) {
+    return Status::not_found("no scenario \"" + safe_text(name, 128) + "\" is loaded (\"" +
+                             safe_text(name, 128) +
+                             "\" names several); loaded: " + scenario::name_list(matches));
+  }
+  return Status::not_found(no_such_scenario(name, loaded));
 }
 
 Result<scenario::Manifest> AttemptEngine::scenario_manifest(std::string_view scenario_id) const {
@@ -399,8 +400,11 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
   if (req.mode != "learn" && req.mode != "judge") {
     return Status::invalid("mode \"" + req.mode + "\" is neither learn nor judge");
   }
+  // A loaded id, or its short name (O1); an unknown one is refused naming the loaded ids.
+  std::string scenario_id;
+  AURA_ASSIGN_OR_RETURN(scenario_id, scenario_named(req.scenario_id));
   ev::ScenarioLoaded entry;
-  AURA_ASSIGN_OR_RETURN(entry, find_loaded(*ctx_.log, req.scenario_id));
+  AURA_ASSIGN_OR_RETURN(entry, find_loaded(*ctx_.log, scenario_id));
 
   AttemptState s;
   s.id = random_hex(8);
@@ -464,14 +468,13 @@ Status AttemptEngine::predict(std::string_view id, std::string_view learner,
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "predict", Phase::kObserve));
   scenario::Manifest m;
-  AURA_ASSIGN_OR_RETURN(m, manifest_of(*ctx_.blobs, s));
+  AURA_ASSIGN_OR_RETURN(m, attempt_manifest(*ctx_.blobs, s));
   const bool known = std::any_of(m.hypotheses.begin(), m.hypotheses.end(),
                                  [&](const auto& h) { return h.id == hypothesis; });
   if (!known) {
-    std::string ids;
-    for (const auto& h : m.hypotheses) ids += (ids.empty() ? "" : ", ") + h.id;
-    return Status::invalid("hypothesis \"" + std::string(hypothesis) +
-                           "\" is not one of the scenario's: " + ids);
+    return Status::invalid(scenario::unknown_name(
+        "hypothesis \"" + safe_text(hypothesis, 64) + "\"", hypothesis,
+        "is not one of the scenario's", "its hypotheses", scenario::hypothesis_ids(m)));
   }
   AURA_RETURN_IF_ERROR(learner_text("the expectation", expect, false));
   if (confidence > 100) return Status::invalid("confidence must be 0..100");
@@ -549,7 +552,7 @@ Result<uint32_t> AttemptEngine::submit(std::string_view id, std::string_view lea
     return wrong_phase(s, "submit", "inspect or contract");
   }
   scenario::Manifest m;
-  AURA_ASSIGN_OR_RETURN(m, manifest_of(*ctx_.blobs, s));
+  AURA_ASSIGN_OR_RETURN(m, attempt_manifest(*ctx_.blobs, s));
   intervention::IrContext ctx{&m, s.unlocked};
   intervention::Intervention ir;
   AURA_ASSIGN_OR_RETURN(ir, intervention::parse_intervention(ir_json, ctx));
@@ -896,10 +899,23 @@ Result<GateOutcome> AttemptEngine::gate(
 Result<ReceiptOutcome> AttemptEngine::receipt(std::string_view id, std::string_view learner) {
   std::lock_guard lock(mu_);
   AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "receipt", Phase::kReceipt));
-  if (s.verdict != gate::verdict_name(gate::Verdict::kVerified)) {
-    return Status::failed_precondition("attempt " + s.id + "'s verdict is " + s.verdict +
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner));
+  // A refusal says why there is no receipt: the verdict, when the gate gave one that is not
+  // VERIFIED, before the phase the attempt is in.
+  const std::string_view verified = gate::verdict_name(gate::Verdict::kVerified);
+  if (!s.verdict.empty() && s.verdict != verified) {
+    return Status::failed_precondition("attempt " + s.id + ": verdict " + s.verdict +
                                        "; receipts are issued only for VERIFIED");
+  }
+  if (!s.receipt_sha256.empty()) {
+    return Status::failed_precondition("attempt " + s.id + " already has its receipt " +
+                                       s.receipt_sha256);
+  }
+  AURA_RETURN_IF_ERROR(need_phase(s, "receipt", Phase::kReceipt));
+  if (s.verdict != verified) {
+    return Status::failed_precondition("attempt " + s.id +
+                                       " has no verdict; receipts are "
+                                       "issued only for VERIFIED");
   }
   if (ctx_.lab_signer == nullptr) return Status::unavailable("no lab signing key");
   ReceiptOutcome o;
@@ -947,6 +963,14 @@ Status AttemptEngine::abandon(std::string_view id, std::string_view learner,
        phase_event(s, s.phase, Phase::kDone)}));
   destroy_live(s);
   return Status::ok();
+}
+
+Result<scenario::Manifest> attempt_manifest(const BlobStore& blobs, const AttemptState& s) {
+  auto bytes = blobs.get(s.manifest.sha256);
+  if (!bytes.ok()) return bytes.status().with_context("the attempt's manifest blob");
+  auto m = scenario::parse_manifest(*bytes);
+  if (!m.ok()) return m.status().with_context("the attempt's manifest blob");
+  return m;
 }
 
 }  // namespace aura::attempt

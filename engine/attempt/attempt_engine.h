@@ -23,6 +23,7 @@
 #include "engine/log/event_log.h"
 #include "engine/package/trust_store.h"
 #include "engine/receipt/receipt.h"
+#include "engine/scenario/manifest.h"
 #include "engine/sign/signed_note.h"
 #include "engine/world/world_driver.h"
 
@@ -176,6 +177,10 @@ class AttemptEngine {
   };
   mutable std::map<std::string, Held> held_;
 };
+
+// The manifest an attempt was started with (the blob attempt.started binds): what its commands
+// are validated against and what its catalog shows, whatever was loaded since.
+Result<scenario::Manifest> attempt_manifest(const BlobStore& blobs, const AttemptState& s);
 
 // Validates a learner name: [a-z][a-z0-9_-]{0,31}.
 bool is_valid_learner(std::string_view name);

@@ -8,6 +8,7 @@
 #include "engine/json/value_type.h"
 #include "engine/scenario/call_dom.h"
 #include "engine/scenario/manifest_format.h"
+#include "engine/scenario/names.h"
 
 namespace aura::intervention {
 namespace {
@@ -112,7 +113,11 @@ Result<std::string> parse_hypothesis(const Value& v, const scenario::Manifest& m
   AURA_ASSIGN_OR_RETURN(id, string_of(v));
   bool known = std::any_of(manifest.hypotheses.begin(), manifest.hypotheses.end(),
                            [&](const scenario::Hypothesis& h) { return h.id == id; });
-  if (!known) return v.error(sj::quoted(id) + " is not a hypothesis of this scenario");
+  if (!known) {
+    return v.error(scenario::unknown_name(sj::quoted(id), id,
+                                          "is not a hypothesis of this scenario", "its hypotheses",
+                                          scenario::hypothesis_ids(manifest)));
+  }
   return std::string(id);
 }
 
@@ -133,7 +138,15 @@ Result<std::vector<std::string>> parse_evidence(const Value& v, const IrContext&
                         json_path(items[size_t(earlier - ids.begin())]) + ")");
     }
     if (!context.unlocked_evidence.contains(std::string(id))) {
-      return item.error(sj::quoted(id) + " is not unlocked in this attempt");
+      // Listed in the order the probes unlocked them (ev-2 before ev-10).
+      std::vector<std::string> unlocked(context.unlocked_evidence.begin(),
+                                        context.unlocked_evidence.end());
+      std::stable_sort(unlocked.begin(), unlocked.end(),
+                       [](const std::string& a, const std::string& b) {
+                         return a.size() != b.size() ? a.size() < b.size() : a < b;
+                       });
+      return item.error(sj::quoted(id) + " is not unlocked in this attempt; unlocked so far: " +
+                        scenario::name_list(unlocked));
     }
     ids.emplace_back(id);
   }
@@ -150,10 +163,16 @@ Result<std::vector<std::string>> parse_checks(const Value& v, scenario::CheckKin
     std::string_view id;
     AURA_ASSIGN_OR_RETURN(id, string_of(item));
     const scenario::CheckSpec* check = manifest.find_check(id);
-    if (check == nullptr) return item.error(sj::quoted(id) + " is not a check of this scenario");
+    const std::string label = "its " + std::string(scenario::check_kind_name(kind)) + "s";
+    if (check == nullptr) {
+      return item.error(scenario::unknown_name(sj::quoted(id), id,
+                                               "is not a check of this scenario", label,
+                                               scenario::check_ids(manifest, kind)));
+    }
     if (check->kind != kind) {
       return item.error(sj::quoted(id) + " is " + with_article(check->kind) + " check, not " +
-                        with_article(kind));
+                        with_article(kind) + "; " + label + ": " +
+                        scenario::name_list(scenario::check_ids(manifest, kind)));
     }
     auto earlier = std::find(ids.begin(), ids.end(), id);
     if (earlier != ids.end()) {

@@ -9,6 +9,7 @@
 #include "engine/json/value_type.h"
 #include "engine/scenario/call_dom.h"
 #include "engine/scenario/manifest_format.h"
+#include "engine/scenario/names.h"
 
 namespace aura::scenario {
 namespace call_reader {
@@ -137,12 +138,11 @@ Status check_string(const ParamSchema& schema, std::string_view value) {
                                               value) != schema.enum_values.end()) {
     return Status::ok();
   }
-  std::string allowed;
-  for (const std::string& option : schema.enum_values) {
-    if (!allowed.empty()) allowed += ", ";
-    allowed += option;
-  }
-  return wrong(call_reader::quoted(value) + " is not one of: " + allowed);
+  std::string message =
+      call_reader::quoted(value) + " is not one of: " + name_list(schema.enum_values);
+  if (auto near = nearest_name(value, schema.enum_values))
+    message += " (did you mean " + *near + "?)";
+  return wrong(std::move(message));
 }
 
 Status check_path(const ParamSchema& schema, std::string_view value) {
@@ -185,24 +185,43 @@ Status check_mode(const ParamSchema& schema, std::string_view value) {
 }
 
 Status check_target(const ParamSchema& schema, const Target& target, const Manifest& manifest) {
+  // Every refusal names the terms this parameter takes, so a learner is never left guessing.
+  const std::vector<std::string> takes = term_labels(manifest, schema.target_kind);
+  // A name that is no term may have been meant as a literal: the example says how to write it.
+  const std::string literal =
+      target.kind == Target::Kind::kLiteral || manifest.find_target(target.name) != nullptr
+          ? std::string("\"...\"")
+          : call_reader::quoted(target.name);
+  const std::string terms_of_kind =
+      "the terms of kind " + schema.target_kind + ": " + name_list(takes) +
+      (schema.allow_literal ? ", or {\"literal\":" + literal + "}" : "");
   if (target.kind == Target::Kind::kLiteral) {
     if (!schema.allow_literal) {
       return wrong("a literal target is not allowed here (name a role or selector of kind " +
-                   schema.target_kind + ")");
+                   schema.target_kind + "); " + terms_of_kind);
     }
     AURA_RETURN_IF_ERROR(check_bytes(target.name, 1, schema.max_literal_bytes));
     return check_text(target.name);
   }
   const TargetTerm* term = manifest.find_target(target.name);
-  if (term == nullptr) return wrong("no target term named " + call_reader::quoted(target.name));
+  if (term == nullptr) {
+    std::vector<std::string> names;
+    for (const TargetTerm& t : manifest.targets)
+      if (t.kind == schema.target_kind) names.push_back(t.name);
+    std::string message = "no target term named " + call_reader::quoted(target.name);
+    if (auto near = nearest_name(target.name, names)) message += " (did you mean " + *near + "?)";
+    return wrong(message + "; " + terms_of_kind);
+  }
   bool want_selector = target.kind == Target::Kind::kSelector;
   if (term->selector != want_selector) {
-    return wrong(call_reader::quoted(target.name) + " is a " +
-                 (term->selector ? "selector" : "role") + ", not a " + target_form(target.kind));
+    const std::string form = term->selector ? "selector" : "role";
+    return wrong(call_reader::quoted(target.name) + " is a " + form + ", not a " +
+                 target_form(target.kind) + " (write {\"" + form +
+                 "\":" + call_reader::quoted(target.name) + "})");
   }
   if (term->kind != schema.target_kind) {
     return wrong(call_reader::quoted(target.name) + " names a " + term->kind +
-                 " target; this parameter takes a " + schema.target_kind);
+                 " target; this parameter takes a " + schema.target_kind + "; " + terms_of_kind);
   }
   return Status::ok();
 }
@@ -283,6 +302,23 @@ Result<ParamValue> parse_value(const ParamSchema& schema, const strict::Value& v
   return expected(value, "a known parameter type");
 }
 
+// Why `name` is not a call of `catalog`, listing the calls it offers. A probe named where an
+// action belongs (or the reverse) is said to be one.
+std::string unknown_call(std::string_view name, const std::vector<CallSpec>& catalog,
+                         const Manifest& manifest,
+                         std::string_view not_offered = "is not offered by this scenario") {
+  const bool probes = &catalog == &manifest.probes;
+  const bool actions = &catalog == &manifest.actions;
+  const std::string label = probes ? "its probes" : actions ? "its actions" : "its calls";
+  std::string problem(not_offered);
+  if (probes && manifest.find_action(name) != nullptr) {
+    problem = "is an action of this scenario, not a probe (actions go in an InterventionIR)";
+  } else if (actions && manifest.find_probe(name) != nullptr) {
+    problem = "is a probe of this scenario, not an action (run it with 'probe')";
+  }
+  return unknown_name(call_reader::quoted(name), name, problem, label, call_names(catalog));
+}
+
 }  // namespace
 
 namespace call_reader {
@@ -340,12 +376,12 @@ Result<Call> parse_call_value(const strict::Value& value, const std::vector<Call
   if (!call_value->as_string().ok()) return expected(*call_value, "a string");
   std::string_view name;
   AURA_ASSIGN_OR_RETURN(name, call_value->as_string(mf::kMaxCallNameBytes));
-  if (!is_call_name(name)) return call_value->error(quoted(name) + " is not a call name");
+  if (!is_call_name(name)) {
+    return call_value->error(unknown_call(name, catalog, manifest, "is not a call name"));
+  }
   auto spec = std::find_if(catalog.begin(), catalog.end(),
                            [&](const CallSpec& s) { return s.name == name; });
-  if (spec == catalog.end()) {
-    return call_value->error(quoted(name) + " is not offered by this scenario");
-  }
+  if (spec == catalog.end()) return call_value->error(unknown_call(name, catalog, manifest));
 
   std::vector<std::optional<strict::Value>> given(spec->params.size());
   strict::Object params;
@@ -358,7 +394,13 @@ Result<Call> parse_call_value(const strict::Value& value, const std::vector<Call
     for (std::string_view member : params.names()) {
       const bool declared = std::any_of(spec->params.begin(), spec->params.end(),
                                         [&](const ParamSchema& s) { return s.name == member; });
-      if (!declared) return params.error(member, "unknown parameter of " + spec->name);
+      if (!declared) {
+        const std::vector<std::string> names = param_names(*spec);
+        std::string message = "unknown parameter of " + spec->name;
+        if (auto near = nearest_name(member, names)) message += " (did you mean " + *near + "?)";
+        message += names.empty() ? "; it takes none" : "; its parameters: " + name_list(names);
+        return params.error(member, message);
+      }
     }
     for (size_t i = 0; i < spec->params.size(); ++i) {
       given[i] = params.optional_value(spec->params[i].name);

@@ -112,7 +112,11 @@ TEST_CASE("attempt: every out-of-phase command is refused and the log is unchang
 
   CHECK(phase_of(lab, *id) == Phase::kReceipt);
   refuse_all_but(lab, cmds, {"receipt"});
-  REQUIRE(e.receipt(*id, "alice").ok());
+  auto issued = e.receipt(*id, "alice");
+  REQUIRE(issued.ok());
+  // A second receipt is refused naming the one issued.
+  CHECK(e.receipt(*id, "alice").status().message() ==
+        "attempt " + *id + " already has its receipt " + to_hex(issued->receipt.envelope_sha256));
 
   CHECK(phase_of(lab, *id) == Phase::kReflect);
   refuse_all_but(lab, cmds, {"reflect"});
@@ -140,6 +144,17 @@ TEST_CASE("attempt: refusals say what was expected") {
   CHECK(s.message().find("is in phase observe; 'apply' needs phase contract") != std::string::npos);
   s = e.predict(*id, "alice", "no-such-hypothesis", "x", 10);
   CHECK(s.message().find("stale-override") != std::string::npos);
+  // Each unknown hypothesis is refused naming all of the scenario's, and the nearest when close.
+  for (const char* h : {"no-such-hypothesis", "stale_override", "release", "stale-proces"}) {
+    CAPTURE(h);
+    s = e.predict(*id, "alice", h, "x", 10);
+    CHECK(s.code() == ErrorCode::kInvalidArgument);
+    CHECK(s.message().find("; its hypotheses: stale-override, bad-release, stale-process") !=
+          std::string::npos);
+  }
+  CHECK(e.predict(*id, "alice", "stale-proces", "x", 10)
+            .message()
+            .find("(did you mean stale-process?)") != std::string::npos);
   s = e.predict(*id, "alice", "stale-override", "", 10);
   CHECK(s.message().find("expectation is empty") != std::string::npos);
   s = e.predict(*id, "alice", "stale-override", "x", 101);
@@ -150,6 +165,16 @@ TEST_CASE("attempt: refusals say what was expected") {
   // Unknown scenario, bad learner name, bad mode: nothing is appended.
   const LogHead head = lab.log->head();
   CHECK(e.start({"alice", "no-such-scenario", "learn", 1}).status().code() == ErrorCode::kNotFound);
+  for (const char* name : {"no-such-scenario", "t0-config-drfit", "O2"}) {
+    CAPTURE(name);
+    CHECK(
+        e.start({"alice", name, "learn", 1}).status().message().find("; loaded: t0-config-drift") !=
+        std::string::npos);
+  }
+  CHECK(e.start({"alice", "t0-config-drfit", "learn", 1})
+            .status()
+            .message()
+            .find("(did you mean t0-config-drift?)") != std::string::npos);
   CHECK(e.start({"Alice!", std::string(kT0), "learn", 1}).status().code() ==
         ErrorCode::kInvalidArgument);
   CHECK(e.start({"alice", std::string(kT0), "exam", 1}).status().code() ==
@@ -377,6 +402,10 @@ TEST_CASE("attempt: bad recovers the primary only and is RECOVERED_UNPROVEN; no 
     CHECK(phase_of(lab, id) == Phase::kReflect);
     auto r = e.receipt(id, "alice");
     CHECK(r.status().code() == ErrorCode::kFailedPrecondition);
+    // The refusal says why, not only that the phase is wrong.
+    CHECK(r.status().message() == "attempt " + id +
+                                      ": verdict RECOVERED_UNPROVEN; receipts are issued only "
+                                      "for VERIFIED");
   }
   SUBCASE("learn mode stops at the first failing property") {
     const std::string id = lab.up_to_gate("bad");

@@ -85,20 +85,27 @@ TEST_CASE("call: every refusal names the JSON path after the caller's name for t
       {"[]", "actions[1]: expected an object, found an array"},
       {R"({"params":{}})", "actions[1]: call: missing"},
       {R"({"call":7})", "actions[1]: call: expected a string, found an integer"},
-      {R"({"call":"File.Chmod"})", "actions[1]: call: \"File.Chmod\" is not a call name"},
-      {R"({"call":"journal"})", "actions[1]: call: \"journal\" is not a call name"},
-      {R"({"call":"journal..undo"})", "actions[1]: call: \"journal..undo\" is not a call name"},
+      {R"({"call":"File.Chmod"})",
+       "actions[1]: call: \"File.Chmod\" is not a call name (did you mean file.chmod?); its "
+       "actions: vars.unset, file.chmod, service.restart, journal.undo"},
+      {R"({"call":"journal"})",
+       "actions[1]: call: \"journal\" is not a call name; its actions: vars.unset, file.chmod, "
+       "service.restart, journal.undo"},
+      {R"({"call":"journal..undo"})",
+       "actions[1]: call: \"journal..undo\" is not a call name (did you mean journal.undo?); its "
+       "actions: vars.unset, file.chmod, service.restart, journal.undo"},
       {R"({"call":"file.delete"})",
-       "actions[1]: call: \"file.delete\" is not offered by this "
-       "scenario"},
-      // A probe is not an action.
+       "actions[1]: call: \"file.delete\" is not offered by this scenario; its actions: "
+       "vars.unset, file.chmod, service.restart, journal.undo"},
+      // A probe is not an action, and is named as the probe it is.
       {R"({"call":"file.read","params":{"path":"/fleet/a"}})",
-       "actions[1]: call: \"file.read\" is not offered by this scenario"},
+       "actions[1]: call: \"file.read\" is a probe of this scenario, not an action (run it with "
+       "'probe'); its actions: vars.unset, file.chmod, service.restart, journal.undo"},
       {R"({"call":"journal.undo","args":{}})", "actions[1]: args: unknown member"},
       {R"({"call":"journal.undo","params":[]})",
        "actions[1]: params: expected an object, found an array"},
       {R"({"call":"journal.undo","params":{"force":true}})",
-       "actions[1]: params.force: unknown parameter of journal.undo"},
+       "actions[1]: params.force: unknown parameter of journal.undo; it takes none"},
       {R"({"call":"vars.unset","params":{"node":{"role":"web"}}})",
        "actions[1]: params.key: missing (required)"},
       {R"({"call":"vars.unset","params":{"node":{"role":"web"},"key":"port","key":"app_root"}})",
@@ -166,16 +173,20 @@ TEST_CASE("call: every refusal names the JSON path after the caller's name for t
       {restart(R"(,"note":"bell\u0007")"), "actions[1]: params.note: contains a control character"},
       {restart(R"(,"note":"c1\u0085")"), "actions[1]: params.note: contains a control character"},
       // Targets.
-      {unset(R"({"role":"db"})"), "actions[1]: params.node: no target term named \"db\""},
+      {unset(R"({"role":"db"})"),
+       "actions[1]: params.node: no target term named \"db\"; the terms of kind node: role web, "
+       "selector stale-app-root"},
       {unset(R"({"role":"stale-app-root"})"),
-       "actions[1]: params.node: \"stale-app-root\" is a selector, not a role"},
+       "actions[1]: params.node: \"stale-app-root\" is a selector, not a role (write "
+       "{\"selector\":\"stale-app-root\"})"},
       {unset(R"({"selector":"web"})"),
-       "actions[1]: params.node: \"web\" is a role, not a selector"},
+       "actions[1]: params.node: \"web\" is a role, not a selector (write {\"role\":\"web\"})"},
       {unset(R"({"role":"app"})"),
-       "actions[1]: params.node: \"app\" names a service target; this parameter takes a node"},
+       "actions[1]: params.node: \"app\" names a service target; this parameter takes a node; the "
+       "terms of kind node: role web, selector stale-app-root"},
       {unset(R"({"literal":"web2"})"),
        "actions[1]: params.node: a literal target is not allowed here (name a role or selector "
-       "of kind node)"},
+       "of kind node); the terms of kind node: role web, selector stale-app-root"},
       {unset(R"({"role":"web","selector":"stale-app-root"})"),
        "actions[1]: params.node: a target has exactly one member: role, selector or literal"},
       {unset("{}"),

@@ -216,15 +216,18 @@ TEST_CASE("ir: hypothesis, claim, evidence and falsifier are checked against the
   std::string long_claim(kMaxTextBytes + 1, 'c');
   check_cases({
       {"unknown hypothesis", with(R"("stale-override")", R"("dns")"),
-       "$.hypothesis: \"dns\" is not a hypothesis of this scenario"},
+       "$.hypothesis: \"dns\" is not a hypothesis of this scenario; its hypotheses: "
+       "stale-override, bad-release"},
       {"uncited evidence", with(R"(["ev-1","ev-3"])", "[]"),
        "$.evidence: empty (cite at least one piece of evidence a probe unlocked)"},
       {"locked evidence", with(R"(["ev-1","ev-3"])", R"(["ev-1","ev-9"])"),
-       "$.evidence[1]: \"ev-9\" is not unlocked in this attempt"},
+       "$.evidence[1]: \"ev-9\" is not unlocked in this attempt; unlocked so far: ev-1, ev-2, "
+       "ev-3"},
       {"evidence cited twice", with(R"(["ev-1","ev-3"])", R"(["ev-1","ev-3","ev-1"])"),
        "$.evidence[2]: \"ev-1\" is cited twice (also $.evidence[0])"},
       {"evidence is a blob id of another attempt", with(R"(["ev-1","ev-3"])", R"(["ir-1"])"),
-       "$.evidence[0]: \"ir-1\" is not unlocked in this attempt"},
+       "$.evidence[0]: \"ir-1\" is not unlocked in this attempt; unlocked so far: ev-1, ev-2, "
+       "ev-3"},
       {"empty falsifier", with(R"("web2 has no app_root override")", R"("")"),
        "$.falsifier: empty (say what observation would prove the claim wrong)"},
       {"blank falsifier", with(R"("web2 has no app_root override")", R"(" \n\t ")"),
@@ -265,15 +268,17 @@ TEST_CASE("ir: actions and rollback are refused by index and parameter path") {
       {"too many rollback actions", with(R"([{"call":"journal.undo","params":{}}])", too_many),
        "$.rollback: more than 32 elements"},
       {"unknown action", with_action(R"({"call":"file.delete","params":{}})"),
-       "$.actions[1].call: \"file.delete\" is not offered by this scenario"},
+       "$.actions[1].call: \"file.delete\" is not offered by this scenario; its actions: "
+       "vars.unset, file.chmod, service.restart, journal.undo"},
       {"probe used as an action",
        with_action(R"({"call":"file.read","params":{"path":"/fleet/a"}})"),
-       "$.actions[1].call: \"file.read\" is not offered by this scenario"},
+       "$.actions[1].call: \"file.read\" is a probe of this scenario, not an action (run it "
+       "with 'probe'); its actions: vars.unset, file.chmod, service.restart, journal.undo"},
       {"neither call nor script", with_action(R"({"params":{}})"),
        "$.actions[1]: an action is {\"call\": name, \"params\": {...}} or {\"script\": text, "
        "\"target\": target}"},
       {"unknown param", with_action(R"({"call":"journal.undo","params":{"force":true}})"),
-       "$.actions[1].params.force: unknown parameter of journal.undo"},
+       "$.actions[1].params.force: unknown parameter of journal.undo; it takes none"},
       {"missing required param", with_action(R"({"call":"vars.unset","params":{"key":"port"}})"),
        "$.actions[1].params.node: missing (required)"},
       {"path escape, relative", with_action(chmod + R"("../../etc/shadow"}})"),
@@ -304,23 +309,26 @@ TEST_CASE("ir: actions and rollback are refused by index and parameter path") {
            R"({"call":"service.restart","params":{"service":{"role":"app"},"delay_s":"5"}})"),
        "$.actions[1].params.delay_s: expected an integer, found a string"},
       {"target unknown term", with(R"({"selector":"stale-app-root"})", R"({"selector":"stale"})"),
-       "$.actions[0].params.node: no target term named \"stale\""},
+       "$.actions[0].params.node: no target term named \"stale\"; the terms of kind node: "
+       "role web, selector stale-app-root"},
       {"role used as selector", with(R"({"selector":"stale-app-root"})", R"({"selector":"web"})"),
-       "$.actions[0].params.node: \"web\" is a role, not a selector"},
+       "$.actions[0].params.node: \"web\" is a role, not a selector (write {\"role\":\"web\"})"},
       {"selector used as role",
        with(R"({"selector":"stale-app-root"})", R"({"role":"stale-app-root"})"),
-       "$.actions[0].params.node: \"stale-app-root\" is a selector, not a role"},
+       "$.actions[0].params.node: \"stale-app-root\" is a selector, not a role (write "
+       "{\"selector\":\"stale-app-root\"})"},
       {"target of the wrong kind",
        with(R"({"selector":"stale-app-root"})", R"({"selector":"broken-units"})"),
        "$.actions[0].params.node: \"broken-units\" names a service target; this parameter takes a "
-       "node"},
+       "node; the terms of kind node: role web, selector stale-app-root"},
       {"literal where forbidden", with(R"({"selector":"stale-app-root"})", R"({"literal":"web2"})"),
        "$.actions[0].params.node: a literal target is not allowed here (name a role or selector "
-       "of kind node)"},
+       "of kind node); the terms of kind node: role web, selector stale-app-root"},
       {"rollback param checked too",
        with(R"({"call":"journal.undo","params":{}})",
             R"({"call":"vars.unset","params":{"node":{"role":"app"},"key":"port"}})"),
-       "$.rollback[0].params.node: \"app\" names a service target; this parameter takes a node"},
+       "$.rollback[0].params.node: \"app\" names a service target; this parameter takes a node; "
+       "the terms of kind node: role web, selector stale-app-root"},
       {"script when scripts are not allowed", with_action(kScript),
        "$.actions[1].script: scripts are not allowed in this scenario (use a catalog action)"},
       {"script in rollback when not allowed",
@@ -348,9 +356,11 @@ TEST_CASE("ir: script actions are bounded and their target must be a node") {
            with_action(R"({"script":"echo","target":{"role":"web"},"call":"journal.undo"})"),
            "$.actions[1].script: unknown member"},
           {"script target a service", with_action(R"({"script":"echo","target":{"role":"app"}})"),
-           "$.actions[1].target: \"app\" names a service target; this parameter takes a node"},
+           "$.actions[1].target: \"app\" names a service target; this parameter takes a node; "
+           "the terms of kind node: role web, selector stale-app-root, or {\"literal\":\"...\"}"},
           {"script target unknown", with_action(R"({"script":"echo","target":{"selector":"db"}})"),
-           "$.actions[1].target: no target term named \"db\""},
+           "$.actions[1].target: no target term named \"db\"; the terms of kind node: role web, "
+           "selector stale-app-root, or {\"literal\":\"db\"}"},
           {"script target not an object", with_action(R"({"script":"echo","target":"web"})"),
            "$.actions[1].target: expected a target ({\"role\"|\"selector\"|\"literal\": name}), "
            "found a string"},
@@ -364,11 +374,14 @@ TEST_CASE("ir: script actions are bounded and their target must be a node") {
 TEST_CASE("ir: postconditions and invariants must name checks of their own kind, once") {
   check_cases({
       {"postcondition naming an invariant", with(R"(["fleet-healthy"])", R"(["fleet-converged"])"),
-       "$.postconditions[0]: \"fleet-converged\" is an invariant check, not a postcondition"},
+       "$.postconditions[0]: \"fleet-converged\" is an invariant check, not a postcondition; its "
+       "postconditions: fleet-healthy, web-content"},
       {"invariant naming a postcondition", with(R"(["fleet-converged"])", R"(["fleet-healthy"])"),
-       "$.invariants[0]: \"fleet-healthy\" is a postcondition check, not an invariant"},
+       "$.invariants[0]: \"fleet-healthy\" is a postcondition check, not an invariant; its "
+       "invariants: fleet-converged"},
       {"unknown check", with(R"(["fleet-healthy"])", R"(["fleet-healthy","disk-ok"])"),
-       "$.postconditions[1]: \"disk-ok\" is not a check of this scenario"},
+       "$.postconditions[1]: \"disk-ok\" is not a check of this scenario; its postconditions: "
+       "fleet-healthy, web-content"},
       {"postcondition twice",
        with(R"(["fleet-healthy"])", R"(["web-content","fleet-healthy","web-content"])"),
        "$.postconditions[2]: \"web-content\" is listed twice (also $.postconditions[0])"},
@@ -406,7 +419,8 @@ TEST_CASE("ir: deep nesting is refused by the depth scan without crashing") {
   // Exactly kMaxDepth levels passes the depth checks (and fails later, on the type).
   std::string at_limit = with_action(R"({"call":"journal.undo","params":{"x":)" +
                                      std::string(12, '[') + std::string(12, ']') + "}}");
-  CHECK(refusal(at_limit) == "$.actions[1].params.x: unknown parameter of journal.undo");
+  CHECK(refusal(at_limit) ==
+        "$.actions[1].params.x: unknown parameter of journal.undo; it takes none");
   std::string over = with_action(R"({"call":"journal.undo","params":{"x":)" + std::string(13, '[') +
                                  std::string(13, ']') + "}}");
   CHECK(refusal(over) == path + ": nesting deeper than 16 levels");
