@@ -1,6 +1,7 @@
 // `aura attempt start|predict|probe|submit|authorize|apply|ack|verify|gate|receipt|reflect|
-// abandon` and `aura judge`: the attempt engine's commands (docs/ATTEMPTS.md). `attempt list`
-// and `attempt show` read the projections (projection_commands.cc).
+// abandon|reset|catalog` and `aura judge`: the attempt engine's commands (docs/ATTEMPTS.md).
+// Every attempt command ends with the attempt's next step, whether it ran or was refused.
+// `attempt list` and `attempt show` read the projections (projection_commands.cc).
 
 #include <chrono>
 #include <cstdio>
@@ -9,10 +10,13 @@
 #include <iostream>
 #include <optional>
 
+#include "app/cli/attempt_next.h"
+#include "app/cli/catalog_text.h"
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
 #include "app/lab/judge.h"
 #include "app/lab/session.h"
+#include "app/lab/views.h"
 #include "engine/attempt/attempt_engine.h"
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
@@ -27,8 +31,6 @@ namespace {
 
 using attempt::AttemptEngine;
 
-constexpr std::string_view kDefaultLearner = "local";
-
 // Opens this command's session on the lab in --data and --keys.
 Result<std::unique_ptr<app::Session>> open_session(const Invocation& inv, bool build_digest) {
   return app::open_session(folders_of(inv),
@@ -39,20 +41,35 @@ std::string learner_of(const Invocation& inv) {
   return inv.get("learner", std::string(kDefaultLearner));
 }
 
-// Runs `body` on an opened session and reports its status.
+// A refused or failed command: the reason, then the attempt's next step (when its state can be
+// read), so a refusal is never a dead end.
+int refuse(const Invocation& inv, const Status& s, const Result<attempt::AttemptState>& st,
+           int exit_code = 1) {
+  return fail_with_next(inv, s, st.ok() ? &*st : nullptr, learner_of(inv), exit_code);
+}
+
+// A usage error before any session: the attempt's state is read from the log read-only.
+int refuse_usage(const Invocation& inv, const Status& s) {
+  return refuse(inv, s, read_attempt_state(inv, inv.positional[0]), 2);
+}
+
+// Runs `body` on an opened session and reports its status, then the next step.
 int with_engine(Invocation& inv, bool build_digest,
                 const std::function<Status(AttemptEngine&, JsonWriter&)>& body) {
   auto session = open_session(inv, build_digest);
-  if (!session.ok()) return inv.fail(session.status());
+  if (!session.ok()) {
+    return refuse(inv, session.status(), read_attempt_state(inv, inv.positional[0]));
+  }
   JsonWriter json;
   json.boolean("ok", true);
   Status s = body(*(*session)->engine, json);
-  if (!s.is_ok()) return inv.fail(s);
   auto st = (*session)->engine->state(inv.positional[0]);
+  if (!s.is_ok()) return refuse(inv, s, st);
   if (st.ok()) {
     std::cout << "attempt " << st->id << " is now in phase " << attempt::phase_name(st->phase)
               << "\n";
-    json.str("phase", attempt::phase_name(st->phase));
+    print_next(std::cout, *st, learner_of(inv));
+    json.str("phase", attempt::phase_name(st->phase)).str("next", app::next_step(*st));
   }
   inv.emit_json(json.done());
   return 0;
@@ -84,25 +101,23 @@ int attempt_start(Invocation& inv) {
   if (!id.ok()) return inv.fail(id.status());
   auto st = (*session)->engine->state(*id);
   if (!st.ok()) return inv.fail(st.status());
-  auto bytes = (*session)->writer.blobs->get(st->manifest.sha256);
   std::cout << "started attempt " << *id << " on " << st->scenario_id << " " << st->scenario_version
             << " (learner " << st->learner << ", mode " << st->mode << ", seed " << st->seed
             << ", probe budget " << st->probe_budget << ")\n";
-  if (bytes.ok()) {
-    auto m = scenario::parse_manifest(*bytes);
-    if (m.ok()) {
-      std::cout << "\n" << m->title << "\n\n" << m->briefing << "\n\nCompeting hypotheses:\n";
-      for (const auto& h : m->hypotheses) std::cout << "  " << h.id << ": " << h.text << "\n";
-      std::cout << "\nNext: aura attempt predict " << *id
-                << " --hypothesis ID --expect TEXT [--confidence 0..100]\n";
-    }
+  auto m = attempt::attempt_manifest(*(*session)->writer.blobs, *st);
+  if (m.ok()) {
+    std::cout << "\n" << m->title << "\n\n" << m->briefing << "\n\nCompeting hypotheses:\n";
+    for (const auto& h : m->hypotheses) std::cout << "  " << h.id << ": " << h.text << "\n";
+    std::cout << "\n";
   }
+  print_next(std::cout, *st, learner_of(inv));
   inv.emit_json(JsonWriter()
                     .boolean("ok", true)
                     .str("attempt", *id)
                     .str("scenario", st->scenario_id)
                     .num("seed", st->seed)
                     .str("phase", attempt::phase_name(st->phase))
+                    .str("next", app::next_step(*st))
                     .done());
   return 0;
 }
@@ -110,11 +125,11 @@ int attempt_start(Invocation& inv) {
 int attempt_predict(Invocation& inv) {
   auto hypothesis = text_flag(inv, "hypothesis", true);
   auto expect = text_flag(inv, "expect", true);
-  if (!hypothesis.ok()) return inv.fail(hypothesis.status(), 2);
-  if (!expect.ok()) return inv.fail(expect.status(), 2);
+  if (!hypothesis.ok()) return refuse_usage(inv, hypothesis.status());
+  if (!expect.ok()) return refuse_usage(inv, expect.status());
   auto confidence = inv.get_u64("confidence", 50);
-  if (!confidence.ok()) return inv.fail(confidence.status(), 2);
-  if (*confidence > 100) return inv.fail(Status::invalid("--confidence must be 0..100"), 2);
+  if (!confidence.ok()) return refuse_usage(inv, confidence.status());
+  if (*confidence > 100) return refuse_usage(inv, Status::invalid("--confidence must be 0..100"));
   return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
     return e.predict(inv.positional[0], learner_of(inv), *hypothesis, *expect,
                      uint32_t(*confidence));
@@ -127,10 +142,12 @@ int attempt_probe(Invocation& inv) {
     call = inv.positional[1];
   } else if (inv.has("call-file")) {
     auto bytes = read_small_file(inv.get("call-file"), scenario::kMaxCallJsonBytes);
-    if (!bytes.ok()) return inv.fail(bytes.status(), 2);
+    if (!bytes.ok()) return refuse_usage(inv, bytes.status());
     call = std::move(bytes).value();
   } else {
-    return inv.fail(Status::invalid("give the probe call as CALL_JSON or --call-file FILE"), 2);
+    return refuse_usage(inv, Status::invalid("give the probe call as CALL_JSON or --call-file "
+                                             "FILE (aura attempt catalog " +
+                                             inv.positional[0] + " lists the probes)"));
   }
   return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
     auto r = e.probe(inv.positional[0], learner_of(inv), call);
@@ -151,7 +168,7 @@ int attempt_probe(Invocation& inv) {
 
 int attempt_submit(Invocation& inv) {
   auto ir = read_small_file(inv.positional[1], intervention::kMaxIrBytes);
-  if (!ir.ok()) return inv.fail(ir.status().with_context("InterventionIR"), 2);
+  if (!ir.ok()) return refuse_usage(inv, ir.status().with_context("InterventionIR"));
   return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
     auto rev = e.submit(inv.positional[0], learner_of(inv), *ir);
     if (!rev.ok()) return rev.status();
@@ -297,7 +314,7 @@ int attempt_receipt(Invocation& inv) {
 
 int attempt_reflect(Invocation& inv) {
   auto text = text_flag(inv, "text", true);
-  if (!text.ok()) return inv.fail(text.status(), 2);
+  if (!text.ok()) return refuse_usage(inv, text.status());
   return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
     return e.reflect(inv.positional[0], learner_of(inv), *text);
   });
@@ -305,7 +322,7 @@ int attempt_reflect(Invocation& inv) {
 
 int attempt_abandon(Invocation& inv) {
   auto reason = text_flag(inv, "reason", true);
-  if (!reason.ok()) return inv.fail(reason.status(), 2);
+  if (!reason.ok()) return refuse_usage(inv, reason.status());
   return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter&) {
     return e.abandon(inv.positional[0], learner_of(inv), *reason);
   });
@@ -313,7 +330,7 @@ int attempt_abandon(Invocation& inv) {
 
 int attempt_reset(Invocation& inv) {
   auto reason = text_flag(inv, "reason", false);
-  if (!reason.ok()) return inv.fail(reason.status(), 2);
+  if (!reason.ok()) return refuse_usage(inv, reason.status());
   return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
     auto previous = e.reset(inv.positional[0], learner_of(inv), *reason);
     if (!previous.ok()) return previous.status();
@@ -322,6 +339,34 @@ int attempt_reset(Invocation& inv) {
     json.str("previous", *previous);
     return Status::ok();
   });
+}
+
+// The attempt's catalog, read-only: what it may probe and change, and how to name things.
+int attempt_catalog(Invocation& inv) {
+  const std::string& id = inv.positional[0];
+  if (!attempt::is_valid_attempt_id(id)) {
+    return inv.fail(Status::invalid("'" + id +
+                                    "' is not an attempt ID (16 lowercase hex digits; 'aura "
+                                    "attempt list' shows them)"),
+                    2);
+  }
+  auto log = open_reader(inv);
+  if (!log.ok()) return inv.fail(log.status());
+  auto dd = DataDir::open_reader(inv.data_dir);
+  if (!dd.ok()) return inv.fail(dd.status());
+  auto blobs = BlobStore::open(dd->blob_dir());
+  if (!blobs.ok()) return inv.fail(blobs.status());
+  auto st = attempt::replay_attempt(**log, id);
+  if (!st.ok()) return inv.fail(st.status());
+  auto m = attempt::attempt_manifest(*blobs, *st);
+  if (!m.ok()) return inv.fail(m.status());
+  const std::string catalog = app::attempt_catalog_json(*m, *st);
+  auto text = catalog_text(catalog);
+  if (!text.ok()) return inv.fail(text.status());
+  std::cout << *text << "\n";
+  print_next(std::cout, *st, learner_of(inv));
+  inv.emit_json("{\"ok\":true," + catalog.substr(1));
+  return 0;
 }
 
 // ---- judge ----
@@ -421,8 +466,9 @@ void register_attempt_commands(CommandTable& r) {
   r.add({"attempt probe",
          "ATTEMPT [CALL_JSON]",
          "run one catalog probe on the live world",
-         "The call is {\"call\":NAME,\"params\":{...}} from the scenario's probe catalog; its "
-         "cost is spent from the budget.\nIts output becomes evidence ev-N of this attempt.\n" +
+         "The call is {\"call\":NAME,\"params\":{...}} from the scenario's probe catalog ('aura "
+         "attempt catalog\nATTEMPT' lists each probe, its parameters and cost); its cost is spent "
+         "from the budget.\nIts output becomes evidence ev-N of this attempt.\n" +
              phases,
          {learner_flag(), {"call-file", "FILE", "read the call from FILE"}},
          1,
@@ -524,6 +570,21 @@ void register_attempt_commands(CommandTable& r) {
          1,
          1,
          attempt_reset});
+  r.add({"attempt catalog",
+         "ATTEMPT",
+         "what this attempt may probe and change: probes, actions, target terms, checks",
+         "The scenario's hypotheses; each probe with its cost and parameters (type, required or\n"
+         "optional, allowed path prefixes and excluded ones, values, bounds) and the probe budget\n"
+         "left; each action with its parameters; the target terms a target parameter takes (role\n"
+         "or selector, their kind and what they name); the postcondition and invariant checks an\n"
+         "InterventionIR may promise. Only what a learner may see: never the worlds, the checks'\n"
+         "parameters or the judge's answers. Reads the log read-only (works beside a running\n"
+         "lab). With --json the last line is the catalog as the API serves it.\n" +
+             phases,
+         {},
+         1,
+         1,
+         attempt_catalog});
   r.add({"judge",
          "SCENARIO",
          "run the scenario's judge-mode gold and bad interventions",

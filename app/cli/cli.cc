@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engine/common/json_writer.h"
+#include "engine/scenario/names.h"
 
 namespace aura::cli {
 namespace {
@@ -28,7 +29,56 @@ const Flag* find_flag(const Command& c, const std::string& name) {
   return nullptr;
 }
 
+std::vector<std::string> words_of(const std::string& path) {
+  std::istringstream in(path);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The option names `c` takes, as typed ("--learner").
+std::vector<std::string> option_names(const Command& c) {
+  std::vector<std::string> out;
+  for (const auto& f : c.flags) out.push_back("--" + f.name);
+  for (const auto& f : common_flags()) out.push_back("--" + f.name);
+  return out;
+}
+
 }  // namespace
+
+std::optional<std::string> CommandTable::suggest(const std::vector<std::string>& typed) const {
+  // Word by word: each typed word, or the nearest word a registered path continues with.
+  std::vector<std::string> resolved;
+  bool changed = false;
+  for (const std::string& word : typed) {
+    std::vector<std::string> next;
+    bool complete = false;
+    for (const auto& c : commands_) {
+      const std::vector<std::string> path = words_of(c.path);
+      if (path.size() <= resolved.size() ||
+          !std::equal(resolved.begin(), resolved.end(), path.begin())) {
+        complete |= path.size() == resolved.size() && !resolved.empty() &&
+                    std::equal(resolved.begin(), resolved.end(), path.begin());
+        continue;
+      }
+      if (std::find(next.begin(), next.end(), path[resolved.size()]) == next.end())
+        next.push_back(path[resolved.size()]);
+    }
+    if (complete || next.empty()) break;
+    if (std::find(next.begin(), next.end(), word) != next.end()) {
+      resolved.push_back(word);
+      continue;
+    }
+    auto near = scenario::nearest_name(word, next);
+    if (!near) break;
+    resolved.push_back(*near);
+    changed = true;
+  }
+  if (!changed) return std::nullopt;
+  std::string out;
+  for (const auto& w : resolved) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
 
 std::optional<uint64_t> parse_u64(std::string_view s) {
   if (s.empty() || s.size() > 20) return std::nullopt;
@@ -133,10 +183,21 @@ int CommandTable::main(int argc, char** argv) const {
       return 0;
     }
     std::string tried;
-    for (size_t i = 0; i < args.size() && i < 2 && args[i].rfind("-", 0) != 0; ++i) {
-      tried += (tried.empty() ? "" : " ") + args[i];
+    std::vector<std::string> typed;
+    for (size_t i = 0; i < args.size() && i < 3 && args[i].rfind("-", 0) != 0; ++i) {
+      if (i < 2) tried += (tried.empty() ? "" : " ") + args[i];
+      typed.push_back(args[i]);
     }
-    std::cerr << "aura: unknown command '" << tried << "'\n\n" << overview(prefix);
+    std::cerr << "aura: unknown command '" << tried << "'";
+    if (auto near = suggest(typed)) {
+      std::cerr << "; did you mean 'aura " << *near << "'?";
+      // The overview of what the suggestion belongs to, when it names a group of commands.
+      const std::string first = near->substr(0, near->find(' '));
+      for (const auto& c : commands_) {
+        if (prefix.empty() && c.path.rfind(first + " ", 0) == 0) prefix = first;
+      }
+    }
+    std::cerr << "\n\n" << overview(prefix);
     return 2;
   }
 
@@ -162,7 +223,11 @@ int CommandTable::main(int argc, char** argv) const {
       }
       const Flag* f = find_flag(*cmd, name);
       if (f == nullptr) {
-        std::cerr << "aura " << cmd->path << ": unknown option --" << name << "\n\n" << usage(*cmd);
+        std::cerr << "aura " << cmd->path << ": unknown option --" << name;
+        if (auto near = scenario::nearest_name("--" + name, option_names(*cmd))) {
+          std::cerr << "; did you mean " << *near << "?";
+        }
+        std::cerr << "\n\n" << usage(*cmd);
         return 2;
       }
       if (f->value_name.empty()) {

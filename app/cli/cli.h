@@ -61,6 +61,9 @@ class CommandTable {
 
  private:
   std::string usage(const Command& c) const;
+  // The registered command nearest to the words typed (a typo in any of them), or nullopt when
+  // none is near enough or nothing was mistyped ("atempt strat" -> "attempt start").
+  std::optional<std::string> suggest(const std::vector<std::string>& typed) const;
   std::string overview(const std::string& prefix) const;
   std::vector<Command> commands_;
 };

@@ -4,8 +4,11 @@
 #include <chrono>
 #include <iostream>
 
+#include "app/cli/attempt_next.h"
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/lab/views.h"
+#include "engine/attempt/attempt_state.h"
 #include "engine/common/json_writer.h"
 #include "engine/log/data_dir.h"
 #include "engine/log/event_log.h"
@@ -215,6 +218,8 @@ int attempt_list(Invocation& inv) {
               << pad(col(*rows, r, "phase"), 14) << pad(col(*rows, r, "verdict"), 19) << "spent "
               << col(*rows, r, "spent") << "/" << col(*rows, r, "probe_budget") << "\n";
   }
+  std::cout << "next: 'aura attempt show ID' gives an attempt's next step; 'aura attempt start "
+               "SCENARIO' starts one ('aura scenario list' names the loaded scenarios)\n";
   inv.emit_json(JsonWriter().boolean("ok", true).raw("attempts", lab::rows_json(*rows)).done());
   return 0;
 }
@@ -244,8 +249,15 @@ int attempt_show(Invocation& inv) {
     std::cout << title << " (" << rows->rows.size() << ")\n";
     for (size_t r = 0; r < rows->rows.size(); ++r) std::cout << "  " << row_text(*rows, r) << "\n";
   }
+  // The next step from the attempt's own events (the projections may not hold every member).
+  auto st = attempt::replay_attempt(*opened->log, id);
+  if (st.ok()) print_next(std::cout, *st, st->learner);
   if (inv.json) {
     std::string json = d.json();
+    if (st.ok()) {
+      const std::string next = JsonWriter().str("next", app::next_step(*st)).done();
+      json.insert(json.size() - 1, "," + next.substr(1, next.size() - 2));
+    }
     inv.emit_json("{\"ok\":true," + json.substr(1));
   }
   return 0;

@@ -1,5 +1,7 @@
 #include "app/lab/views.h"
 
+#include <cstdio>
+#include <functional>
 #include <initializer_list>
 #include <utility>
 
@@ -44,7 +46,14 @@ std::string params_json(const std::vector<scenario::ParamSchema>& params) {
         break;
       case scenario::ParamType::kTarget:
         j.str("target_kind", p.target_kind).boolean("allow_literal", p.allow_literal);
+        if (p.allow_literal) j.num("max_literal_bytes", p.max_literal_bytes);
         break;
+      case scenario::ParamType::kMode: {
+        char mask[8];
+        std::snprintf(mask, sizeof mask, "%04o", p.mode_mask);
+        j.str("mode_mask", mask);
+        break;
+      }
       default:
         break;
     }
@@ -134,7 +143,13 @@ std::optional<std::string> shown_json(const EventView& e, const Shown (&table)[N
 
 }  // namespace
 
-std::string scenario_public_json(const scenario::Manifest& m) {
+namespace {
+
+// The catalog's members, written by one function for the scenario's page and an attempt's
+// catalog alike: hypotheses, probes (with costs), actions, target terms, checks.
+// `between` writes what comes after the hypotheses (the budget).
+void catalog_members(JsonWriter& j, const scenario::Manifest& m,
+                     const std::function<void(JsonWriter&)>& between) {
   JsonArray hyps, targets, checks;
   for (const auto& h : m.hypotheses)
     hyps.raw(JsonWriter().str("id", h.id).str("text", h.text).done());
@@ -144,6 +159,7 @@ std::string scenario_public_json(const scenario::Manifest& m) {
                     .str("kind", t.kind)
                     .str("type", t.selector ? "selector" : "role")
                     .str("description", t.description)
+                    .num("max_matches", t.max_matches)
                     .done());
   }
   for (const auto& c : m.checks) {
@@ -153,20 +169,43 @@ std::string scenario_public_json(const scenario::Manifest& m) {
                    .str("description", c.description)
                    .done());
   }
-  return JsonWriter()
-      .str("id", m.id)
+  j.raw("hypotheses", hyps.done());
+  between(j);
+  j.raw("probes", calls_json(m.probes, true))
+      .raw("actions", calls_json(m.actions, false))
+      .raw("targets", targets.done())
+      .raw("checks", checks.done());
+}
+
+}  // namespace
+
+std::string scenario_public_json(const scenario::Manifest& m) {
+  JsonWriter j;
+  j.str("id", m.id)
       .str("version", m.version)
       .str("family", m.family)
       .str("title", m.title)
-      .str("briefing", m.briefing)
-      .raw("hypotheses", hyps.done())
-      .num("probe_budget", m.probe_budget)
-      .boolean("allow_scripts", m.allow_scripts)
-      .raw("probes", calls_json(m.probes, true))
-      .raw("actions", calls_json(m.actions, false))
-      .raw("targets", targets.done())
-      .raw("checks", checks.done())
-      .done();
+      .str("briefing", m.briefing);
+  catalog_members(j, m, [&](JsonWriter& w) {
+    w.num("probe_budget", m.probe_budget).boolean("allow_scripts", m.allow_scripts);
+  });
+  return j.done();
+}
+
+std::string attempt_catalog_json(const scenario::Manifest& m, const attempt::AttemptState& s) {
+  JsonWriter j;
+  j.str("attempt", s.id)
+      .str("scenario", m.id)
+      .str("version", m.version)
+      .str("title", m.title)
+      .str("phase", attempt::phase_name(s.phase));
+  catalog_members(j, m, [&](JsonWriter& w) {
+    w.num("probe_budget", s.probe_budget)
+        .num("spent", s.spent)
+        .num("remaining", s.spent >= s.probe_budget ? 0 : s.probe_budget - s.spent)
+        .boolean("allow_scripts", m.allow_scripts);
+  });
+  return j.str("next", next_step(s)).done();
 }
 
 std::string next_step(const attempt::AttemptState& s) {
@@ -174,14 +213,17 @@ std::string next_step(const attempt::AttemptState& s) {
     case Phase::kObserve:
     case Phase::kPredict:
       return "read the briefing and the hypotheses, then predict: pick the hypothesis you "
-             "believe and say what you expect a probe to show";
+             "believe and say what you expect a probe to show (the catalog lists the probes you "
+             "can run)";
     case Phase::kInspect:
       if (s.spent >= s.probe_budget) {
-        return "the probe budget is spent: submit an InterventionIR citing your evidence";
+        return "the probe budget is spent: submit an InterventionIR citing your evidence (the "
+               "catalog lists its actions, target terms and checks)";
       }
       return "probe the system (" + std::to_string(s.probe_budget - s.spent) + " of " +
              std::to_string(s.probe_budget) +
-             " budget left), then submit an InterventionIR citing the evidence it rests on";
+             " budget left; the catalog lists each probe with its parameters and cost), then "
+             "submit an InterventionIR citing the evidence it rests on";
     case Phase::kContract:
       for (const auto& [sha, st] : s.scripts) {
         if (st == attempt::ScriptStatus::kPendingFeedback) {

@@ -17,6 +17,14 @@ namespace aura::app {
 // docs/api/openapi.yaml, Scenario.
 std::string scenario_public_json(const scenario::Manifest& m);
 
+// The catalog an attempt is worked from, for every front end (`aura attempt catalog`, the
+// attempt page): the scenario's hypotheses, probes with their parameter schemas and costs, the
+// probe budget left, actions, target terms (role or selector, kind, description) and checks
+// (postcondition or invariant, description), then the next step. Its catalog members are
+// written by the same code as scenario_public_json's, so the two cannot differ; like it, it never
+// holds a world, a check's call or parameters, or a judge case.
+std::string attempt_catalog_json(const scenario::Manifest& m, const attempt::AttemptState& s);
+
 // The next step for an attempt in its phase, in words (one sentence naming the command).
 std::string next_step(const attempt::AttemptState& s);
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/app/learner_secrets.h"
 #include "tests/attempt/engine_lab.h"
 #include "tests/cli/cli_util.h"
 
@@ -169,4 +170,133 @@ TEST_CASE("aura projections: rebuilt twice from real attempts, the answers are i
   CHECK(first_scenarios == s.ok({"scenario", "list", "--json"}).last_line());
   CHECK(first.last_line().find("RECOVERED_UNPROVEN") != std::string::npos);
   CHECK(first.last_line().find("VERIFIED") != std::string::npos);
+}
+
+TEST_CASE("aura attempt catalog: the probes, actions, target terms and checks, nothing hidden") {
+  CliLab s;
+  CliResult r = s.ok({"attempt", "start", "t0-config-drift", "--seed", "3", "--json"});
+  const std::string id = *Json(r.last_line()).str("attempt");
+  const std::string manifest = read_file(s.lab / "scenarios" / "t0-config-drift" / "manifest.json");
+  auto m = aura::scenario::parse_manifest(manifest);
+  REQUIRE(m.ok());
+
+  r = s.ok({"attempt", "catalog", id});
+  for (const std::string& part : std::vector<std::string>{
+           "probe budget 12: 0 spent, 12 left", "hypotheses (predict one with --hypothesis ID):",
+           "  stale-process: ", "  file.read (cost 1): read a file",
+           "      path: absolute path under /, at most 256 bytes", "  fleet.effective (cost 2)",
+           "  vars.unset: remove a key from the nodes' host vars",
+           "      node: target of kind node: role web, selector stale-app-root",
+           "      key: one of app_root, log_level, port, server_name, workers",
+           "      path: absolute path under /fleet/, /nodes/, /srv/www/, at most 256 bytes",
+           "      mode: mode, 3 or 4 octal digits within 0777",
+           "  journal.undo: ", "  role web (kind node, at most 3): ",
+           "  selector stale-app-root (kind node, at most 3): ", "  postcondition fleet-healthy: ",
+           "  invariant fleet-converged: ",
+           "next: read the briefing and the hypotheses, then predict",
+           "  aura attempt predict " + id + " --hypothesis ID --expect TEXT"}) {
+    CHECK_MESSAGE(r.out.find(part) != std::string::npos, part);
+  }
+  // Only what a learner may see, in words and in JSON.
+  for (const std::string& hidden : hidden_strings(*m)) {
+    CAPTURE(hidden);
+    CHECK(r.out.find(hidden) == std::string::npos);
+  }
+  r = s.ok({"attempt", "catalog", id, "--json"});
+  Json catalog(r.last_line());
+  REQUIRE(catalog.ok());
+  CHECK(catalog.boolean("ok") == true);
+  CHECK(*catalog.u64("remaining") == 12);
+  for (const std::string& hidden : hidden_strings(*m))
+    CHECK(r.out.find(hidden) == std::string::npos);
+
+  // After a probe of cost 2 the budget left says so.
+  s.ok({"attempt", "predict", id, "--hypothesis", "bad-release", "--expect", "a broken page"});
+  s.ok({"attempt", "probe", id, R"({"call":"fleet.diff"})"});
+  r = s.ok({"attempt", "catalog", id, "--json"});
+  CHECK(*Json(r.last_line()).u64("remaining") == 10);
+  CHECK(r.out.find("probe budget 12: 2 spent, 10 left") != std::string::npos);
+
+  // A catalog of no attempt, or of something that is not an attempt id.
+  r = s.lab.aura({"attempt", "catalog", "0123456789abcdef"});
+  CHECK(r.exit_code == 1);
+  r = s.lab.aura({"attempt", "catalog", "O2"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("not an attempt ID") != std::string::npos);
+}
+
+TEST_CASE("aura attempt: every command ends with the next step, refusals too, and say why") {
+  CliLab s;
+  CliResult r = s.ok({"attempt", "start", "T0", "--learner", "eve", "--seed", "6", "--json"});
+  const std::string id = *Json(r.last_line()).str("attempt");
+  CHECK(r.out.find("  aura attempt predict " + id + " --learner eve --hypothesis ID") !=
+        std::string::npos);
+  CHECK(Json(r.last_line()).str("next")->find("predict") != std::string::npos);
+
+  // A refusal naming an unknown name lists the valid ones, then the next step.
+  r = s.lab.aura({"attempt", "predict", id, "--learner", "eve", "--hypothesis", "stale-overide",
+                  "--expect", "x", "--json"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("hypothesis \"stale-overide\" is not one of the scenario's (did you mean "
+                   "stale-override?); its hypotheses: stale-override, bad-release, "
+                   "stale-process") != std::string::npos);
+  CHECK(r.err.find("\nnext: read the briefing") != std::string::npos);
+  Json refused(r.last_line());
+  CHECK(refused.boolean("ok") == false);
+  CHECK(*refused.str("phase") == "observe");
+  CHECK(refused.str("next")->find("predict") != std::string::npos);
+  // A usage error too (exit 2).
+  r = s.lab.aura({"attempt", "predict", id, "--learner", "eve"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("next: read the briefing") != std::string::npos);
+
+  s.ok({"attempt", "predict", id, "--learner", "eve", "--hypothesis", "stale-override", "--expect",
+        "web2's host vars"});
+  r = s.lab.aura({"attempt", "probe", id, "--learner", "eve",
+                  R"({"call":"fleet.effective","params":{"node":{"role":"web2"}}})"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("no target term named \"web2\" (did you mean web?); the terms of kind node: "
+                   "role web, selector stale-app-root, or {\"literal\":\"web2\"}") !=
+        std::string::npos);
+  CHECK(r.err.find("next: probe the system (12 of 12 budget left") != std::string::npos);
+
+  // The bad fix, in learn mode, to its verdict; every step says what comes next.
+  const std::string manifest = read_file(s.lab / "scenarios" / "t0-config-drift" / "manifest.json");
+  auto m = aura::scenario::parse_manifest(manifest);
+  REQUIRE(m.ok());
+  r = s.ok({"attempt", "probe", id, "--learner", "eve", m->find_judge("bad")->probe_calls_json[0]});
+  CHECK(r.out.find("next: probe the system (11 of 12 budget left") != std::string::npos);
+  write_file(s.lab / "bad.json", m->find_judge("bad")->ir_json);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> steps = {
+      {{"submit", id, (s.lab / "bad.json").string()}, "  aura attempt apply " + id},
+      {{"apply", id}, "  aura attempt ack " + id},
+      {{"ack", id}, "  aura attempt verify " + id},
+      {{"verify", id}, "  aura attempt gate " + id},
+      {{"gate", id}, "  aura attempt reflect " + id},
+  };
+  for (const auto& [args, next] : steps) {
+    CAPTURE(args[0]);
+    std::vector<std::string> full = {"attempt"};
+    full.insert(full.end(), args.begin(), args.end());
+    full.insert(full.end(), {"--learner", "eve", "--json"});
+    r = s.ok(full);
+    CHECK(r.out.find("\nnext: ") != std::string::npos);
+    CHECK(r.out.find(next + " --learner eve") != std::string::npos);
+    CHECK(Json(r.last_line()).has("next"));
+  }
+  // No receipt for RECOVERED_UNPROVEN, and the refusal says why.
+  r = s.lab.aura({"attempt", "receipt", id, "--learner", "eve"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("aura attempt receipt: attempt " + id +
+                   ": verdict RECOVERED_UNPROVEN; receipts are issued only for VERIFIED") !=
+        std::string::npos);
+  CHECK(r.err.find("next: the verdict is RECOVERED_UNPROVEN; receipts are issued only for "
+                   "VERIFIED: reflect on what the gate showed") != std::string::npos);
+  s.ok({"attempt", "reflect", id, "--learner", "eve", "--text", "the twin was not fixed"});
+  r = s.ok({"attempt", "show", id, "--json"});
+  CHECK(r.out.find("next: this attempt is done: start a new one") != std::string::npos);
+  CHECK(r.out.find("  aura attempt start t0-config-drift --learner eve") != std::string::npos);
+  CHECK(Json(r.last_line()).str("next")->find("start a new one") != std::string::npos);
+  r = s.ok({"attempt", "list"});
+  CHECK(r.out.find("next: ") != std::string::npos);
 }

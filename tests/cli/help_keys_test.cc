@@ -170,6 +170,67 @@ TEST_CASE("an unknown subcommand of a known group exits 2 and names the subcomma
   CHECK_MESSAGE(r.err.find("frobnicate") != std::string::npos, r.describe());
 }
 
+TEST_CASE("a mistyped command suggests the nearest, and lists the commands it belongs to") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string tried;
+    std::string meant;
+  };
+  const std::vector<Case> cases = {
+      {{"atempt", "start", "t0"}, "atempt start", "attempt start"},
+      {{"attempt", "strat", "t0"}, "attempt strat", "attempt start"},
+      {{"attempt", "catalgo", "0123456789abcdef"}, "attempt catalgo", "attempt catalog"},
+      {{"attempt", "recipt", "0123456789abcdef"}, "attempt recipt", "attempt receipt"},
+      {{"atempt", "predcit"}, "atempt predcit", "attempt predict"},
+      {{"log", "verfy"}, "log verfy", "log verify"},
+      {{"jugde", "O2"}, "jugde O2", "judge"},
+      {{"scenaro"}, "scenaro", "scenario"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.tried);
+    CliResult r = run_aura(c.args);
+    CHECK_MESSAGE(r.exit_code == 2, r.describe());
+    CHECK(r.err.find("unknown command '" + c.tried + "'; did you mean 'aura " + c.meant + "'?") !=
+          std::string::npos);
+  }
+  // The overview that follows lists the valid subcommands of the group meant.
+  CliResult r = run_aura({"attempt", "strat"});
+  for (const char* sub : {"attempt start", "attempt catalog", "attempt probe", "attempt receipt"}) {
+    CHECK(r.err.find("  " + std::string(sub)) != std::string::npos);
+  }
+  r = run_aura({"atempt", "strat"});
+  CHECK(r.err.find("usage: aura attempt COMMAND") != std::string::npos);
+  // Nothing near: no suggestion, the whole list.
+  r = run_aura({"attempt", "frobnicate"});
+  CHECK(r.err.find("did you mean") == std::string::npos);
+  CHECK(r.err.find("  attempt catalog") != std::string::npos);
+}
+
+TEST_CASE("a mistyped option suggests the nearest option of that command") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"attempt", "predict", "0123456789abcdef", "--hypothesys", "x"},
+       "unknown option --hypothesys; did you mean --hypothesis?"},
+      {{"attempt", "start", "t0", "--lerner", "bob"},
+       "unknown option --lerner; did you mean --learner?"},
+      {{"attempt", "probe", "0123456789abcdef", "--call-fille", "f"},
+       "unknown option --call-fille; did you mean --call-file?"},
+      {{"log", "head", "--jsn"}, "unknown option --jsn; did you mean --json?"},
+      {{"judge", "O2", "--seeds", "1"}, "unknown option --seeds; did you mean --seed?"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.message);
+    CliResult r = run_aura(c.args);
+    CHECK_MESSAGE(r.exit_code == 2, r.describe());
+    CHECK(r.err.find(c.message) != std::string::npos);
+  }
+  CliResult r = run_aura({"log", "head", "--frobnicate"});
+  CHECK(r.err.find("did you mean") == std::string::npos);
+}
+
 TEST_CASE("keys init creates lab.key 0600 and lab.pub, and prints the verifier key") {
   Lab lab(Lab::Keys::kNone);
   CliResult r = run_aura({"keys", "init", "--keys", lab.keys().string(), "--json"});

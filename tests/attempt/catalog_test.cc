@@ -1,0 +1,130 @@
+// An attempt's catalog (app::attempt_catalog_json, what `aura attempt catalog` and the attempt
+// page show): everything a learner needs to name a probe, an action, a target term or a check,
+// the budget left, the next step; the same catalog members the scenario's public JSON has; and
+// nothing of what a learner must never see, for every bundled scenario.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "app/lab/views.h"
+#include "engine/attempt/attempt_engine.h"
+#include "engine/json/json_reader.h"
+#include "tests/app/learner_secrets.h"
+#include "tests/attempt/engine_lab.h"
+
+using namespace aura;
+using namespace aura::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t npos = std::string::npos;
+
+// The bundled packages sit beside the t0 package the test is given.
+scenario::Manifest bundled(std::string_view name) {
+  const char* t0 = std::getenv("AURA_T0_PACKAGE");
+  REQUIRE(t0 != nullptr);
+  std::ifstream in(fs::path(t0).parent_path() / name / "manifest.json");
+  std::stringstream s;
+  s << in.rdbuf();
+  auto m = scenario::parse_manifest(s.str());
+  REQUIRE_MESSAGE(m.ok(), m.status().message());
+  return *m;
+}
+
+attempt::AttemptState state_of(const scenario::Manifest& m, uint32_t spent) {
+  attempt::AttemptState s;
+  s.id = "0123456789abcdef";
+  s.scenario_id = m.id;
+  s.phase = attempt::Phase::kInspect;
+  s.predicted = true;
+  s.probe_budget = m.probe_budget;
+  s.spent = spent;
+  return s;
+}
+
+std::string minified(const json::Object& o, std::string_view member) {
+  auto v = o.value(member);
+  REQUIRE(v.ok());
+  return v->minified();
+}
+
+}  // namespace
+
+TEST_CASE("catalog: every bundled scenario's catalog names all a learner may use, nothing hidden") {
+  for (const char* name : {"t0-config-drift", "o1-fleet-drift", "o2-service-chain"}) {
+    CAPTURE(name);
+    const scenario::Manifest m = bundled(name);
+    const std::string catalog = app::attempt_catalog_json(m, state_of(m, 1));
+    json::Reader reader;
+    auto c = reader.parse_object(catalog);
+    REQUIRE_MESSAGE(c.ok(), c.status().message());
+    CHECK(*c->required_string("attempt") == "0123456789abcdef");
+    CHECK(*c->required_u64("probe_budget") == m.probe_budget);
+    CHECK(*c->required_u64("spent") == 1);
+    CHECK(*c->required_u64("remaining") == m.probe_budget - 1);
+    CHECK(c->required_string("next")->find("budget left") != std::string::npos);
+
+    // Every name a refusal could ask for is there, with what describes it.
+    for (const auto& h : m.hypotheses) CHECK(catalog.find("\"id\":\"" + h.id + "\"") != npos);
+    for (const auto* list : {&m.probes, &m.actions}) {
+      for (const auto& call : *list) {
+        CHECK(catalog.find("\"name\":\"" + call.name + "\"") != std::string::npos);
+        for (const auto& p : call.params) {
+          CHECK(catalog.find("\"name\":\"" + p.name + "\",\"type\":\"" +
+                             std::string(scenario::param_type_name(p.type)) + "\"") !=
+                std::string::npos);
+          for (const auto& prefix : p.path_prefixes) CHECK(catalog.find(prefix) != npos);
+          for (const auto& ex : p.path_excludes) CHECK(catalog.find(ex) != npos);
+          for (const auto& v : p.enum_values) CHECK(catalog.find("\"" + v + "\"") != npos);
+        }
+      }
+    }
+    for (const auto& t : m.targets) {
+      CHECK(catalog.find("{\"name\":\"" + t.name + "\",\"kind\":\"" + t.kind + "\",\"type\":\"" +
+                         (t.selector ? "selector" : "role") + "\"") != std::string::npos);
+    }
+    for (const auto& k : m.checks) {
+      CHECK(catalog.find("{\"id\":\"" + k.id + "\",\"kind\":\"" +
+                         std::string(scenario::check_kind_name(k.kind)) + "\"") != npos);
+    }
+
+    // Nothing a learner must never see: worlds, check parameters, the judge's answers.
+    for (const std::string& hidden : hidden_strings(m)) {
+      CAPTURE(hidden);
+      CHECK(catalog.find(hidden) == std::string::npos);
+    }
+    for (const auto& k : m.checks) CHECK(catalog.find("\"call\":\"" + k.call + "\"") == npos);
+
+    // The catalog members are the scenario page's, byte for byte: the two cannot drift.
+    const std::string page = app::scenario_public_json(m);
+    json::Reader page_reader;
+    auto p = page_reader.parse_object(page);
+    REQUIRE(p.ok());
+    for (const char* member : {"hypotheses", "probes", "actions", "targets", "checks"}) {
+      CAPTURE(member);
+      CHECK(minified(*c, member) == minified(*p, member));
+    }
+  }
+}
+
+TEST_CASE("catalog: an attempt's catalog is its own manifest's, with the budget it has left") {
+  EngineLab lab;
+  const std::string id = lab.start_and_probe("gold");
+  auto st = lab.engine->state(id);
+  REQUIRE(st.ok());
+  auto m = attempt::attempt_manifest(*lab.blobs, *st);
+  REQUIRE_MESSAGE(m.ok(), m.status().message());
+  CHECK(m->id == lab.manifest.id);
+  json::Reader reader;
+  const std::string catalog = app::attempt_catalog_json(*m, *st);
+  auto c = reader.parse_object(catalog);
+  REQUIRE(c.ok());
+  CHECK(*c->required_string("phase") == "inspect");
+  CHECK(*c->required_u64("spent") == st->spent);
+  CHECK(*c->required_u64("remaining") == st->probe_budget - st->spent);
+  CHECK(*c->required_string("next") == app::next_step(*st));
+}
