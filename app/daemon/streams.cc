@@ -148,7 +148,11 @@ void Daemon::Impl::stream(int fd, const rpc::Request& r) {
     if (rec->version != version) {
       version = rec->version;
       auto j = judge->run_json(run_id);
-      if (j && !send_event(fd, JsonWriter().str("type", "judge.run").raw("data", *j).done())) {
+      // The run's state as of the last log event sent: its seq is the resume point (an SSE id),
+      // so a client resuming from it gets the state again and only the events after it.
+      if (j &&
+          !send_event(
+              fd, JsonWriter().num("seq", last).str("type", "judge.run").raw("data", *j).done())) {
         return;
       }
     }

@@ -160,6 +160,33 @@ TEST_CASE(
     }
   }
 
+  // Judge Mode over HTTP, followed on its event stream to the end: every event has an id (a log
+  // seq, the judge.run records' included), and the stream runs until the run is done.
+  auto queued = http(port, "POST", "/api/v1/judge", json_body, std::string(R"({"scenario":"O2"})"));
+  REQUIRE_MESSAGE(queued.status == 202, queued.raw);
+  const std::string run = member(queued.body, "run");
+  auto stream = http(port, "GET", "/api/v1/judge/" + run + "/events", {}, std::nullopt);
+  CHECK(stream.status == 200);
+  CHECK(stream.header("content-type").rfind("text/event-stream", 0) == 0);
+  size_t events = 0, with_id = 0, runs = 0;
+  for (size_t at = stream.body.find("event: "); at != std::string::npos;
+       at = stream.body.find("event: ", at + 1)) {
+    ++events;
+    const size_t start = stream.body.rfind("\n\n", at);
+    const std::string head =
+        stream.body.substr(start == std::string::npos ? 0 : start + 2, at - (start + 2));
+    if (head.rfind("id: ", 0) == 0) ++with_id;
+    if (stream.body.compare(at, 16, "event: judge.run") == 0) ++runs;
+  }
+  CHECK(events > 5);
+  CHECK(with_id == events);
+  CHECK(runs >= 2);
+  const size_t last_run = stream.body.rfind("event: judge.run");
+  REQUIRE(last_run != std::string::npos);
+  CHECK(stream.body.find("\"state\":\"done\"", last_run) != std::string::npos);
+  CHECK(stream.body.find(R"("verdict":"VERIFIED")") != std::string::npos);
+  CHECK(stream.body.find(R"("verdict":"RECOVERED_UNPROVEN")") != std::string::npos);
+
   // SIGTERM stops the front and the daemon it started; the socket goes with it.
   ::kill(s.pid, SIGTERM);
   CHECK(s.wait_exit() == 0);
