@@ -15,6 +15,32 @@ import re
 import sys
 
 SUMMARY = re.compile(r"test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed")
+# The browser lab's programs: vitest's "Tests  3 failed | 40 passed (43)" (either part may be
+# missing) and the end-to-end runner's plain "N passed, N failed" line (ui/e2e/run.mjs).
+VITEST = re.compile(r"^\s*Tests\s+(?:(\d+) failed)?\s*\|?\s*(?:(\d+) passed)?.*\(\d+\)\s*$", re.M)
+PLAIN = re.compile(r"^(\d+) passed, (\d+) failed\s*$", re.M)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def summary(stdout):
+    """(passed, failed) a program's output reports, or None when it reports none."""
+    stdout = ANSI.sub("", stdout)
+    m = None
+    for m in SUMMARY.finditer(stdout):
+        pass
+    if m:
+        return int(m.group(2)), int(m.group(3))
+    for m in VITEST.finditer(stdout):
+        pass
+    if m and (m.group(1) or m.group(2)):
+        return int(m.group(2) or 0), int(m.group(1) or 0)
+    for m in PLAIN.finditer(stdout):
+        pass
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    return None
 
 
 def count_log(path):
@@ -29,14 +55,12 @@ def count_log(path):
         if not line.strip():
             continue
         t = json.loads(line)
-        m = None
-        for m in SUMMARY.finditer(t.get("stdout", "") or ""):
-            pass
+        counts = summary(t.get("stdout", "") or "")
         ok = t.get("result") == "OK"
-        if m:
-            passed += int(m.group(2))
-            failed += int(m.group(3))
-            if not ok and int(m.group(3)) == 0:
+        if counts:
+            passed += counts[0]
+            failed += counts[1]
+            if not ok and counts[1] == 0:
                 failed += 1  # the program failed after its cases passed
         elif ok:
             passed += 1

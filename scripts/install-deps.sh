@@ -10,7 +10,11 @@ packages=(
   python3 iproute2 clang-format
   nginx ansible bubblewrap
   openssh-server openssh-client
+  chromium
 )
+# chromium: the browser lab's end-to-end tests drive Debian's chromium headless (ui/e2e). Node.js
+# 20 and npm (the browser lab's build) come with the machine; checked at the end, never replaced
+# by Debian's older nodejs.
 
 missing=()
 for p in "${packages[@]}"; do
@@ -19,9 +23,25 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# Node.js >= 20 and npm for ui/ (npm ci, vite build): present, or a clear reason why not.
+check_node() {
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "install-deps: Node.js 20 and npm are needed to build the browser lab (ui/) and are" \
+      "not on this machine" >&2
+    return 1
+  fi
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  if [ "$major" -lt 20 ]; then
+    echo "install-deps: Node.js $(node --version) is too old for ui/ (needs 20 or later)" >&2
+    return 1
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+  check_node
+  exit $?
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -43,3 +63,4 @@ fi
 trap '[ -n "$guard" ] && rm -f "$guard"' EXIT
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"
+check_node

@@ -12,6 +12,8 @@ build=${AURA_BUILD_DIR:-build}
 # world holder), not the tests.
 ninja -C "$build" aura workers/runner/aura-runner workers/services/aura-svcman \
   workers/services/aura-app workers/aura-holder
+# The browser lab (ui/dist), which aura serve serves at the URL it prints.
+./scripts/build-ui.sh
 # The lab as a service: the engine daemon (root; sets the lab up on first use: keys, the bundled
 # scenarios signed and loaded, capabilities measured) and the unprivileged HTTP front, which
 # prints the lab's URL. Ctrl-C stops both; the daemon ends every world it started.

@@ -29,6 +29,9 @@ if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" || { echo "0 passed, 1 failed"; exit 1; }
 fi
 ninja -C "$build" || { echo "0 passed, 1 failed"; exit 1; }
+# The browser lab: its unit tests (vitest) run in the unit tier and its end-to-end tests (a real
+# chromium against a real aura serve) in e2e, both on the build in ui/dist.
+./scripts/build-ui.sh || { echo "0 passed, 1 failed"; exit 1; }
 
 cores=$(nproc 2>/dev/null || echo 2)
 [ "$cores" -ge 2 ] || cores=2
