@@ -17,6 +17,7 @@
 
 #include "tests/app/daemon_proc.h"
 #include "tests/app/learner_secrets.h"
+#include "tests/serve/api_contract.h"
 #include "tests/serve/http_client.h"
 #include "tests/serve/serve_proc.h"
 #include "tests/support/temp_dir.h"
@@ -52,15 +53,29 @@ TEST_CASE(
   const uint16_t port = uint16_t(std::stoi(url.substr(17)));
   const Headers json_body = {{"Content-Type", "application/json"}};
 
+  // Each kind of answer below is held against docs/api/openapi.yaml's required members.
+  const auto contract = api_required(env("AURA_OPENAPI"));
+
   // The issue's must-show exchange on a folder that was empty a moment ago.
-  CHECK(http(port, "GET", "/api/v1/health").status == 200);
+  auto health = http(port, "GET", "/api/v1/health");
+  CHECK(health.status == 200);
+  check_shape(contract, "Health", health.body);
   auto panel = http(port, "GET", "/api/v1/capabilities");
   CHECK(panel.status == 200);
-  CHECK(panel.body.find("\"labs\"") != std::string::npos);
+  check_shape(contract, "CapabilityPanel", panel.body);
+  CHECK(check_each(contract, "Lab", panel.body, "labs") == 3);
+  CHECK(check_each(contract, "Capability", panel.body, "capabilities") > 20);
   auto malformed = http(port, "POST", "/api/v1/attempts", json_body, std::string("{\"scenario\":"));
   CHECK(malformed.status == 400);
   CHECK(malformed.header("content-type").rfind("application/json", 0) == 0);
+  check_shape(contract, "Error", malformed.body);
   CHECK(http(port, "GET", "/api/v1/health").status == 200);
+  auto listed = http(port, "GET", "/api/v1/scenarios");
+  CHECK(listed.status == 200);
+  CHECK(check_each(contract, "ScenarioSummary", listed.body, "scenarios") == 3);
+  auto proof = http(port, "GET", "/api/v1/proof");
+  CHECK(proof.status == 200);
+  check_shape(contract, "Proof", proof.body);
 
   const scenario::Manifest m = t0_manifest();
   const scenario::JudgeCase* gold = m.find_judge("gold");
@@ -71,6 +86,9 @@ TEST_CASE(
   auto scen = http(port, "GET", "/api/v1/scenarios/t0-config-drift");
   REQUIRE(scen.status == 200);
   seen.push_back(scen.raw);
+  check_shape(contract, "Scenario", scen.body);
+  CHECK(check_each(contract, "CallSpec", scen.body, "probes") > 0);
+  CHECK(check_each(contract, "CallSpec", scen.body, "actions") > 0);
 
   auto other = http(port, "POST", "/api/v1/attempts", json_body,
                     std::string(R"({"scenario":"t0","learner":"other"})"));
@@ -81,6 +99,7 @@ TEST_CASE(
                       std::string(R"({"scenario":"t0-config-drift"})"));
   REQUIRE_MESSAGE(created.status == 201, created.raw);
   seen.push_back(created.raw);
+  check_shape(contract, "AttemptCreated", created.body);
   const std::string id = member(created.body, "attempt");
   const std::string token = member(created.body, "token");
   // The create sets the token cookie: HttpOnly, SameSite=Strict, scoped to the attempt.
@@ -113,18 +132,22 @@ TEST_CASE(
   // Out of phase names the phase; then the whole attempt, the gold way.
   auto early = post("/probe", R"({"call":"file.read","params":{"path":"/fleet/inventory.conf"}})");
   CHECK(early.status == 409);
+  check_shape(contract, "Error", early.body);
+  check_shape(contract, "AttemptState", get("").body);
   CHECK(early.body.find("\"phase\":\"observe\"") != std::string::npos);
   CHECK(post("/predict", R"({"hypothesis":"stale-override","expect":"an override in host vars"})")
             .status == 200);
   for (const auto& p : gold->probe_calls_json) CHECK(post("/probe", p).status == 200);
   auto ev = get("/evidence/ev-1");
   CHECK(ev.status == 200);
+  check_shape(contract, "Evidence", ev.body);
   CHECK(member(ev.body, "content").find("app_root") != std::string::npos);
   // Validation without submitting: the wrong target is named at its JSON path.
   std::string wrong = gold->ir_json;
   wrong.replace(wrong.find("stale-app-root"), 14, "no-such-target");
   auto v = post("/intervention/validate", wrong);
   CHECK(v.status == 200);
+  check_shape(contract, "ValidationResult", v.body);
   CHECK(member(v.body, "ok") == "false");
   CHECK(v.body.find("\"path\":\"$.actions[0].params") != std::string::npos);
   CHECK(post("/intervention/validate", gold->ir_json).body.find("\"ok\":true") !=
@@ -140,6 +163,7 @@ TEST_CASE(
     phase = member(get("").body, "phase");
   }
   REQUIRE(phase == "receipt");
+  check_shape(contract, "AttemptState", get("").body);
   auto issued = post("/receipt");
   REQUIRE(issued.status == 200);
   auto file = get("/receipt");
@@ -165,6 +189,7 @@ TEST_CASE(
   auto queued = http(port, "POST", "/api/v1/judge", json_body, std::string(R"({"scenario":"O2"})"));
   REQUIRE_MESSAGE(queued.status == 202, queued.raw);
   const std::string run = member(queued.body, "run");
+  check_shape(contract, "JudgeRun", queued.body);
   auto stream = http(port, "GET", "/api/v1/judge/" + run + "/events", {}, std::nullopt);
   CHECK(stream.status == 200);
   CHECK(stream.header("content-type").rfind("text/event-stream", 0) == 0);
@@ -186,6 +211,8 @@ TEST_CASE(
   CHECK(stream.body.find("\"state\":\"done\"", last_run) != std::string::npos);
   CHECK(stream.body.find(R"("verdict":"VERIFIED")") != std::string::npos);
   CHECK(stream.body.find(R"("verdict":"RECOVERED_UNPROVEN")") != std::string::npos);
+  auto judged = http(port, "GET", "/api/v1/judge/" + run);
+  check_shape(contract, "JudgeRun", judged.body);
 
   // SIGTERM stops the front and the daemon it started; the socket goes with it.
   ::kill(s.pid, SIGTERM);
