@@ -14,6 +14,7 @@
 #include "app/cli/catalog_text.h"
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/cli/daemon_forward.h"
 #include "app/lab/judge.h"
 #include "app/lab/session.h"
 #include "app/lab/views.h"
@@ -372,6 +373,8 @@ int attempt_catalog(Invocation& inv) {
 // ---- judge ----
 
 int judge(Invocation& inv) {
+  // A running daemon holds the data folder: the run goes to its queue.
+  if (auto forwarded = forward_judge(inv)) return *forwarded;
   app::JudgeRequest req;
   req.scenario = inv.positional[0];
   if (inv.has("seed")) {
@@ -596,7 +599,9 @@ void register_attempt_commands(CommandTable& r) {
          "{recovered, verdict, properties: [{property,\nstatus, reason, cited}]}}, and the same "
          "objects in cases.\nSCENARIO is a loaded id, or its short name (O1 for o1-fleet-drift). "
          "On first use (no lab key in\n--keys) the lab is set up as 'aura setup' does, with the "
-         "bundled scenarios of --scenarios.",
+         "bundled scenarios of --scenarios.\nWhen the lab's daemon holds --data, the run is queued "
+         "on it and followed (without --seed,\n--case or --out: the daemon runs every case and "
+         "keeps receipts in DATA/receipts).",
          {{"seed", "N", "the worlds' seed (default random, the same for every case)"},
           {"case", "NAME", "gold, bad or all (default)"},
           {"out", "DIR",

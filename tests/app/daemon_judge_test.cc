@@ -12,12 +12,14 @@
 
 #include "engine/events/event_types.h"
 #include "tests/app/daemon_proc.h"
+#include "tests/cli/cli_util.h"
 
 using namespace aura;
 using aura::testing::DaemonProc;
 using aura::testing::member;
 using aura::testing::quoted;
 using namespace std::chrono_literals;
+namespace fs = std::filesystem;
 
 TEST_CASE("O2 judged through the daemon") {
   DaemonProc d;
@@ -104,4 +106,33 @@ TEST_CASE("a daemon stopped during a judge run waits out its grace, then ends th
   // checked by the tier's leftovers check after the run.)
   const std::string log = d.log_text();
   CHECK_MESSAGE(log.find("still running after the 2 s grace") != std::string::npos, log);
+}
+
+TEST_CASE("aura judge on a data folder a daemon holds goes to the daemon's queue") {
+  DaemonProc d;
+  const std::vector<std::string> where = {"--data", (d.dir / "data").string(), "--keys",
+                                          (d.dir / "keys").string()};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), where.begin(), where.end());
+    return testing::run_aura(args, {.timeout = testing::kJudgeHangGuard});
+  };
+  // Options the daemon's runs do not take are refused, naming them; nothing is queued.
+  auto refused = with({"judge", "O2", "--seed", "3"});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--seed") != std::string::npos);
+  CHECK(d.call("judge.list").body_json.find("\"run\"") == std::string::npos);
+
+  auto r = with({"judge", "O2", "--json"});
+  CHECK_MESSAGE(r.exit_code == 0, r.describe());
+  CHECK(r.out.find("queued there") != std::string::npos);
+  CHECK(r.out.find("case bad: RECOVERED_UNPROVEN, expected RECOVERED_UNPROVEN -- as expected") !=
+        std::string::npos);
+  CHECK(r.out.find("case gold: VERIFIED, expected VERIFIED -- as expected") != std::string::npos);
+  const std::string json = r.last_line();
+  const std::string gold = member(json, "gold");
+  CHECK(member(gold, "verdict") == "VERIFIED");
+  CHECK(member(gold, "receipt_sha256").size() == 64);
+  CHECK(fs::exists(member(gold, "receipt")));
+  // The run is the daemon's: listed in its queue, with the same receipt.
+  CHECK(d.call("judge.list").body_json.find(member(gold, "receipt_sha256")) != std::string::npos);
 }
