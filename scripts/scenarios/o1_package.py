@@ -314,12 +314,17 @@ def main():
                                           "path": PROJECT, "var": "app_root", "group": "web"},
                     "stale-app-root-nodes": {"kind": "stale_override", "role": "control",
                                              "path": PROJECT, "var": "app_root", "group": "web"},
+                    "app-root-override-nodes": {"kind": "var_override", "role": "control",
+                                                "path": PROJECT, "var": "app_root",
+                                                "group": "web"},
                 },
             })
 
+    # Parameter descriptions name no term: the target terms list them all, each with what it
+    # names, so no description points at the one the cause needs (issue 16).
     node_param = {"type": "target", "target_kind": "node", "required": False,
-                  "description": "which node: {\"role\":\"control\"}, {\"role\":\"web\"}, "
-                                 "{\"selector\":\"stale-app-root-nodes\"} or {\"literal\":NAME}"}
+                  "description": "which node: a role or a selector of kind node (the target "
+                                 "terms say what each names), or {\"literal\":NAME}"}
 
     def path_param(prefixes, excludes=None):
         p = {"type": "path", "prefixes": prefixes, "max_bytes": 256,
@@ -336,10 +341,9 @@ def main():
     vars_key = {"type": "string", "max_bytes": 64, "enum": ["app_root", "site_port"]}
 
     vars_path = {"type": "target", "target_kind": "path",
-                 "description": "a vars file of the Ansible project in the control node: "
-                                "{\"selector\":\"stale-app-root-override\"}, "
-                                "{\"selector\":\"app-root-override\"} or "
-                                "{\"literal\":\"/srv/ansible/host_vars/NAME.yml\"}"}
+                 "description": "a vars file of the Ansible project in the control node: a "
+                                "selector of kind path (the target terms say what each names) "
+                                "or {\"literal\":\"/srv/ansible/host_vars/NAME.yml\"}"}
     readable = ["/etc/", "/srv/", "/var/"]
     probes = [
         {"call": "file.read", "summary": "read a file", "cost": 1, "max_output_bytes": 16384,
@@ -511,6 +515,9 @@ def main():
              "max_matches": 1},
             {"name": "stale-app-root-nodes", "type": "selector", "kind": "node",
              "description": "the web nodes whose app_root override names a folder that does not exist there",
+             "max_matches": 8},
+            {"name": "app-root-override-nodes", "type": "selector", "kind": "node",
+             "description": "the web nodes whose host_vars set app_root to another value than the web group's",
              "max_matches": 8},
         ],
         "worlds": [

@@ -111,6 +111,8 @@ struct WorldRun {
   std::string error;                         // the host could not build or run something
   std::string stale_nodes_error;             // stale-app-root-nodes matched nothing: why
   std::vector<std::string> stale_nodes;      // what stale-app-root-nodes resolved to
+  std::vector<std::string> override_nodes;   // what app-root-override-nodes resolved to
+  std::string override_nodes_error;          // why it matched nothing, if it did not
   std::vector<std::string> canary;           // what the canary role resolved to
   std::map<std::string, bool> before;        // fleet-serves (and canary-kept) before any fix
   std::vector<gate::ActionRecord> fix;       // the fix's actions, as the gate records them
@@ -151,6 +153,8 @@ WorldRun run_world(O1Worlds& o1, const std::string& label, const std::string& wo
   };
   do {
     out.stale_nodes_error = resolve(R"({"selector":"stale-app-root-nodes"})", out.stale_nodes);
+    out.override_nodes_error =
+        resolve(R"({"selector":"app-root-override-nodes"})", out.override_nodes);
     if (role == scenario::WorldRole::kControl) {
       if (std::string e = resolve(R"({"role":"canary"})", out.canary); !e.empty()) {
         out.error = "resolving the canary: " + e;
@@ -279,6 +283,13 @@ TEST_CASE("o1: seeds 1 and 2: every world builds, selectors resolve, gold passes
     REQUIRE(control.canary.size() == 1);
     CHECK(control.before.at("fleet-serves"));
     CHECK(control.before.at("canary-kept"));
+    // The node selector of the other hypotheses (the node that differs from its group) resolves
+    // in every world: the drifted node in the primary and the twin, the canary in the control.
+    for (const WorldRun* r : {&primary, &twin, &control})
+      CHECK_MESSAGE(r->override_nodes_error.empty(), r->override_nodes_error);
+    CHECK(primary.override_nodes == primary.stale_nodes);
+    CHECK(twin.override_nodes == twin.stale_nodes);
+    CHECK(control.override_nodes == control.canary);
 
     // Gold: its path selector names the drifted node's host_vars file in the primary and the twin
     // and nothing in the control (the canary's override stays); every required check passes.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/events/event_types.h"
 #include "tests/attempt/package_lab.h"
 #include "tests/cli/cli_util.h"
 #include "tests/support/wait_until.h"
@@ -165,6 +166,54 @@ TEST_CASE("o2: plausible wrong fixes are refused by the property meant to refuse
            R"("property":"primary","status":"fail","reason":"check secret-private failed)"},
       },
       0, ir);
+}
+
+// Issue 16: each competing hypothesis has the target terms a fix of it would name, so listing the
+// terms does not give the cause away. The secret and nginx hypotheses' folders are selectors too,
+// and they resolve in every world of every seed (the cause's own selector is checked above).
+TEST_CASE("o2: every hypothesis's path selector resolves in every world the gate builds") {
+  O2Lab s;
+  // The gold fix, plus a chmod of each other hypothesis's folder to its mode as built: every
+  // property then runs, each on its own fresh worlds.
+  const std::string actions =
+      R"([{"call":"file.chmod","params":{"path":{"selector":"app-config-folder"},"mode":"0750"}},)"
+      R"({"call":"file.chmod","params":{"path":{"selector":"app-socket-folder"},"mode":"2750"}},)"
+      R"({"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},)"
+      R"({"call":"service.restart","params":{"name":"app"}}])";
+  for (int seed : {0, 1, 2}) {
+    INFO("seed " << seed);
+    std::string id;
+    const std::string gate = s.attempt(ir(actions), seed, [&](const std::string& a) { id = a; });
+    INFO(gate);
+    CHECK(gate.find(R"("verdict":"VERIFIED")") != std::string::npos);
+    // What each selector resolved to, in every world the gate ran the fix on.
+    std::map<std::string, size_t> resolved;  // "selector path" -> gate.actions
+    const CliResult dump = s.ok({"log", "dump", "--stream", "attempt/" + id});
+    for (const std::string& line : dump.lines()) {
+      Json e(line);
+      REQUIRE(e.ok());
+      if (*e.str("type") != aura::events::kGateAction) continue;
+      simdjson::dom::element p = e.root()["payload"];
+      std::string_view selector;
+      if (p["call"]["params"]["path"]["selector"].get(selector) != simdjson::SUCCESS) continue;
+      if (selector == "untraversable-state-folder") continue;
+      int64_t exit_code = -1;
+      REQUIRE(p["exit_code"].get(exit_code) == simdjson::SUCCESS);
+      simdjson::dom::array paths;
+      REQUIRE(p["resolved"].get(paths) == simdjson::SUCCESS);
+      std::string_view world, path;
+      REQUIRE(p["world"].get(world) == simdjson::SUCCESS);
+      INFO(selector << " on " << world);
+      CHECK(exit_code == 0);
+      REQUIRE(paths.size() == 1);
+      REQUIRE((*paths.begin()).get(path) == simdjson::SUCCESS);
+      const std::string at(path.substr(path.find(':') + 1));
+      ++resolved[std::string(selector) + " " + at];
+    }
+    // Primary, twin and control each apply once; repeat twice; reversal once: six per selector.
+    CHECK(resolved == std::map<std::string, size_t>{{"app-config-folder /etc/app", 6},
+                                                    {"app-socket-folder /run/app", 6}});
+  }
 }
 
 TEST_CASE("o2: a live world a crash left broken is reported, reset, and leaves nothing behind") {
