@@ -14,6 +14,7 @@
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/json/json_reader.h"
+#include "engine/log/snapshot.h"
 
 namespace aura::cli {
 namespace fs = std::filesystem;
@@ -72,14 +73,51 @@ void print_case(const json::Object& c, const fs::path& receipts) {
   }
 }
 
-}  // namespace
-
-std::optional<int> forward_judge(Invocation& inv) {
+// The data folder's daemon socket when a daemon answers on it.
+std::optional<fs::path> running_daemon(const Invocation& inv) {
   const fs::path socket = daemon::default_socket(inv.data_dir);
   std::error_code ec;
   if (!fs::exists(socket, ec)) return std::nullopt;
   auto health = call(socket, "health", "{}");
-  if (!health || health->status != 200) return std::nullopt;  // no daemon: run in this process
+  if (!health || health->status != 200) return std::nullopt;
+  return socket;
+}
+
+}  // namespace
+
+std::optional<int> forward_snapshot(Invocation& inv) {
+  auto socket = running_daemon(inv);
+  if (!socket) return std::nullopt;
+  const fs::path out = fs::absolute(inv.get("out")).lexically_normal();
+  auto r = call(*socket, "operator.snapshot", JsonWriter().str("out", out.string()).done(),
+                std::chrono::hours(4));  // a hang guard for a large log
+  if (!r) return inv.fail(Status::unavailable("the lab's daemon stopped answering"));
+  if (r->status != 200) {
+    return inv.fail(Status::failed_precondition(
+        r->error ? r->error->message : "operator.snapshot answered " + std::to_string(r->status)));
+  }
+  json::Reader reader;
+  auto o = reader.parse_object(r->body_json);
+  if (!o.ok()) return inv.fail(o.status());
+  std::cout << "snapshot " << inv.get("out")
+            << " (made by the lab's daemon): head seq=" << text(*o, "head_seq")
+            << " hash=" << text(*o, "head_hash") << " root=" << text(*o, "merkle_root") << ", "
+            << text(*o, "files") << " files, signed manifest " << kSnapshotManifestFile << "\n";
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .str("out", inv.get("out"))
+                    .raw("head_seq", text(*o, "head_seq"))
+                    .str("head_hash", text(*o, "head_hash"))
+                    .str("merkle_root", text(*o, "merkle_root"))
+                    .raw("files", text(*o, "files"))
+                    .done());
+  return 0;
+}
+
+std::optional<int> forward_judge(Invocation& inv) {
+  auto found = running_daemon(inv);
+  if (!found) return std::nullopt;  // no daemon: run in this process
+  const fs::path socket = *found;
   if (inv.has("seed") || inv.has("case") || inv.has("out")) {
     return inv.fail(Status::failed_precondition(
                         "the lab's daemon holds " + inv.data_dir.string() +

@@ -13,4 +13,8 @@ namespace aura::cli {
 // answers on the data folder's socket: the caller runs the judge itself.
 std::optional<int> forward_judge(Invocation& inv);
 
+// `aura log snapshot --out DIR` made by the daemon (operator.snapshot into DIR, as root needs no
+// operator token), printed as the in-process command prints it; nullopt when no daemon answers.
+std::optional<int> forward_snapshot(Invocation& inv);
+
 }  // namespace aura::cli

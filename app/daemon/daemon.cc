@@ -224,8 +224,8 @@ Status Daemon::serve() {
       }
       d.connections.insert(fd);
     }
-    std::thread([&d, fd] {
-      d.connection(fd);
+    std::thread([&d, fd, root = cred.uid == 0] {
+      d.connection(fd, root);
       std::lock_guard lock(d.conn_mu);
       d.connections.erase(fd);
       ::close(fd);
@@ -238,7 +238,7 @@ Status Daemon::serve() {
   return Status::ok();
 }
 
-void Daemon::Impl::connection(int fd) {
+void Daemon::Impl::connection(int fd, bool peer_is_root) {
   while (!stopping) {
     auto f = rpc::read_frame(fd, kIdle, kWholeFrame);
     if (!f.ok() || !f->has_value()) return;
@@ -259,6 +259,7 @@ void Daemon::Impl::connection(int fd) {
       (void)rpc::write_frame(fd, rpc::Kind::kReply, reply.encode(), kWholeFrame);
       continue;
     }
+    req->peer_is_root = peer_is_root;
     if (is_stream_op(req->op)) {
       stream(fd, *req);
       return;  // a stream ends its connection

@@ -67,7 +67,7 @@ struct Daemon::Impl {
   void stream(int fd, const rpc::Request& r);
   static bool is_stream_op(std::string_view op);
 
-  void connection(int fd);
+  void connection(int fd, bool peer_is_root);
   void verify_chain();
   // The log as it stands now, read-only and still while appends go on: what verification and
   // receipt replay read.

@@ -824,6 +824,8 @@ Reply op_lab_key(Daemon::Impl& d) {
 // ---- operators ----
 
 Status check_operator(Daemon::Impl& d, const Request& r) {
+  // Root on this machine (the CLI) owns the lab: no token. The front's requests always need it.
+  if (r.peer_is_root && r.auth == rpc::AuthKind::kNone) return Status::ok();
   if (r.auth != rpc::AuthKind::kOperator) return Status::failed_precondition("none");
   std::string token;
   // Read on every request: rotation is a file replace, no restart.
@@ -845,6 +847,17 @@ Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
     return fail(s.message() == "none"
                     ? api_error(401, "unauthorized", "operator routes need the operator token")
                     : api_error(403, "forbidden", "the operator token does not match"));
+  }
+  // Where a snapshot goes: DATA/../snapshots/<UTC time>, or a folder root names (`aura log
+  // snapshot --out`); a path is never taken from the front, which would write as root anywhere.
+  auto out_arg = r.op == "operator.snapshot"
+                     ? a.optional_string("out", 4096)
+                     : Result<std::optional<std::string_view>>(std::nullopt);
+  if (!out_arg.ok()) return fail(out_arg.status());
+  if (*out_arg && !r.peer_is_root) {
+    return fail(api_error(403, "forbidden",
+                          "a snapshot folder is chosen only by root on the "
+                          "lab's machine (aura log snapshot --out)"));
   }
   if (Status s = a.done(); !s.is_ok()) return fail(s);
   EventLog& log = *d.session->writer.log;
@@ -880,18 +893,26 @@ Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
     for (char& c : stamp) {
       if (c == ':') c = '-';
     }
-    fs::path out =
-        fs::absolute(d.opt.folders.data).lexically_normal().parent_path() / "snapshots" / stamp;
+    fs::path out = *out_arg ? fs::path(**out_arg)
+                            : fs::absolute(d.opt.folders.data).lexically_normal().parent_path() /
+                                  "snapshots" / stamp;
     std::error_code ec;
-    if (fs::exists(out, ec))
+    if (*out_arg && !out.is_absolute()) {
+      ApiError e = api_error(400, "malformed", "out: must be an absolute path");
+      e.path = "$.out";
+      return fail(e);
+    }
+    if (!*out_arg && fs::exists(out, ec))
       return fail(api_error(429, "too_many_requests", "a snapshot was made this second"));
-    fs::create_directories(out.parent_path(), ec);
+    if (!*out_arg) fs::create_directories(out.parent_path(), ec);
     auto m =
         make_snapshot(log, *d.session->writer.blobs, out, d.session->writer.keys->lab_signer());
     if (!m.ok()) return fail(m.status());
     return ok(JsonWriter()
                   .str("path", out.string())
                   .num("head_seq", m->head_seq)
+                  .str("head_hash", to_hex(m->head_hash))
+                  .str("merkle_root", to_hex(m->merkle_root))
                   .num("files", uint64_t(m->files.size()))
                   .done());
   }

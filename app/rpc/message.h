@@ -45,6 +45,9 @@ struct Request {
   AuthKind auth = AuthKind::kNone;
   std::string secret;     // the attempt token (64 hex) or the operator token
   std::string args_json;  // a JSON object's text, "{}" when none
+  // Set by the daemon from the connection's SO_PEERCRED, never read from the wire: the peer is
+  // root on this machine (the CLI), not the front's user.
+  bool peer_is_root = false;
 
   std::string encode() const;
 };

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@
 #include "engine/scenario/manifest.h"
 #include "tests/app/daemon_proc.h"
 #include "tests/app/learner_secrets.h"
+#include "tests/cli/cli_util.h"
 #include "tests/support/temp_dir.h"
 
 using namespace aura;
@@ -46,7 +48,40 @@ using aura::testing::member;
 using aura::testing::quoted;
 using aura::testing::t0_manifest;
 
-namespace {}  // namespace
+namespace {  // The status of one call made as the front's user (aura-web, created when missing, as
+             // `aura
+// setup` would), from a child that drops to it; 0 when no reply came.
+int status_as_front(DaemonProc& d, const std::string& op, const std::string& args,
+                    rpc::AuthKind auth = rpc::AuthKind::kNone, const std::string& secret = "") {
+  if (::getpwnam("aura-web") == nullptr) {
+    REQUIRE(std::system("useradd --system --no-create-home --shell /usr/sbin/nologin aura-web") ==
+            0);
+  }
+  const passwd* web = ::getpwnam("aura-web");
+  REQUIRE(web != nullptr);
+  ::chmod(d.dir.path().c_str(), 0755);  // the socket's folder is the front's to reach
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(p[0]);
+    int status = 0;
+    if (::setgid(web->pw_gid) == 0 && ::setuid(web->pw_uid) == 0) {
+      status = d.call(op, args, auth, secret, 30s).status;
+    }
+    (void)!::write(p[1], &status, sizeof status);
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  int status = 0;
+  if (::read(p[0], &status, sizeof status) != sizeof status) status = -1;
+  ::close(p[0]);
+  ::waitpid(child, nullptr, 0);
+  return status;
+}
+
+}  // namespace
 
 TEST_CASE("public reads, malformed args, unknown ops; the daemon keeps serving") {
   DaemonProc d;
@@ -120,8 +155,14 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
   std::string capa2 = member(rot.body_json, "token");
   CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kToken, capa).status == 403);
   CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kToken, capa2).status == 200);
-  // Operator ops: no token 401, a wrong one 403, the file's 200; the file is read each time.
-  CHECK(d.call("operator.checkpoint").status == 401);
+  // Operator ops: from the front, no token 401, a wrong one 403, the file's 200; the file is
+  // read each time. Root on the machine (the CLI) needs none.
+  CHECK(status_as_front(d, "operator.checkpoint", "{}") == 401);
+  CHECK(status_as_front(d, "operator.checkpoint", "{}", rpc::AuthKind::kOperator,
+                        std::string(40, 'x')) == 403);
+  CHECK(status_as_front(d, "operator.checkpoint", "{}", rpc::AuthKind::kOperator,
+                        std::string(40, 'k')) == 200);
+  CHECK(d.call("operator.checkpoint").status == 200);
   CHECK(
       d.call("operator.checkpoint", "{}", rpc::AuthKind::kOperator, std::string(40, 'x')).status ==
       403);
@@ -160,6 +201,16 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
   auto snap = d.call("operator.snapshot", "{}", rpc::AuthKind::kOperator, std::string(48, 'n'));
   REQUIRE(snap.status == 200);
   CHECK(fs::exists(fs::path(member(snap.body_json, "path")) / "log"));
+  // A folder of one's choosing only from root: the front (even with the operator token) may not
+  // make the daemon write as root where it likes.
+  const std::string chosen = quoted((d.dir / "chosen-snapshot").string());
+  CHECK(status_as_front(d, "operator.snapshot", "{\"out\":" + chosen + "}",
+                        rpc::AuthKind::kOperator, std::string(48, 'n')) == 403);
+  CHECK(!fs::exists(d.dir / "chosen-snapshot"));
+  CHECK(d.call("operator.snapshot", R"({"out":"relative/path"})").status == 400);
+  auto mine = d.call("operator.snapshot", "{\"out\":" + chosen + "}");
+  REQUIRE(mine.status == 200);
+  CHECK(fs::exists(d.dir / "chosen-snapshot" / "log"));
   // The token never reaches the daemon's log.
   CHECK(d.log_text().find(std::string(40, 'k')) == std::string::npos);
   CHECK(d.log_text().find(capa2) == std::string::npos);
@@ -402,4 +453,24 @@ TEST_CASE("the judge queue: one at a time, bounded, results and receipts public"
   CHECK(types.count("judge.run") == 1);
   CHECK(types.count(events::kProbeRequested) == 0);
   CHECK(types.count(events::kInterventionSubmitted) == 0);
+}
+
+TEST_CASE("aura log snapshot on a data folder a daemon holds: the daemon makes it; it restores") {
+  DaemonProc d;
+  REQUIRE(d.call("attempt.create", R"({"scenario":"t0"})").status == 201);  // something to copy
+  const std::vector<std::string> keys = {"--keys", (d.dir / "keys").string()};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), keys.begin(), keys.end());
+    return testing::run_aura(args);
+  };
+  auto snap = with({"log", "snapshot", "--out", (d.dir / "snap").string(), "--data",
+                    (d.dir / "data").string(), "--json"});
+  CHECK_MESSAGE(snap.exit_code == 0, snap.describe());
+  CHECK(snap.out.find("made by the lab's daemon") != std::string::npos);
+  CHECK(std::stoull(member(snap.last_line(), "head_seq")) > 5);
+  // The lab kept serving, and the copy restores into a new folder and verifies.
+  CHECK(d.call("health").status == 200);
+  auto restored =
+      with({"log", "restore", (d.dir / "snap").string(), "--data", (d.dir / "restored").string()});
+  CHECK_MESSAGE(restored.exit_code == 0, restored.describe());
 }
