@@ -351,16 +351,19 @@ int attempt_catalog(Invocation& inv) {
                                     "attempt list' shows them)"),
                     2);
   }
+  const auto failed = [&](const Status& s) {
+    return fail_with_next(inv, s, nullptr, learner_of(inv), 1);
+  };
   auto log = open_reader(inv);
-  if (!log.ok()) return inv.fail(log.status());
+  if (!log.ok()) return failed(log.status());
   auto dd = DataDir::open_reader(inv.data_dir);
-  if (!dd.ok()) return inv.fail(dd.status());
+  if (!dd.ok()) return failed(dd.status());
   auto blobs = BlobStore::open(dd->blob_dir());
-  if (!blobs.ok()) return inv.fail(blobs.status());
+  if (!blobs.ok()) return failed(blobs.status());
   auto st = attempt::replay_attempt(**log, id);
-  if (!st.ok()) return inv.fail(st.status());
+  if (!st.ok()) return failed(st.status());
   auto m = attempt::attempt_manifest(*blobs, *st);
-  if (!m.ok()) return inv.fail(m.status());
+  if (!m.ok()) return refuse(inv, m.status(), st);
   const std::string catalog = app::attempt_catalog_json(*m, *st);
   auto text = catalog_text(catalog);
   if (!text.ok()) return inv.fail(text.status());

@@ -75,7 +75,13 @@ Result<attempt::AttemptState> read_attempt_state(const Invocation& inv, std::str
 int fail_with_next(const Invocation& inv, const Status& s, const attempt::AttemptState* st,
                    std::string_view learner, int exit_code) {
   std::cerr << "aura " << inv.command->path << ": " << s.message() << "\n";
-  if (st != nullptr) print_next(std::cerr, *st, learner);
+  if (st != nullptr) {
+    print_next(std::cerr, *st, learner);
+  } else {
+    // No attempt to go on with (an unknown id, a lab that cannot be opened): where to find one.
+    std::cerr << "next: find the attempt, or start one\n  aura attempt list\n"
+              << "  aura attempt start SCENARIO   (aura scenario list names the loaded ones)\n";
+  }
   if (inv.json) {
     JsonWriter j;
     j.boolean("ok", false).str("error", s.message());

@@ -28,8 +28,9 @@ void print_next(std::ostream& o, const attempt::AttemptState& s, std::string_vie
 // why it cannot be read.
 Result<attempt::AttemptState> read_attempt_state(const Invocation& inv, std::string_view id);
 
-// Reports `s` as Invocation::fail does ("aura <command>: <message>" on stderr), then, when the
-// attempt's state is known, its next step on stderr; with --json the last line is
+// Reports `s` as Invocation::fail does ("aura <command>: <message>" on stderr), then the
+// attempt's next step on stderr (when its state is unknown: how to find or start one); with --json
+// the last line is
 // {"ok":false,"error":..,"phase":..,"next":..}. Returns `exit_code`.
 int fail_with_next(const Invocation& inv, const Status& s, const attempt::AttemptState* st,
                    std::string_view learner, int exit_code);

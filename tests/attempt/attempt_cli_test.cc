@@ -220,6 +220,8 @@ TEST_CASE("aura attempt catalog: the probes, actions, target terms and checks, n
   // A catalog of no attempt, or of something that is not an attempt id.
   r = s.lab.aura({"attempt", "catalog", "0123456789abcdef"});
   CHECK(r.exit_code == 1);
+  CHECK(r.err.find("no attempt 0123456789abcdef\nnext: find the attempt, or start one\n  aura "
+                   "attempt list\n") != std::string::npos);
   r = s.lab.aura({"attempt", "catalog", "O2"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("not an attempt ID") != std::string::npos);

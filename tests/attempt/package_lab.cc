@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "engine/crypto/ed25519.h"
 
@@ -35,12 +36,15 @@ std::string PackageLab::attempt(const std::string& ir, int seed,
   ok({"attempt", "probe", id, probe_});
   write_file(lab / "fix.json", ir);
   r = ok({"attempt", "submit", id, (lab / "fix.json").string()});
-  // Every script of the IR is authorised, as the learner would after reading it.
+  // Every script of the IR is authorised, as the learner would after reading it (each is named
+  // by its own line, and the first one again by the next step).
+  std::set<std::string> authorized;
   for (const std::string& line : r.lines()) {
     const size_t at = line.find("aura attempt authorize " + id + " ");
     if (at == std::string::npos) continue;
     const size_t sha = at + std::string("aura attempt authorize ").size() + id.size() + 1;
-    ok({"attempt", "authorize", id, line.substr(sha, 64)});
+    if (authorized.insert(line.substr(sha, 64)).second)
+      ok({"attempt", "authorize", id, line.substr(sha, 64)});
   }
   ok({"attempt", "apply", id});
   ok({"attempt", "ack", id});
