@@ -526,6 +526,17 @@ Reply op_attempt_validate(Daemon::Impl& d, const Request& r, const json::Object&
   return ok(JsonWriter().boolean("ok", false).raw("errors", "[" + err.done() + "]").done());
 }
 
+// The attempt's catalog: what its learner may call, name and cite, with the budget left
+// (the same document `aura attempt catalog --json` prints).
+Reply op_attempt_catalog(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  auto x = authed(d, r, a);
+  if (!x.ok()) return auth_failure(x.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  auto m = attempt::attempt_manifest(*d.session->writer.blobs, x->state);
+  if (!m.ok()) return fail(m.status());
+  return ok(app::attempt_catalog_json(*m, x->state));
+}
+
 Reply op_attempt_evidence(Daemon::Impl& d, const Request& r, const json::Object& a) {
   auto x = authed(d, r, a);
   if (!x.ok()) return auth_failure(x.status());
@@ -965,6 +976,7 @@ Reply Daemon::Impl::handle(const Request& r) {
   if (op == "attempt.command") return op_attempt_command(*this, r, a);
   if (op == "attempt.validate") return op_attempt_validate(*this, r, a);
   if (op == "attempt.evidence") return op_attempt_evidence(*this, r, a);
+  if (op == "attempt.catalog") return op_attempt_catalog(*this, r, a);
   if (op == "attempt.receipt") return op_attempt_receipt(*this, r, a);
   if (op == "judge.list") return ok(judge->list_json());
   if (op == "judge.enqueue") return op_judge_enqueue(*this, a);
@@ -979,10 +991,10 @@ Reply Daemon::Impl::handle(const Request& r) {
   ApiError e = api_error(404, "not_found", "no operation " + op);
   e.expected = {"health",           "capabilities",     "scenarios.list",  "scenarios.get",
                 "attempt.create",   "attempt.state",    "attempt.token",   "attempt.command",
-                "attempt.validate", "attempt.evidence", "attempt.receipt", "attempt.events",
-                "judge.list",       "judge.enqueue",    "judge.get",       "judge.events",
-                "receipt.get",      "receipt.verify",   "proof",           "lab.key",
-                "metrics"};
+                "attempt.validate", "attempt.evidence", "attempt.catalog", "attempt.receipt",
+                "attempt.events",   "judge.list",       "judge.enqueue",   "judge.get",
+                "judge.events",     "receipt.get",      "receipt.verify",  "proof",
+                "lab.key",          "metrics"};
   return fail(e);
 }
 

@@ -96,6 +96,7 @@ const std::vector<RouteSpec>& api_routes() {
       {"POST", "/attempts/{attempt}/{command}", "attempt.command", C::kToken, B::kCommand},
       {"POST", "/attempts/{attempt}/intervention/validate", "attempt.validate", C::kToken, B::kIr},
       {"GET", "/attempts/{attempt}/evidence", "attempt.evidence", C::kToken},
+      {"GET", "/attempts/{attempt}/catalog", "attempt.catalog", C::kToken},
       {"GET", "/attempts/{attempt}/evidence/{evidence}", "attempt.evidence", C::kToken},
       {"GET", "/attempts/{attempt}/receipt", "attempt.receipt", C::kToken},
       {"GET", "/attempts/{attempt}/events", "attempt.events", C::kToken, B::kNone, true},

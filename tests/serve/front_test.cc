@@ -127,6 +127,7 @@ TEST_CASE("front: each route reaches the daemon as its op, args and credential")
       {"GET", a + "/evidence/ev-3", "", "attempt.evidence",
        R"({"attempt":")" + kAttempt + R"(","evidence":"ev-3"})", true},
       {"GET", a + "/receipt", "", "attempt.receipt", R"({"attempt":")" + kAttempt + "\"}", true},
+      {"GET", a + "/catalog", "", "attempt.catalog", R"({"attempt":")" + kAttempt + "\"}", true},
       {"POST", "/api/v1/receipts/verify", R"({"payloadType":"x","payload":"","signatures":[]})",
        "receipt.verify", R"({"receipt":{"payloadType":"x","payload":"","signatures":[]}})"},
       {"GET", "/api/v1/proof", "", "proof", "{}"},

@@ -138,6 +138,11 @@ TEST_CASE(
   CHECK(post("/predict", R"({"hypothesis":"stale-override","expect":"an override in host vars"})")
             .status == 200);
   for (const auto& p : gold->probe_calls_json) CHECK(post("/probe", p).status == 200);
+  // The attempt's own catalog: the contract's shape, every target term a learner may name.
+  auto catalog = get("/catalog");
+  CHECK(catalog.status == 200);
+  check_shape(contract, "AttemptCatalog", catalog.body);
+  CHECK(catalog.body.find("\"stale-app-root\"") != std::string::npos);
   auto ev = get("/evidence/ev-1");
   CHECK(ev.status == 200);
   check_shape(contract, "Evidence", ev.body);
