@@ -3,6 +3,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/cli/daemon_forward.h"
 #include "engine/common/json_writer.h"
 #include "engine/scenario/names.h"
 
@@ -267,6 +268,8 @@ int CommandTable::main(int argc, char** argv) const {
   inv.json = inv.has("json");
   inv.data_dir = inv.get("data", "var/aura");
   inv.keys_dir = inv.get("keys", "var/keys");
+  // An attempt command on a data folder the lab's daemon holds goes to the daemon.
+  if (auto forwarded = forward_attempt(inv)) return *forwarded;
   return cmd->run(inv);
 }
 

@@ -7,14 +7,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <thread>
 
+#include "app/cli/cli_support.h"
 #include "app/daemon/daemon.h"
 #include "app/rpc/client.h"
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
+#include "engine/intervention/intervention_ir.h"
 #include "engine/json/json_reader.h"
 #include "engine/log/snapshot.h"
+#include "engine/scenario/call.h"
 
 namespace aura::cli {
 namespace fs = std::filesystem;
@@ -201,6 +205,160 @@ std::optional<int> forward_judge(Invocation& inv) {
     inv.emit_json(out.raw("cases", out_cases.done()).done());
     return all ? 0 : 1;
   }
+}
+
+namespace {
+
+// Prints an answer's members, one per line, and its next step last.
+void print_answer(const std::string& body) {
+  json::Reader reader;
+  auto o = reader.parse_object(body);
+  if (!o.ok()) {
+    std::cout << body << "\n";
+    return;
+  }
+  std::string next;
+  for (std::string_view name : o->names()) {
+    auto value = o->optional_value(name);
+    if (!value) continue;
+    auto s = value->as_string();
+    const std::string text = s.ok() ? std::string(*s) : value->minified();
+    if (name == "next") {
+      next = text;
+      continue;
+    }
+    std::cout << "  " << name << ": " << text << "\n";
+  }
+  if (!next.empty()) std::cout << "next: " << next << "\n";
+}
+
+// A refusal as the in-process command words it, with the daemon's next step.
+int refused(Invocation& inv, const rpc::Reply& r) {
+  const std::string why =
+      r.error ? r.error->message : "the daemon answered " + std::to_string(r.status);
+  int code = inv.fail(Status::failed_precondition(why));
+  if (r.error && !r.error->next.empty()) std::cerr << "next: " << r.error->next << "\n";
+  return code;
+}
+
+}  // namespace
+
+std::optional<int> forward_attempt(Invocation& inv) {
+  static const std::map<std::string, std::string, std::less<>> kCommands = {
+      {"attempt predict", "predict"},     {"attempt probe", "probe"},
+      {"attempt submit", "intervention"}, {"attempt authorize", "authorize"},
+      {"attempt apply", "apply"},         {"attempt ack", "ack"},
+      {"attempt verify", "verify"},       {"attempt gate", "gate"},
+      {"attempt receipt", "receipt"},     {"attempt reflect", "reflect"},
+      {"attempt abandon", "abandon"},     {"attempt reset", "reset"}};
+  const std::string& path = inv.command->path;
+  if (path != "attempt start" && !kCommands.count(path)) return std::nullopt;
+  auto socket = running_daemon(inv);
+  if (!socket) return std::nullopt;  // no daemon: the command runs in this process
+  std::cout << "(through the lab's daemon, which holds " << inv.data_dir.string() << ")\n";
+
+  if (path == "attempt start") {
+    if (inv.has("seed") || inv.get("mode", "learn") != "learn") {
+      return inv.fail(Status::failed_precondition(
+                          "the lab's daemon starts learn-mode attempts with a seed of its own: run "
+                          "without --seed and --mode, or stop the daemon"),
+                      2);
+    }
+    JsonWriter args;
+    args.str("scenario", inv.positional[0]);
+    if (inv.has("learner")) args.str("learner", inv.get("learner"));
+    auto r = call(*socket, "attempt.create", args.done(), std::chrono::minutes(10));
+    if (!r) return inv.fail(Status::unavailable("the lab's daemon stopped answering"));
+    if (r->status != 201) return refused(inv, *r);
+    std::cout << "started attempt (its token opens it in the browser lab; shown once):\n";
+    print_answer(r->body_json);
+    inv.emit_json(r->body_json);
+    return 0;
+  }
+
+  const std::string& attempt = inv.positional[0];
+  const std::string command = kCommands.at(path);
+  std::string body = "{}";
+  if (command == "predict") {
+    auto conf = inv.get_u64("confidence", 50);
+    if (!conf.ok()) return inv.fail(conf.status(), 2);
+    body = JsonWriter()
+               .str("hypothesis", inv.get("hypothesis"))
+               .str("expect", inv.get("expect"))
+               .num("confidence", *conf)
+               .done();
+  } else if (command == "probe") {
+    if (inv.positional.size() > 1) {
+      body = inv.positional[1];
+    } else if (inv.has("call-file")) {
+      auto bytes = read_small_file(inv.get("call-file"), scenario::kMaxCallJsonBytes);
+      if (!bytes.ok()) return inv.fail(bytes.status(), 2);
+      body = std::move(bytes).value();
+    } else {
+      return inv.fail(Status::invalid("give the probe call as CALL_JSON or --call-file FILE"), 2);
+    }
+  } else if (command == "intervention") {
+    auto bytes = read_small_file(inv.positional[1], intervention::kMaxIrBytes);
+    if (!bytes.ok()) return inv.fail(bytes.status(), 2);
+    body = std::move(bytes).value();
+  } else if (command == "authorize") {
+    body = JsonWriter().str("sha256", inv.positional[1]).done();
+  } else if (command == "ack" && inv.has("note")) {
+    body = JsonWriter().str("note", inv.get("note")).done();
+  } else if (command == "reflect") {
+    body = JsonWriter().str("text", inv.get("text")).done();
+  } else if ((command == "abandon" || command == "reset") && inv.has("reason")) {
+    body = JsonWriter().str("reason", inv.get("reason")).done();
+  }
+  // The body must be a JSON object; the daemon names what is wrong in it.
+  json::Reader check;
+  if (auto o = check.parse_object(body); !o.ok()) return inv.fail(o.status(), 2);
+  const std::string args =
+      JsonWriter().str("attempt", attempt).str("command", command).raw("body", body).done();
+  auto r = call(*socket, "attempt.command", args, std::chrono::minutes(30));
+  if (!r) return inv.fail(Status::unavailable("the lab's daemon stopped answering"));
+  if (r->status != 200 && r->status != 202) return refused(inv, *r);
+  print_answer(r->body_json);
+  std::string last = r->body_json;
+  const std::string state_args = JsonWriter().str("attempt", attempt).done();
+  if (command == "gate") {
+    // The gate runs on in the daemon: follow the attempt until it leaves its gate phase.
+    std::cout << "the gate runs on fresh worlds; waiting for its verdict\n";
+    for (;;) {
+      std::this_thread::sleep_for(500ms);
+      auto st = call(*socket, "attempt.state", state_args);
+      if (!st || st->status != 200) {
+        return inv.fail(Status::unavailable("the lab's daemon stopped answering"));
+      }
+      json::Reader reader;
+      auto o = reader.parse_object(st->body_json);
+      if (!o.ok()) return inv.fail(o.status());
+      if (text(*o, "phase") != "transfer_gate") break;
+    }
+  }
+  if (command == "receipt" && inv.has("out")) {
+    auto file = call(*socket, "attempt.receipt", state_args);
+    if (!file || file->status != 200) return inv.fail(Status::unavailable("no receipt file"));
+    const fs::path out = inv.get("out");
+    const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+    if (Status s = file_io::replace_file_durably(dir, out, file->body_json, 0644); !s.is_ok()) {
+      return inv.fail(s);
+    }
+    std::cout << "written to " << inv.get("out") << "\n";
+  }
+  auto st = call(*socket, "attempt.state", state_args);
+  if (st && st->status == 200) {
+    json::Reader reader;
+    auto o = reader.parse_object(st->body_json);
+    if (o.ok()) {
+      std::cout << "attempt " << attempt << " is now in phase " << text(*o, "phase");
+      if (!text(*o, "verdict").empty()) std::cout << " (verdict " << text(*o, "verdict") << ")";
+      std::cout << "\nnext: " << text(*o, "next") << "\n";
+    }
+    last = st->body_json;
+  }
+  inv.emit_json(last);
+  return 0;
 }
 
 }  // namespace aura::cli

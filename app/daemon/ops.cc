@@ -216,10 +216,12 @@ Result<Authed> authed(Daemon::Impl& d, const Request& r, const json::Object& a) 
   auto id = a.required_string("attempt", 16);
   if (!id.ok()) return id.status();
   if (!attempt::is_valid_attempt_id(*id)) return a.error("attempt", "not an attempt id");
-  if (r.auth != rpc::AuthKind::kToken) {
+  // Root on the lab's machine (the CLI, SO_PEERCRED) reaches every attempt without its token.
+  const bool as_root = r.peer_is_root && r.auth == rpc::AuthKind::kNone;
+  if (r.auth != rpc::AuthKind::kToken && !as_root) {
     return Status(ErrorCode::kFailedPrecondition, "unauthorized: this attempt needs its token");
   }
-  auto st = d.attempts->open(*id, r.secret);
+  auto st = as_root ? d.attempts->state(*id) : d.attempts->open(*id, r.secret);
   if (!st.ok()) return st.status();
   Authed out;
   out.attempt = std::string(*id);

@@ -64,34 +64,46 @@ Status check_access(const EventLog& log, std::string_view attempt, std::string_v
 }
 
 Result<attempt::AttemptState> AttemptCache::open(std::string_view attempt, std::string_view token) {
+  auto e = fold(attempt);
+  if (!e.ok()) return e.status();
+  if (e->token_sha256.empty() || !equal_constant_time(to_hex(sha256(token)), e->token_sha256)) {
+    return Status::failed_precondition("unauthorized");
+  }
+  return std::move(e->state);
+}
+
+Result<attempt::AttemptState> AttemptCache::state(std::string_view attempt) {
+  auto e = fold(attempt);
+  if (!e.ok()) return e.status();
+  return std::move(e->state);
+}
+
+Result<AttemptCache::Entry> AttemptCache::fold(std::string_view attempt) {
   if (!attempt::is_valid_attempt_id(attempt)) return Status::invalid("not an attempt id");
   std::lock_guard lock(mu_);
   auto it = entries_.find(attempt);
   Entry e = it == entries_.end() ? Entry{} : it->second;
-  Status fold = Status::ok();
+  Status folded = Status::ok();
   events::PayloadReader reader;
   Status read = log_.read_stream(attempt::stream_of(attempt), e.next_seq, [&](const EventView& v) {
     if (v.type == events::kAttemptAccess) {
       auto a = events::AttemptAccess::decode(reader, v);
       if (!a.ok()) {
-        fold = a.status();
+        folded = a.status();
         return false;
       }
       e.token_sha256 = a->token_sha256;
     }
-    fold = attempt::fold_event(e.state, v);
+    folded = attempt::fold_event(e.state, v);
     e.next_seq = v.seq + 1;
-    return fold.is_ok();
+    return folded.is_ok();
   });
   AURA_RETURN_IF_ERROR(read);
-  AURA_RETURN_IF_ERROR(fold.with_context("attempt " + std::string(attempt)));
+  AURA_RETURN_IF_ERROR(folded.with_context("attempt " + std::string(attempt)));
   if (e.state.events == 0) return Status::not_found("no attempt " + std::string(attempt));
   if (entries_.size() >= max_ && it == entries_.end()) entries_.clear();
   entries_.insert_or_assign(std::string(attempt), e);
-  if (e.token_sha256.empty() || !equal_constant_time(to_hex(sha256(token)), e.token_sha256)) {
-    return Status::failed_precondition("unauthorized");
-  }
-  return e.state;
+  return e;
 }
 
 }  // namespace aura::app

@@ -43,6 +43,8 @@ class AttemptCache {
   // The attempt's state when `token` opens it: kInvalidArgument for a malformed id, kNotFound
   // for an attempt with no events, kFailedPrecondition ("unauthorized") as check_access.
   Result<attempt::AttemptState> open(std::string_view attempt, std::string_view token);
+  // The attempt's state with no token check: for root on the lab's machine only (the CLI).
+  Result<attempt::AttemptState> state(std::string_view attempt);
 
  private:
   struct Entry {
@@ -50,6 +52,9 @@ class AttemptCache {
     std::string token_sha256;  // the newest attempt.access's; empty: none granted
     uint64_t next_seq = 1;     // the first seq not folded yet
   };
+  // The entry brought up to the log's head (stored), or the fold's error.
+  Result<Entry> fold(std::string_view attempt);
+
   const EventLog& log_;
   const size_t max_;
   std::mutex mu_;

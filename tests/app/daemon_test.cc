@@ -134,7 +134,11 @@ TEST_CASE("credentials are checked by the daemon: none, another attempt's, revok
   CHECK(capa != capb);
   const std::string args_a = "{\"attempt\":" + quoted(ida) + "}";
   CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kToken, capa).status == 200);
-  CHECK(d.call("attempt.state", args_a).status == 401);
+  // From the front, no token: 401. Root on the machine (the CLI) needs none.
+  CHECK(status_as_front(d, "attempt.state", args_a) == 401);
+  CHECK(status_as_front(d, "attempt.state", args_a, rpc::AuthKind::kToken, capb) == 403);
+  CHECK(status_as_front(d, "attempt.state", args_a, rpc::AuthKind::kToken, capa) == 200);
+  CHECK(d.call("attempt.state", args_a).status == 200);
   // B's token does not open A, and an unknown attempt reads the same as a wrong one.
   CHECK(d.call("attempt.state", args_a, rpc::AuthKind::kToken, capb).status == 403);
   CHECK(d.call("attempt.state", R"({"attempt":"0123456789abcdef"})", rpc::AuthKind::kToken, capa)
@@ -473,4 +477,55 @@ TEST_CASE("aura log snapshot on a data folder a daemon holds: the daemon makes i
   auto restored =
       with({"log", "restore", (d.dir / "snap").string(), "--data", (d.dir / "restored").string()});
   CHECK_MESSAGE(restored.exit_code == 0, restored.describe());
+}
+
+TEST_CASE("aura attempt commands on a data folder a daemon holds: a whole t0 attempt through it") {
+  DaemonProc d;
+  const scenario::Manifest m = t0_manifest();
+  const scenario::JudgeCase* gold = m.find_judge("gold");
+  REQUIRE(gold != nullptr);
+  const std::vector<std::string> where = {"--data", (d.dir / "data").string(), "--keys",
+                                          (d.dir / "keys").string()};
+  auto aura = [&](std::vector<std::string> args) {
+    args.insert(args.end(), where.begin(), where.end());
+    auto r = testing::run_aura(args);
+    CAPTURE(r.describe());
+    CHECK(r.out.find("through the lab's daemon") != std::string::npos);
+    return r;
+  };
+  auto started = aura({"attempt", "start", "t0", "--learner", "cli", "--json"});
+  REQUIRE_MESSAGE(started.exit_code == 0, started.describe());
+  const std::string id = member(started.last_line(), "attempt");
+  REQUIRE(id.size() == 16);
+  // Options the daemon does not take are refused, naming them.
+  auto seeded = aura({"attempt", "start", "t0", "--seed", "4"});
+  CHECK(seeded.exit_code == 2);
+  CHECK(seeded.err.find("--seed") != std::string::npos);
+  // Out of phase: refused with the daemon's words and its next step.
+  auto early = aura({"attempt", "apply", id});
+  CHECK(early.exit_code == 1);
+  CHECK(early.err.find("next: ") != std::string::npos);
+  CHECK(
+      aura({"attempt", "predict", id, "--hypothesis", "stale-override", "--expect", "an override"})
+          .exit_code == 0);
+  for (const auto& p : gold->probe_calls_json)
+    CHECK(aura({"attempt", "probe", id, p}).exit_code == 0);
+  testing::write_file(d.dir / "fix.json", gold->ir_json);
+  CHECK(aura({"attempt", "submit", id, (d.dir / "fix.json").string()}).exit_code == 0);
+  CHECK(aura({"attempt", "apply", id}).exit_code == 0);
+  CHECK(aura({"attempt", "ack", id, "--note", "as asked"}).exit_code == 0);
+  CHECK(aura({"attempt", "verify", id}).exit_code == 0);
+  auto gate = aura({"attempt", "gate", id});
+  CHECK(gate.exit_code == 0);
+  CHECK(gate.out.find("is now in phase receipt (verdict VERIFIED)") != std::string::npos);
+  auto receipt = aura({"attempt", "receipt", id, "--out", (d.dir / "r.json").string()});
+  CHECK(receipt.exit_code == 0);
+  CHECK(fs::file_size(d.dir / "r.json") > 1000);
+  auto done = aura({"attempt", "reflect", id, "--text", "the override was the cause", "--json"});
+  CHECK(done.exit_code == 0);
+  CHECK(member(done.last_line(), "phase") == "done");
+  // The daemon's own view agrees: the attempt is the named learner's, done and VERIFIED.
+  auto st = d.call("attempt.state", "{\"attempt\":" + quoted(id) + "}");
+  CHECK(member(st.body_json, "learner") == "cli");
+  CHECK(member(st.body_json, "verdict") == "VERIFIED");
 }
