@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "engine/json/json_syntax.h"
+
 namespace aura::json {
 
 namespace {
@@ -324,7 +326,11 @@ Result<Value> Reader::parse(std::string_view text) {
     if (err == simdjson::UTF8_ERROR) return ctx_.error("", "not valid UTF-8");
     if (err == simdjson::DEPTH_ERROR)
       return ctx_.error("", "nested deeper than " + std::to_string(l.max_depth));
-    return ctx_.error("", std::string("not JSON (") + simdjson::error_message(err) + ")");
+    std::string where;
+    if (auto at = first_syntax_error(text)) {
+      where = " at line " + std::to_string(at->line) + ", column " + std::to_string(at->column);
+    }
+    return ctx_.error("", std::string("not JSON (") + simdjson::error_message(err) + ")" + where);
   }
   AURA_RETURN_IF_ERROR(Walker(ctx_).walk(root, "", 1));
   return Value(&ctx_, root, "");
