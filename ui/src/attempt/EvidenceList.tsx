@@ -1,6 +1,6 @@
 // The evidence this attempt unlocked: each probe's call and result, its output in a terminal
 // when opened (fetched then: the list carries no content).
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { errorOfUnknown, get } from '../api/client';
 import type { ApiErrorBody, Evidence } from '../api/types';
 import { ErrorBox } from '../components/ErrorBox';
@@ -23,6 +23,11 @@ function EvidenceItem({ attempt, item, open: initiallyOpen }: { attempt: string;
   const [open, setOpen] = useState(initiallyOpen);
   const [content, setContent] = useState<string | null>(null);
   const [error, setError] = useState<ApiErrorBody | null>(null);
+  // The newest probe's item opens when it becomes the newest, not only when it first renders:
+  // the list may show it (from the event stream) a moment before the probe's own reply names it.
+  useEffect(() => {
+    if (initiallyOpen) setOpen(true);
+  }, [initiallyOpen]);
   const toggle = async (o: boolean) => {
     setOpen(o);
     if (o && content === null) {
