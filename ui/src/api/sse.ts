@@ -11,6 +11,16 @@ export interface SseEvent {
 
 // Incremental parser of the text/event-stream format (WHATWG HTML §9.2.6) for the fields this
 // lab sends: id, event, data; comment lines (": keep-alive") are ignored.
+// An event's data as a JSON object; null when it is not one (the event is then skipped).
+export function eventData(e: SseEvent): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(e.data);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
 export class SseParser {
   private buffer = '';
   private id: string | undefined;

@@ -3,7 +3,7 @@
 // arrive over its event stream (resumed with Last-Event-ID), live or replayed from the log.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { errorOfUnknown, get, kApi, post } from '../api/client';
-import { openEventStream } from '../api/sse';
+import { eventData, openEventStream } from '../api/sse';
 import type { AckResult, ApiErrorBody, ApplyResult, AttemptState, Evidence, ProbeResult, Scenario } from '../api/types';
 import { EvidenceList } from '../attempt/EvidenceList';
 import { describe as describeEvent, fold, type LoggedEvent } from '../attempt/events';
@@ -65,12 +65,8 @@ export function AttemptPage({ attempt }: { attempt: string }) {
       url: `${kApi}/attempts/${attempt}/events`,
       retryMs: 1000,
       onEvent: (e) => {
-        let data: Record<string, unknown> = {};
-        try {
-          data = JSON.parse(e.data) as Record<string, unknown>;
-        } catch {
-          return;
-        }
+        const data = eventData(e);
+        if (data === null) return;
         const seq = Number(e.id);
         const live = openedAt.current !== null && seq > openedAt.current;
         setEvents((old) => [...old, { seq, type: e.event, data, live }]);

@@ -4,7 +4,7 @@
 // with what they mean. No login.
 import { useEffect, useRef, useState } from 'react';
 import { errorOfUnknown, get, kApi, post } from '../api/client';
-import { openEventStream } from '../api/sse';
+import { eventData, openEventStream } from '../api/sse';
 import type { ApiErrorBody, JudgeRun, ScenarioSummary } from '../api/types';
 import { ErrorBox } from '../components/ErrorBox';
 import { GateView, Verdict } from '../components/GateView';
@@ -113,12 +113,8 @@ function RunView({ run }: { run: string }) {
       url: `${kApi}/judge/${run}/events`,
       retryMs: 1000,
       onEvent: (e) => {
-        let data: Record<string, unknown> = {};
-        try {
-          data = JSON.parse(e.data) as Record<string, unknown>;
-        } catch {
-          return;
-        }
+        const data = eventData(e);
+        if (data === null) return;
         if (e.event === 'judge.run') {
           setState(data as unknown as JudgeRun);
           return;
