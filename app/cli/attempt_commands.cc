@@ -153,15 +153,26 @@ int attempt_probe(Invocation& inv) {
   return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
     auto r = e.probe(inv.positional[0], learner_of(inv), call);
     if (!r.ok()) return r.status();
-    std::cout << r->evidence << " (exit " << r->exit_code << (r->truncated ? ", truncated" : "")
-              << (r->error.empty() ? "" : ", " + r->error) << "; spent " << r->spent << " of "
-              << r->budget << ")\n"
-              << r->output;
-    if (!r->output.empty() && r->output.back() != '\n') std::cout << "\n";
+    if (r->refused) {
+      // The lab's own check refused the target before reading anything: say why, and that
+      // nothing was spent; the output is that one line, so it is not printed again.
+      std::cout << r->evidence << " " << r->error << "\nnothing was read and nothing was spent ("
+                << r->spent << " of " << r->budget << " spent, " << r->budget - r->spent
+                << " left)\n";
+    } else {
+      std::cout << r->evidence << " (exit " << r->exit_code << (r->truncated ? ", truncated" : "")
+                << (r->error.empty() ? "" : ", " + r->error) << "; cost " << r->cost << ", spent "
+                << r->spent << " of " << r->budget << ")\n"
+                << r->output;
+      if (!r->output.empty() && r->output.back() != '\n') std::cout << "\n";
+    }
     json.str("evidence", r->evidence)
         .num("exit_code", int64_t(r->exit_code))
         .boolean("truncated", r->truncated)
         .num("spent", uint64_t(r->spent))
+        .boolean("refused", r->refused)
+        .str("error", r->error)
+        .num("cost", uint64_t(r->cost))
         .num("budget", uint64_t(r->budget));
     return Status::ok();
   });
@@ -473,8 +484,12 @@ void register_attempt_commands(CommandTable& r) {
          "ATTEMPT [CALL_JSON]",
          "run one catalog probe on the live world",
          "The call is {\"call\":NAME,\"params\":{...}} from the scenario's probe catalog ('aura "
-         "attempt catalog\nATTEMPT' lists each probe, its parameters and cost); its cost is spent "
-         "from the budget.\nIts output becomes evidence ev-N of this attempt.\n" +
+         "attempt catalog\nATTEMPT' lists each probe, its parameters, cost and the path prefixes "
+         "it may read); its cost is\nspent from the budget. Its output becomes evidence ev-N of "
+         "this attempt.\nCosts nothing: a call the catalog refuses (a path outside the allowed "
+         "prefixes, a bad\nparameter), and a probe whose target the lab's own check refuses "
+         "before reading anything\n(not a regular file, not a folder, missing, a symlink leading "
+         "out of the prefixes): it says why.\n" +
              phases,
          {learner_flag(), {"call-file", "FILE", "read the call from FILE"}},
          1,

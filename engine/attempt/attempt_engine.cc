@@ -525,16 +525,24 @@ Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view l
   r.exit_code = out.exit_code;
   r.truncated = out.truncated;
   r.error = safe_text(out.error, 1024);
-  r.spent = s.spent + spec->cost;
+  // The charge is decided here, after the run, from the driver's own refusal, and recorded in
+  // probe.requested beside the probe.completed that says why (one append): replay reads it and
+  // never decides it again. A refusal always carries its reason and a failing exit.
+  r.refused = out.refused;
+  if (r.refused && r.exit_code == 0) r.exit_code = 1;
+  if (r.refused && r.error.empty()) r.error = "the target was refused; nothing was read";
+  r.cost = r.refused ? 0 : spec->cost;
+  r.spent = s.spent + r.cost;
   r.budget = s.probe_budget;
   ev::ProbeCompleted completed{s.id,        r.probe, r.evidence, r.exit_code,
                                r.truncated, r.error, {},         {}};
   for (size_t i = 0; i < out.resolved.size() && i < 64; ++i)
     completed.resolved.push_back(safe_text(out.resolved[i], 256));
   completed.refs = one_ref(r.evidence, blob, "probe.output");
+  completed.refused = r.refused;
   AURA_RETURN_IF_ERROR(
       append({ev::attempt_draft(
-                  ev::ProbeRequested{s.id, r.probe, scenario::call_json(call), spec->cost, r.spent},
+                  ev::ProbeRequested{s.id, r.probe, scenario::call_json(call), r.cost, r.spent},
                   learner_actor(learner)),
               ev::attempt_draft(completed, "supervisor")}));
   r.output = std::move(out.output);

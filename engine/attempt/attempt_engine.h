@@ -62,8 +62,12 @@ struct ProbeResult {
   std::string evidence;  // ev-<probe>
   int exit_code = 0;
   bool truncated = false;
+  // The driver's own checks refused the target before reading anything (world::CallOutput::
+  // refused): `error` says why, and the probe cost nothing (`cost` 0).
+  bool refused = false;
   std::string error;
   std::string output;
+  uint32_t cost = 0;  // what this probe was charged: its catalog cost, or 0 when refused
   uint32_t spent = 0, budget = 0;
 };
 
@@ -112,7 +116,8 @@ class AttemptEngine {
   // observe -> predict -> inspect. `hypothesis` is a manifest hypothesis id.
   Status predict(std::string_view id, std::string_view learner, std::string_view hypothesis,
                  std::string_view expect, uint32_t confidence);
-  // inspect: one catalog probe on the live world, within the budget.
+  // inspect: one catalog probe on the live world, within the budget. A probe whose target the
+  // driver refused before reading anything is recorded with cost 0 and spends nothing.
   Result<ProbeResult> probe(std::string_view id, std::string_view learner,
                             std::string_view call_json);
   // inspect -> contract, or a new revision in contract. Returns the revision.

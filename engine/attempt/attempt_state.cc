@@ -80,6 +80,9 @@ Status fold_next(AttemptState& s, ev::PayloadReader& r, const EventView& e) {
     AURA_ASSIGN_OR_RETURN(p, decode_in_fold<ev::ProbeRequested>(r, e));
     if (p.probe != s.probes + 1u) return bad(e, "member \"probe\": out of order");
     if (p.spent > s.probe_budget) return bad(e, "member \"spent\": over the probe budget");
+    if (p.spent != uint64_t(s.spent) + p.cost)
+      return bad(e, "member \"spent\": is not the spent before it plus \"cost\"");
+    s.last_probe_cost = p.cost;
     s.probes = static_cast<uint32_t>(p.probe);
     s.spent = static_cast<uint32_t>(p.spent);
   } else if (type == ev::kProbeCompleted) {
@@ -92,6 +95,10 @@ Status fold_next(AttemptState& s, ev::PayloadReader& r, const EventView& e) {
     BlobRef out;
     AURA_ASSIGN_OR_RETURN(out, ref_of(e, p.refs, p.evidence, "probe.output"));
     (void)out;
+    // A refused probe spent nothing: its probe.requested must have charged 0.
+    if (p.refused && (p.probe != s.probes || s.last_probe_cost != 0))
+      return bad(e, "member \"refused\": its probe.requested charged a cost");
+    if (p.refused) s.probes_refused++;
     s.probes_completed = static_cast<uint32_t>(p.probe);
     s.unlocked.insert(p.evidence);
   } else if (type == ev::kInterventionSubmitted) {

@@ -64,6 +64,8 @@ struct AttemptState {
   uint32_t spent = 0;
   uint32_t probes = 0;  // probes requested
   uint32_t probes_completed = 0;
+  uint32_t probes_refused = 0;     // completed as refused (nothing read, nothing spent)
+  uint64_t last_probe_cost = 0;    // what the latest probe.requested charged
   std::set<std::string> unlocked;  // evidence ids unlocked by completed probes
 
   uint32_t revision = 0;  // the current InterventionIR revision (0: none yet)

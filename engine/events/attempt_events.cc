@@ -135,7 +135,9 @@ std::string ProbeCompleted::encode() const {
   j.num("probe", probe).str("evidence", evidence).num("exit_code", exit_code);
   j.boolean("truncated", truncated);
   str_or_null(j, "error", error);
-  return j.raw("resolved", strings_json(resolved)).raw("refs", refs_json(refs)).done();
+  j.raw("resolved", strings_json(resolved)).raw("refs", refs_json(refs));
+  if (refused) j.boolean("refused", true);
+  return j.done();
 }
 
 Result<ProbeCompleted> ProbeCompleted::decode(PayloadReader& r, const EventView& e) {
@@ -151,6 +153,10 @@ Result<ProbeCompleted> ProbeCompleted::decode(PayloadReader& r, const EventView&
   AURA_ASSIGN_OR_RETURN(resolved, o.optional_array("resolved"));
   if (resolved) AURA_ASSIGN_OR_RETURN(p.resolved, read_strings(*resolved));
   AURA_ASSIGN_OR_RETURN(p.refs, r.refs());
+  std::optional<bool> refused;
+  AURA_ASSIGN_OR_RETURN(refused, o.optional_bool("refused"));
+  if (refused && !*refused) return Status::invalid("member \"refused\": written only when true");
+  p.refused = refused.value_or(false);
   return p;
 }
 

@@ -89,6 +89,10 @@ struct ProbeCompleted {
   std::optional<std::string> error;  // the engine always writes a string; none is written null
   std::vector<std::string> resolved;
   std::vector<EvidenceRef> refs;  // id evidence, kind "probe.output" (none: no output)
+  // The driver's own checks refused the probe's target before anything was read (a folder, a
+  // missing path, a symlink out of bounds): nothing was done, and probe.requested charged 0.
+  // Written only when true ("refused":true after refs), so other payloads keep their bytes.
+  bool refused = false;
 
   std::string encode() const;
   static Result<ProbeCompleted> decode(PayloadReader& r, const EventView& e);

@@ -43,6 +43,10 @@ struct CallOutput {
   bool truncated = false;
   std::string error;                  // why the call could not run (a selector matched nothing ...)
   std::vector<std::string> resolved;  // what the target resolved to in this world, if any
+  // The driver's own checks (never the world's word) refused the call's target before anything
+  // was read or changed: a folder where a file is read, a missing path, a symlink out of bounds.
+  // Nothing was done; `error` says why. A probe so refused costs nothing (docs/ATTEMPTS.md).
+  bool refused = false;
 };
 
 // The result of one check: ok or not, and a bounded human-readable observation.

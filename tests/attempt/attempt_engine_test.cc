@@ -247,6 +247,64 @@ TEST_CASE("attempt: probes spend a bounded budget and unlock evidence for this a
   CHECK(same_head(head, lab.log->head()));
 }
 
+TEST_CASE("attempt: a probe whose target the driver refuses costs nothing and says why") {
+  EngineLab lab;
+  auto& e = *lab.engine;
+  const std::string a = lab.start_and_probe("gold");  // ev-1, spent 1
+  const auto spent_now = [&] {
+    auto s = e.state(a);
+    REQUIRE(s.ok());
+    return s->spent;
+  };
+  REQUIRE(spent_now() == 1);
+
+  // A folder where a file is read: refused by the driver's own check before anything is read.
+  auto dir = e.probe(a, "alice", R"({"call":"file.read","params":{"path":"/fleet"}})");
+  REQUIRE_MESSAGE(dir.ok(), dir.status().message());
+  CHECK(dir->refused);
+  CHECK(dir->cost == 0);
+  CHECK(dir->spent == 1);
+  CHECK(dir->exit_code != 0);
+  CHECK(dir->error == "refused: /fleet: a dir, not a regular file");
+  CHECK(spent_now() == 1);
+  // The log says so: probe.requested charged 0, probe.completed says refused and why.
+  const uint64_t completed_seq = lab.log->head().seq;
+  auto completed = lab.log->get(completed_seq);
+  auto requested = lab.log->get(completed_seq - 1);
+  REQUIRE(completed.ok());
+  REQUIRE(requested.ok());
+  CHECK(requested->type == events::kProbeRequested);
+  CHECK(std::string(requested->payload).find(R"("cost":0,"spent":1})") != std::string::npos);
+  CHECK(completed->type == events::kProbeCompleted);
+  CHECK(std::string(completed->payload).find(R"(,"refused":true})") != std::string::npos);
+  CHECK(std::string(completed->payload).find("not a regular file") != std::string::npos);
+
+  // A missing path and a file where a folder is listed: refused the same way, free.
+  auto missing = e.probe(a, "alice", R"({"call":"file.read","params":{"path":"/fleet/nope"}})");
+  REQUIRE(missing.ok());
+  CHECK(missing->refused);
+  CHECK(missing->error == "refused: /fleet/nope: not found");
+  auto list =
+      e.probe(a, "alice", R"({"call":"dir.list","params":{"path":"/fleet/inventory.conf"}})");
+  REQUIRE(list.ok());
+  CHECK(list->refused);
+  CHECK(list->error == "refused: /fleet/inventory.conf: a file, not a folder");
+  CHECK(spent_now() == 1);
+
+  // A regular file still costs its catalog cost.
+  auto file =
+      e.probe(a, "alice", R"({"call":"file.read","params":{"path":"/fleet/inventory.conf"}})");
+  REQUIRE(file.ok());
+  CHECK_FALSE(file->refused);
+  CHECK(file->cost == 1);
+  CHECK(file->spent == 2);
+  CHECK(spent_now() == 2);
+  auto st = e.state(a);
+  REQUIRE(st.ok());
+  CHECK(st->probes == 5);
+  CHECK(st->probes_refused == 3);
+}
+
 TEST_CASE("attempt: a script runs only after its exact digest is authorised") {
   EngineLab lab;
   auto& e = *lab.engine;

@@ -245,13 +245,33 @@ TEST_CASE(
   REQUIRE(secret.ok());
   CHECK(secret->output.size() == 8);
   CHECK(secret->truncated);
-  // A world failure is the call's result, not an error.
+  // A target the runner refuses before reading anything (missing, a folder) is the call's
+  // result, not an error: refused (exit 5, as the supervisor measured it), saying why.
   auto missing = world.probe(
       call(m, R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv/none"}})", false),
       4096);
   REQUIRE(missing.ok());
-  CHECK(missing->exit_code == 1);
-  CHECK(missing->error.find("/srv/none") != std::string::npos);
+  CHECK(missing->refused);
+  CHECK(missing->exit_code == 5);
+  CHECK(missing->error == "refused: read /srv/none : No such file or directory");
+  auto folder = world.probe(
+      call(m, R"({"call":"file.read","params":{"node":{"role":"web"},"path":"/srv"}})", false),
+      4096);
+  REQUIRE(folder.ok());
+  CHECK(folder->refused);
+  CHECK(folder->error == "refused: read /srv : not a regular file (dir)");
+  CHECK(folder->output == "refused: read /srv : not a regular file (dir)\n");
+  // A world failure that is not a refusal: path.namei's summary quotes the line where the walk
+  // failed, not its first line.
+  auto namei = world.probe(
+      call(m, R"({"call":"path.namei","params":{"node":{"role":"web"},"path":"/srv/none/x"}})",
+           false),
+      4096);
+  REQUIRE(namei.ok());
+  CHECK_FALSE(namei->refused);
+  CHECK(namei->exit_code == 1);
+  CHECK(namei->output.starts_with("dir 0755 root root /\n"));
+  CHECK(namei->error == "error: /srv/none : No such file or directory");
   // A literal that names no node in this world.
   auto nowhere = world.probe(
       call(m, R"({"call":"net.listening","params":{"node":{"literal":"db"}}})", false), 4096);

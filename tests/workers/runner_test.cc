@@ -250,6 +250,10 @@ struct RunnerLab : aura::testing::LogLab {
   RunResult world_fails(const std::string& op_json, const RunOptions& o = {}) {
     return expect(1, op_json, o);
   }
+  // The op refused its target before reading anything: exit 5, the one "refused:" line sent.
+  RunResult refused(const std::string& op_json, const RunOptions& o = {}) {
+    return expect(5, op_json, o);
+  }
 };
 
 std::string call(std::string_view op, std::string_view args, size_t max_output = 1 << 20) {
@@ -258,6 +262,13 @@ std::string call(std::string_view op, std::string_view args, size_t max_output =
 }
 
 std::string path_arg(const fs::path& p) { return "{\"path\":\"" + p.string() + "\"}"; }
+
+// Prefixes one a line, as a JSON string's contents.
+std::string within_json(const std::string& lines) {
+  std::string out;
+  for (char c : lines) out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  return out;
+}
 
 RunOptions action() {
   RunOptions o;
@@ -337,18 +348,57 @@ TEST_CASE("runner: file.read refuses a FIFO without blocking, and a device, and 
   RunnerLab lab;
   const fs::path fifo = lab.tree() / "fifo";
   REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
-  auto r = lab.world_fails(call("file.read", path_arg(fifo)));
-  CHECK(r.blob == "error: read " + fifo.string() + " : not a regular file (fifo)\n");
+  // Each is refused by the runner's own check before anything is read: exit 5 (so the lab
+  // charges nothing), one line saying why.
+  auto r = lab.refused(call("file.read", path_arg(fifo)));
+  CHECK(r.blob == "refused: read " + fifo.string() + " : not a regular file (fifo)\n");
   // A read that opened the FIFO would wait for a writer that never comes. The run takes well
   // under a second idle; 20 s is a hang guard, not a bar, and below the 180 s tool deadline.
   CHECK(r.took < std::chrono::seconds(20));
-  r = lab.world_fails(call("file.read", "{\"path\":\"/dev/zero\"}"));
-  CHECK(r.blob == "error: read /dev/zero : not a regular file (char)\n");
-  r = lab.world_fails(call("file.read", path_arg(lab.tree())));
-  CHECK(r.blob.find("not a regular file (dir)") != std::string::npos);
-  r = lab.world_fails(call("file.read", path_arg(lab.tree() / "missing")));
+  r = lab.refused(call("file.read", "{\"path\":\"/dev/zero\"}"));
+  CHECK(r.blob == "refused: read /dev/zero : not a regular file (char)\n");
+  r = lab.refused(call("file.read", path_arg(lab.tree())));
+  CHECK(r.blob == "refused: read " + lab.tree().string() + " : not a regular file (dir)\n");
+  r = lab.refused(call("file.read", path_arg(lab.tree() / "missing")));
   CHECK(r.blob ==
-        "error: read " + (lab.tree() / "missing").string() + " : No such file or directory\n");
+        "refused: read " + (lab.tree() / "missing").string() + " : No such file or directory\n");
+  r = lab.refused(call("dir.list", path_arg(fifo)));
+  CHECK(r.blob == "refused: list " + fifo.string() + " : not a folder\n");
+}
+
+TEST_CASE("runner: file.read and dir.list refuse a symlink that leads out of the call's bounds") {
+  RunnerLab lab;
+  const fs::path t = lab.tree();
+  fs::create_directories(t / "allowed" / "sub");
+  fs::create_directories(t / "secret");
+  put(t / "secret" / "key", "do not read\n");
+  put(t / "allowed" / "sub" / "page", "hello\n");
+  fs::create_symlink(t / "secret" / "key", t / "allowed" / "key");
+  fs::create_symlink(t / "secret", t / "allowed" / "dir");
+  fs::create_symlink("sub/page", t / "allowed" / "page");
+  const std::string within = (t / "allowed").string() + "/\n";
+  const auto bounded = [&](const fs::path& p, const std::string& without = "") {
+    std::string args =
+        "{\"path\":\"" + p.string() + "\",\"within\":\"" + within_json(within) + "\"";
+    if (!without.empty()) args += ",\"without\":\"" + within_json(without) + "\"";
+    return args + "}";
+  };
+  // Out of bounds through a symlink: refused, nothing of the secret is sent.
+  auto r = lab.refused(call("file.read", bounded(t / "allowed" / "key")));
+  CHECK(r.blob == "refused: read " + (t / "allowed" / "key").string() + " : it resolves to " +
+                      (t / "secret" / "key").string() + ", outside " + (t / "allowed").string() +
+                      "/\n");
+  r = lab.refused(call("dir.list", bounded(t / "allowed" / "dir")));
+  CHECK(r.blob.find("it resolves to " + (t / "secret").string() + ", outside") !=
+        std::string::npos);
+  // Within bounds, a symlink is followed as before.
+  r = lab.ok(call("file.read", bounded(t / "allowed" / "page")));
+  CHECK(r.blob == "hello\n");
+  // An excluded prefix wins over an allowed one.
+  r = lab.refused(
+      call("file.read", bounded(t / "allowed" / "page", (t / "allowed" / "sub").string() + "/\n")));
+  CHECK(r.blob.find(", under " + (t / "allowed" / "sub").string() +
+                    "/, which this call may not read") != std::string::npos);
 }
 
 TEST_CASE("runner: file.stat, dir.list and path.namei name owners from the node's /etc") {

@@ -67,6 +67,32 @@ Result<CallOutput> failed(const Status& s, std::vector<std::string> resolved = {
   return o;
 }
 
+// The driver's own check before a reading probe reads anything, on the host through WorldFs
+// (no symlink followed): the path must be there and be a `want`. Otherwise the call is refused
+// (CallOutput::refused, with the reason as its error: nothing was read, and the probe costs
+// nothing); nullopt when it may read.
+Result<std::optional<CallOutput>> refusal(const WorldFs& fs, const std::string& path,
+                                          EntryType want) {
+  auto entry = fs.stat(path);
+  std::string why;
+  if (!entry.ok()) {
+    if (!is_world_failure(entry.status())) return entry.status();
+    why = entry.status().message();
+  } else if (!*entry) {
+    why = path + ": not found";
+  } else if ((*entry)->type != want) {
+    why = path + ": a " + std::string(entry_type_name((*entry)->type)) + ", not " +
+          (want == EntryType::kDir ? "a folder" : "a regular file");
+  } else {
+    return std::optional<CallOutput>();
+  }
+  CallOutput o;
+  o.exit_code = 1;
+  o.refused = true;
+  o.error = "refused: " + why;  // the output stays empty: nothing was read
+  return std::optional<CallOutput>(std::move(o));
+}
+
 Result<std::string> string_param(const Call& call, std::string_view name) {
   const scenario::ParamValue* v = call.find(name);
   const auto* s = v != nullptr ? std::get_if<std::string>(v) : nullptr;
@@ -345,6 +371,9 @@ Result<CallOutput> FiletreeWorld::dir_list(const Call& call, uint64_t max_output
 Result<CallOutput> FiletreeWorld::fleet_effective(const Call& call, uint64_t max_output_bytes) {
   auto t = targeted(call);
   if (!t.ok()) return t.status();
+  auto refused = refusal(*fs_, *path, EntryType::kFile);
+  if (!refused.ok()) return refused.status();
+  if (*refused) return std::move(**refused);
   if (t->failure) return *t->failure;
   const Fleet& fleet = *t->fleet;
   Output out(max_output_bytes);
@@ -356,6 +385,9 @@ Result<CallOutput> FiletreeWorld::fleet_effective(const Call& call, uint64_t max
       std::string line = "  " + key + "=" + v.value + "  from " + v.source;
       const std::string* group = fleet.group_vars().find(key);
       if (v.source != kGroupVarsPath && group != nullptr) {
+  auto refused = refusal(*fs_, *path, EntryType::kDir);
+  if (!refused.ok()) return refused.status();
+  if (*refused) return std::move(**refused);
         line += " (group default " + *group + ")";
       }
       out.add(line + "\n");

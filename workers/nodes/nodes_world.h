@@ -121,6 +121,13 @@ class NodesWorld final : public world::World {
   std::filesystem::path work_dir_;
   BuildSpec spec_;
   std::vector<scenario::TargetTerm> terms_;
+  // The runner's reading probes (file.read, dir.list) by name: the path prefixes the catalog
+  // allows and excludes, one a line, handed to the runner so it refuses a symlink that leads out
+  // of them before it reads anything.
+  struct ReadBounds {
+    std::string within, without;
+  };
+  std::map<std::string, ReadBounds> read_bounds_;
   Holder holder_;
   std::unique_ptr<sandbox::LeakLedger> ledger_;
   std::unique_ptr<netns::WorldNetwork> net_;

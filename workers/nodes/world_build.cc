@@ -81,6 +81,16 @@ Status NodesWorld::load_spec(const scenario::Manifest& manifest, std::string_vie
   scenario_ = manifest.id;
   version_ = manifest.version;
   terms_ = manifest.targets;
+  read_bounds_.clear();
+  for (const scenario::CallSpec& c : manifest.probes) {
+    if (c.name != "file.read" && c.name != "dir.list") continue;
+    for (const scenario::ParamSchema& p : c.params) {
+      if (p.name != "path" || p.type != scenario::ParamType::kPath) continue;
+      ReadBounds& b = read_bounds_[c.name];
+      for (const std::string& in : p.path_prefixes) b.within += in + "\n";
+      for (const std::string& ex : p.path_excludes) b.without += ex + "\n";
+    }
+  }
   const auto ansible = [](const std::string& call) { return call.starts_with("ansible."); };
   runs_ansible_ = std::any_of(manifest.probes.begin(), manifest.probes.end(),
                               [&](const auto& c) { return ansible(c.name); }) ||

@@ -23,8 +23,10 @@ using world::CallOutput;
 
 namespace {
 
+// `within` and `without`: a reading probe's bounds (one prefix a line), empty for other calls.
 std::string op_json(const scenario::Call& call, uint64_t cap,
-                    const std::map<std::string, std::string>& paths) {
+                    const std::map<std::string, std::string>& paths, std::string_view within,
+                    std::string_view without) {
   JsonWriter args;
   for (const auto& [name, value] : call.params) {
     if (name == "node") continue;
@@ -33,7 +35,24 @@ std::string op_json(const scenario::Call& call, uint64_t cap,
     if (const auto* b = std::get_if<bool>(&value)) args.boolean(name, *b);
     if (std::holds_alternative<scenario::Target>(value)) args.str(name, paths.at(name));
   }
+  if (!within.empty()) args.str("within", within);
+  if (!without.empty()) args.str("without", without);
   return JsonWriter().str("op", call.name).raw("args", args.done()).num("max_output", cap).done();
+}
+
+// The line of a failed run's output that says why: the last "error: " line (path.namei and the
+// ops that keep earlier output put it last, after the lines that worked), else the first line.
+std::string failure_line(std::string_view text) {
+  std::string_view found;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t nl = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, nl - at);
+    if (found.empty() && at == 0) found = line;
+    if (line.starts_with("error: ")) found = line;
+    at = nl + 1;
+  }
+  return safe_text(found, 512);
 }
 
 supervisor::HostFacts facts_of(const nsworld::ExecResult& r, const std::string& profile) {
@@ -147,8 +166,12 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
     if (Status s = scenario::admit_matches(*tv, **term, found); !s.is_ok()) return unresolved(s);
   }
   CallOutput out;
+  const auto bounds = action ? read_bounds_.end() : read_bounds_.find(call.name);
+  const ReadBounds no_bounds;
+  const ReadBounds& bound = bounds == read_bounds_.end() ? no_bounds : bounds->second;
+  size_t refused = 0;
   for (auto& [n, paths] : runs) {
-    const std::string op = op_json(call, cap, paths);
+    const std::string op = op_json(call, cap, paths, bound.within, bound.without);
     std::string shown = n->spec->name;
     for (const auto& [param, path] : paths) shown += ":" + path;
     out.resolved.push_back(shown);
@@ -172,6 +195,11 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
       error = "the runner was killed at its deadline";
     } else if (!facts.exited) {
       error = "the runner died of signal " + std::to_string(facts.term_signal);
+    } else if (code == 5 && !action && !rec.evidence.rejected) {
+      // The runner refused its target before it read anything: its exit status says so, as the
+      // supervisor measured it (docs/RUNNER.md); its one line says why.
+      ++refused;
+      error = safe_text(text.substr(0, text.find('\n')), 512);
     } else if (code >= 2) {
       // 2: the driver built an op the runner refused; 3: no writer. Both are the host's fault.
       return Status::io("node " + n->spec->name + ": aura-runner exit " + std::to_string(code) +
@@ -180,7 +208,7 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
       error = "the runner's evidence was refused: " + rec.evidence.reason;
       code = -1;
     } else if (code == 1) {
-      error = safe_text(text.substr(0, text.find('\n')), 512);
+      error = failure_line(text);
     }
     if (runs.size() > 1) out.output += "== " + n->spec->name + " ==\n";
     out.output += text;
@@ -194,6 +222,8 @@ Result<CallOutput> NodesWorld::run_calls(const scenario::Call& call, bool action
     out.output.resize(cap);
     out.truncated = true;
   }
+  // Nothing was done only when every node's runner refused.
+  out.refused = refused == runs.size();
   return out;
 }
 

@@ -38,18 +38,23 @@ class Output {
     append("\n");
   }
   void mark_truncated() { truncated_ = true; }
+  // The op refused its target before reading or changing anything (refuse() below).
+  void mark_refused() { refused_ = true; }
   void clear() {
     bytes_.clear();
     truncated_ = false;
+    refused_ = false;
   }
   size_t cap() const { return cap_; }
   const std::string& bytes() const { return bytes_; }
   bool truncated() const { return truncated_; }
+  bool refused() const { return refused_; }
 
  private:
   size_t cap_;
   std::string bytes_;
   bool truncated_ = false;
+  bool refused_ = false;
 };
 
 // Where the node keeps what the ops touch besides their arguments (the environment's values).
@@ -117,6 +122,16 @@ inline Status errno_error(std::string_view what, std::string_view step, int err)
   return world_error(what, std::string(step) + ": " + file_io::errno_text(err));
 }
 inline Status failure_in_output() { return Status(ErrorCode::kFailedPrecondition, ""); }
+// The op's own check refused its target before anything was read or changed (not a regular file,
+// missing, a symlink that leaves the allowed prefixes): the output is the one line
+// "refused: <what> : <reason>" and the runner exits 5 (docs/RUNNER.md), so the lab knows from
+// the runner's exit status, not from anything the world wrote, that nothing was done.
+inline Status refuse(Output& out, std::string_view what, std::string_view reason) {
+  out.clear();
+  out.line("refused: " + std::string(what) + " : " + std::string(reason));
+  out.mark_refused();
+  return failure_in_output();
+}
 inline Status bad_arg(std::string_view name, std::string_view why) {
   return Status::invalid("args." + std::string(name) + ": " + std::string(why));
 }

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <optional>
 #include <type_traits>
 
 #include "workers/runner/accounts.h"
@@ -36,14 +38,87 @@ std::string link_suffix(const struct stat& st, int dir_fd, const char* name) {
   return " -> " + escape_name(std::string_view(buf, size_t(n)));
 }
 
+// The prefixes in `list` (one a line, each absolute and ending in '/'); none when absent.
+std::vector<std::string_view> prefix_lines(std::optional<std::string_view> list) {
+  std::vector<std::string_view> out;
+  if (!list) return out;
+  std::string_view rest = *list;
+  while (!rest.empty()) {
+    const size_t nl = std::min(rest.find('\n'), rest.size());
+    if (nl > 0) out.push_back(rest.substr(0, nl));
+    rest.remove_prefix(std::min(nl + 1, rest.size()));
+  }
+  return out;
+}
+
+// Whether `path` lies beneath `prefix` (a whole component at a time; "/" covers everything).
+bool beneath(std::string_view path, std::string_view prefix) {
+  if (prefix.empty() || prefix.back() != '/') return false;
+  return path.size() > prefix.size() && path.starts_with(prefix);
+}
+
+// Why the place `path` really names (every symlink on the way followed) lies outside the
+// call's bounds: the args "within" (allowed prefixes, one a line) and "without" (excluded ones,
+// the folder itself too). Empty when it lies inside, or when the call states no bounds.
+Result<std::string> out_of_bounds(const Args& args, const std::string& path, std::string* real) {
+  const auto within = prefix_lines(args.opt_str("within"));
+  const auto without = prefix_lines(args.opt_str("without"));
+  if (within.empty() && without.empty()) return std::string();
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return std::string(file_io::errno_text(errno));
+  *real = resolved;
+  std::free(resolved);
+  for (std::string_view ex : without) {
+    if (beneath(*real, ex) || *real == ex.substr(0, ex.size() - 1))
+      return "it resolves to " + escape_name(*real) + ", under " + std::string(ex) +
+             ", which this call may not read";
+  }
+  if (within.empty()) return std::string();
+  for (std::string_view in : within)
+    if (beneath(*real, in)) return std::string();
+  std::string list;
+  for (std::string_view in : within) list += (list.empty() ? "" : ", ") + std::string(in);
+  return "it resolves to " + escape_name(*real) + ", outside " + list;
+}
+
+bool same_inode(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// The runner's own checks come first, before a byte is read: the target must be a regular
+// file (symlinks followed) whose real place lies within the call's bounds; otherwise the call is
+// refused and nothing is read. The file is then opened O_NONBLOCK|O_NOCTTY and must be the very
+// inode that was checked.
 Status file_read(const Args& args, const Context&, Output& out) {
   const std::string& path = args.str("path");
   AURA_RETURN_IF_ERROR(check_path("path", path));
-  bool more = false;
+  const std::string what = "read " + escape_name(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return refuse(out, what, file_io::errno_text(errno));
+  if (!S_ISREG(st.st_mode)) {
+    return refuse(out, what, "not a regular file (" + std::string(type_name(st.st_mode)) + ")");
+  }
+  std::string real;
+  std::string outside;
+  AURA_ASSIGN_OR_RETURN(outside, out_of_bounds(args, path, &real));
+  if (!outside.empty()) return refuse(out, what, outside);
+  struct stat real_st = st;
+  if (!real.empty() && ::stat(real.c_str(), &real_st) != 0)
+    return refuse(out, what, file_io::errno_text(errno));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return refuse(out, what, file_io::errno_text(errno));
+  file_io::Fd guard(fd);
+  struct stat opened {};
+  if (::fstat(fd, &opened) != 0) return errno_error(what, errno);
+  if (!S_ISREG(opened.st_mode) || !same_inode(opened, st) || !same_inode(opened, real_st))
+    return refuse(out, what, "it changed while it was checked");
   std::string bytes;
-  AURA_ASSIGN_OR_RETURN(bytes, read_regular(path, out.cap(), &more, "read"));
+  AURA_ASSIGN_OR_RETURN(bytes, read_fd_bounded(fd, out.cap() + 1, what));
+  if (bytes.size() > out.cap()) {
+    bytes.resize(out.cap());
+    out.mark_truncated();
+  }
   out.append(bytes);
-  if (more) out.mark_truncated();
   return Status::ok();
 }
 
@@ -63,8 +138,16 @@ Status dir_list(const Args& args, const Context&, Output& out) {
   const std::string& path = args.str("path");
   AURA_RETURN_IF_ERROR(check_path("path", path));
   const std::string what = "list " + escape_name(path);
+  std::string real;
+  std::string outside;
+  AURA_ASSIGN_OR_RETURN(outside, out_of_bounds(args, path, &real));
+  if (!outside.empty()) return refuse(out, what, outside);
+  // A folder that cannot be opened (missing, not a folder) is refused: nothing was listed.
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return errno_error(what, errno);
+  if (fd < 0) {
+    const int err = errno;
+    return refuse(out, what, err == ENOTDIR ? "not a folder" : file_io::errno_text(err));
+  }
   DIR* d = ::fdopendir(fd);
   if (d == nullptr) {
     const int err = errno;
@@ -247,9 +330,9 @@ Status file_chown(const Args& args, const Context& ctx, Output& out) {
 std::vector<OpSpec> file_ops() {
   using C = OpClass;
   return {
-      {"file.read", C::kProbe, {{"path"}}, file_read},
+      {"file.read", C::kProbe, {{"path"}, {"within", false}, {"without", false}}, file_read},
       {"file.stat", C::kProbe, {{"path"}}, file_stat},
-      {"dir.list", C::kProbe, {{"path"}}, dir_list},
+      {"dir.list", C::kProbe, {{"path"}, {"within", false}, {"without", false}}, dir_list},
       {"path.namei", C::kProbe, {{"path"}}, path_namei},
       {"file.write", C::kAction, {{"path"}, {"content"}, {"mode", false}}, file_write},
       {"file.replace", C::kAction, {{"path"}, {"old"}, {"new"}}, file_replace},

@@ -2,7 +2,8 @@
 // to the lab as exactly one evidence frame on the inherited writer socket (docs/RUNNER.md).
 // It never writes to stdout. Exit 0: the op did what it was asked; 1: the world's state made it
 // fail (the output says why); 2: a malformed call (stderr says why, nothing is sent); 3: no
-// writer (the environment is missing or invalid, or a send failed); 4: it could not join the node.
+// writer (the environment is missing or invalid, or a send failed); 4: it could not join the node;
+// 5: the op refused its target before doing anything (the output says why).
 // It is loaded on the host and joins the node itself before it reads anything of its call
 // (workers/nsworld/join.h), so nothing the node holds influences which code runs here.
 #include <fcntl.h>
@@ -37,6 +38,7 @@ constexpr int kExitWorld = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoWriter = 3;
 constexpr int kExitNoJoin = 4;
+constexpr int kExitRefused = 5;
 
 struct Writer {
   int fd = -1;
@@ -233,5 +235,6 @@ int main(int argc, char** argv) {
   }
   if (Status s = send_evidence(*writer, out); !s.is_ok())
     return fail(kExitNoWriter, s.with_context("evidence"));
-  return done.is_ok() ? kExitDone : kExitWorld;
+  if (done.is_ok()) return kExitDone;
+  return out.refused() ? kExitRefused : kExitWorld;
 }
