@@ -287,7 +287,7 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   CHECK(op("attempt.evidence", ",\"evidence\":\"ev-9\"").status == 404);
   // Validation without submitting: a wrong selector is named at its path; the gold IR is ok.
   std::string wrong = gold->ir_json;
-  wrong.replace(wrong.find("stale-app-root"), 14, "no-such-target");
+  wrong.replace(wrong.find("host-vars-root-without-page"), 27, "no-such-target");
   auto v = op("attempt.validate", ",\"ir\":" + wrong);
   CHECK(v.status == 200);
   CHECK(member(v.body_json, "ok") == "false");

@@ -186,12 +186,14 @@ TEST_CASE("aura attempt catalog: the probes, actions, target terms and checks, n
            "  stale-process: ", "  file.read (cost 1): read a file",
            "      path: absolute path under /, at most 256 bytes", "  fleet.effective (cost 2)",
            "  vars.unset: remove a key from the nodes' host vars",
-           "      node: target of kind node: role web, selector stale-app-root",
+           "      node: target of kind node: role web, selector host-vars-root-without-page, "
+           "selector nodes-serving-no-page, or {\"literal\":...}",
            "      key: one of app_root, log_level, port, server_name, workers",
-           "      path: absolute path under /fleet/, /nodes/, /srv/www/, at most 256 bytes",
+           "      path: target of kind path: selector release-page, or {\"literal\":...}",
            "      mode: mode, 3 or 4 octal digits within 0777",
            "  journal.undo: ", "  role web (kind node, at most 3): ",
-           "  selector stale-app-root (kind node, at most 3): ", "  postcondition fleet-healthy: ",
+           "  selector host-vars-root-without-page (kind node, at most 3): ",
+           "  selector release-page (kind path, at most 1): ", "  postcondition fleet-healthy: ",
            "  invariant fleet-converged: ",
            "next: read the briefing and the hypotheses, then predict",
            "  aura attempt predict " + id + " --hypothesis ID --expect TEXT"}) {
@@ -258,8 +260,8 @@ TEST_CASE("aura attempt: every command ends with the next step, refusals too, an
                   R"({"call":"fleet.effective","params":{"node":{"role":"web2"}}})"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("no target term named \"web2\" (did you mean web?); the terms of kind node: "
-                   "role web, selector stale-app-root, or {\"literal\":\"web2\"}") !=
-        std::string::npos);
+                   "role web, selector host-vars-root-without-page, selector "
+                   "nodes-serving-no-page, or {\"literal\":\"web2\"}") != std::string::npos);
   CHECK(r.err.find("next: probe the system (12 of 12 budget left") != std::string::npos);
 
   // The bad fix, in learn mode, to its verdict; every step says what comes next.

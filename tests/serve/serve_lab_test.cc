@@ -142,14 +142,14 @@ TEST_CASE(
   auto catalog = get("/catalog");
   CHECK(catalog.status == 200);
   check_shape(contract, "AttemptCatalog", catalog.body);
-  CHECK(catalog.body.find("\"stale-app-root\"") != std::string::npos);
+  CHECK(catalog.body.find("\"host-vars-root-without-page\"") != std::string::npos);
   auto ev = get("/evidence/ev-1");
   CHECK(ev.status == 200);
   check_shape(contract, "Evidence", ev.body);
   CHECK(member(ev.body, "content").find("app_root") != std::string::npos);
   // Validation without submitting: the wrong target is named at its JSON path.
   std::string wrong = gold->ir_json;
-  wrong.replace(wrong.find("stale-app-root"), 14, "no-such-target");
+  wrong.replace(wrong.find("host-vars-root-without-page"), 27, "no-such-target");
   auto v = post("/intervention/validate", wrong);
   CHECK(v.status == 200);
   check_shape(contract, "ValidationResult", v.body);

@@ -184,8 +184,9 @@ Subject filetree_subject() {
   s.outside_probe = R"({"call":"fleet.effective","params":{"node":{"literal":"web9"}}})";
   s.read_path = "/srv/www/current/index.html";
   s.read_probe = R"({"call":"file.read","params":{"path":")" + s.read_path + R"("}})";
-  s.write_action =
-      R"({"call":"file.write","params":{"path":")" + s.read_path + R"(","content":"conformance"}})";
+  // t0's file.write names its path as a target of kind path: a selector or a literal.
+  s.write_action = R"({"call":"file.write","params":{"path":{"literal":")" + s.read_path +
+                   R"("},"content":"conformance"}})";
   s.undo_action = R"({"call":"journal.undo"})";
   return s;
 }

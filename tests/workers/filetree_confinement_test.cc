@@ -101,13 +101,15 @@ TEST_CASE("filetree confinement: an absolute symlink to a file outside is never 
 
   // Actions refuse it rather than write through it or replace it.
   CallOutput write = env.run(
-      R"({"call":"file.write","params":{"path":"/nodes/web2/app.conf","content":"pwned"}})", false);
+      R"({"call":"file.write","params":{"path":{"literal":"/nodes/web2/app.conf"},"content":"pwned"}})",
+      false);
   CHECK(write.exit_code != 0);
   CallOutput converge =
       env.run(R"({"call":"fleet.converge","params":{"node":{"literal":"web2"}}})", false);
   CHECK(converge.exit_code != 0);
   CallOutput chmod = env.run(
-      R"({"call":"file.chmod","params":{"path":"/nodes/web2/app.conf","mode":"0666"}})", false);
+      R"({"call":"file.chmod","params":{"path":{"literal":"/nodes/web2/app.conf"},"mode":"0666"}})",
+      false);
   CHECK(chmod.exit_code != 0);
   CHECK(fs::is_symlink(conf));
   env.outside_untouched();
@@ -142,7 +144,7 @@ TEST_CASE("filetree confinement: relative '..' symlinks and folder links stay re
   CallOutput list = env.run(R"({"call":"dir.list","params":{"path":"/srv/www/current"}})", true);
   CHECK(list.exit_code != 0);
   CallOutput write = env.run(
-      R"({"call":"file.write","params":{"path":"/srv/www/current/index.html","content":"x"}})",
+      R"({"call":"file.write","params":{"path":{"literal":"/srv/www/current/index.html"},"content":"x"}})",
       false);
   CHECK(write.exit_code != 0);
   // Every node's app_root now names a link: the fleet is unhealthy, nothing outside is read.
@@ -175,14 +177,15 @@ TEST_CASE("filetree confinement: a FIFO is refused without blocking") {
   CHECK_FALSE(healthy.ok);
   CHECK(healthy.observed.find("fifo") != std::string::npos);
   CallOutput write = env.run(
-      R"({"call":"file.write","params":{"path":"/srv/www/current/index.html","content":"x"}})",
+      R"({"call":"file.write","params":{"path":{"literal":"/srv/www/current/index.html"},"content":"x"}})",
       false);
   CHECK(write.exit_code != 0);
   auto fp = env.w->fingerprint();  // lists the FIFO, never opens it
   CHECK(fp.ok());
   // The selector's index.html test does not open it either.
   CallOutput stale = env.run(
-      R"({"call":"fleet.effective","params":{"node":{"selector":"stale-app-root"}}})", true);
+      R"({"call":"fleet.effective","params":{"node":{"selector":"host-vars-root-without-page"}}})",
+      true);
   CHECK(stale.resolved == std::vector<std::string>{"web2"});
   // A call that opened the FIFO would wait for a writer that never comes. The calls take
   // milliseconds; 30 s is a hang guard for a machine half as fast and busy, not a speed bar.

@@ -22,6 +22,7 @@ namespace fs = std::filesystem;
 using aura::ErrorCode;
 using aura::scenario::Call;
 using aura::scenario::Manifest;
+using aura::scenario::Target;
 using aura::workers::filetree::FiletreeDriver;
 using aura::world::CallOutput;
 using aura::world::World;
@@ -214,7 +215,8 @@ TEST_CASE("filetree check_manifest: accepts the t0 package and names what it ref
   {
     Manifest m = env.m;
     m.worlds[2].build_json = R"({"layers":["worlds/common","worlds/control"]})";
-    refused(m, "worlds[2].build.selectors: selector \"stale-app-root\" is not defined");
+    refused(m,
+            "worlds[2].build.selectors: selector \"host-vars-root-without-page\" is not defined");
   }
   const auto rule = [&](const std::string& selectors) {
     Manifest m = env.m;
@@ -223,27 +225,64 @@ TEST_CASE("filetree check_manifest: accepts the t0 package and names what it ref
     return m;
   };
   const std::string stale =
-      R"("stale-app-root":{"kind":"stale_override","var":"app_root","file":"index.html"})";
+      R"("host-vars-root-without-page":{"kind":"stale_override","var":"app_root","file":"index.html"},)"
+      R"("nodes-serving-no-page":{"kind":"no_page","var":"app_root","file":"index.html"},)"
+      R"("release-page":{"kind":"path","path":"/srv/www/current/index.html"})";
   refused(rule("{" + stale + R"(,"web":{"kind":"stale_override","var":"a","file":"f"}})"),
           "worlds[1].build.selectors.web: not a selector term of the manifest");
-  refused(rule(R"({"stale-app-root":{"kind":"var_match","var":"app_root","file":"f"}})"),
-          "worlds[1].build.selectors.stale-app-root.kind: \"var_match\" is not a selector kind "
-          "the filetree driver implements (stale_override)");
-  refused(rule(R"({"stale-app-root":{"kind":"stale_override","var":"App Root","file":"f"}})"),
-          "worlds[1].build.selectors.stale-app-root.var: \"App Root\" is not a vars key");
-  refused(rule(R"({"stale-app-root":{"kind":"stale_override","var":"app_root","file":"../x"}})"),
-          "worlds[1].build.selectors.stale-app-root.file: \"../x\" is not a normalised "
-          "relative path");
-  refused(rule(R"({"stale-app-root":{"kind":"stale_override","var":"app_root"}})"),
-          "worlds[1].build.selectors.stale-app-root.file: required");
-  refused(rule(R"({"stale-app-root":{"kind":"stale_override","var":"app_root","file":"f",)"
-               R"("role":"web"}})"),
-          "worlds[1].build.selectors.stale-app-root.role: unknown member");
+  refused(
+      rule(R"({"host-vars-root-without-page":{"kind":"var_match","var":"app_root","file":"f"}})"),
+      "worlds[1].build.selectors.host-vars-root-without-page.kind: \"var_match\" is not a selector "
+      "kind "
+      "the filetree driver implements (stale_override, no_page, path)");
+  refused(
+      rule(
+          R"({"host-vars-root-without-page":{"kind":"stale_override","var":"App Root","file":"f"}})"),
+      "worlds[1].build.selectors.host-vars-root-without-page.var: \"App Root\" is not a vars key");
+  refused(
+      rule(
+          R"({"host-vars-root-without-page":{"kind":"stale_override","var":"app_root","file":"../x"}})"),
+      "worlds[1].build.selectors.host-vars-root-without-page.file: \"../x\" is not a normalised "
+      "relative path");
+  refused(rule(R"({"host-vars-root-without-page":{"kind":"stale_override","var":"app_root"}})"),
+          "worlds[1].build.selectors.host-vars-root-without-page.file: required");
+  refused(
+      rule(R"({"host-vars-root-without-page":{"kind":"stale_override","var":"app_root","file":"f",)"
+           R"("role":"web"}})"),
+      "worlds[1].build.selectors.host-vars-root-without-page.role: unknown member");
+  refused(rule(R"({"release-page":{"kind":"path","path":"srv/www"}})"),
+          "worlds[1].build.selectors.release-page.path: \"srv/www\" is not a normalised "
+          "absolute path");
+  refused(rule(R"({"release-page":{"kind":"path","path":"/srv/www","var":"app_root"}})"),
+          "worlds[1].build.selectors.release-page.var: not a member of a path rule");
+  {
+    std::string swapped = stale;
+    swapped.replace(swapped.find(R"({"kind":"path","path":"/srv/www/current/index.html"})"),
+                    std::string(R"({"kind":"path","path":"/srv/www/current/index.html"})").size(),
+                    R"({"kind":"no_page","var":"app_root","file":"index.html"})");
+    refused(rule("{" + swapped + "}"),
+            "worlds[1].build.selectors.release-page: a no_page rule names nodes; the term is of "
+            "kind path");
+  }
   refused(rule("[]"), "worlds[1].build.selectors: expected an object");
   {
     Manifest m = env.m;
     m.targets[0].kind = "service";
     refused(m, "the filetree driver targets nodes");
+  }
+  {
+    Manifest m = env.m;
+    m.targets[0].kind = "path";  // a role of paths: the driver resolves paths by selector only
+    refused(m, "the filetree driver targets nodes, and paths by selector");
+  }
+  {
+    Manifest m = env.m;
+    for (auto& a : m.actions) {
+      for (auto& p : a.params) {
+        if (a.name == "file.write" && p.name == "path") p.target_kind = "node";
+      }
+    }
+    refused(m, "actions[2] (file.write).params.path: target_kind must be path");
   }
 }
 
@@ -429,11 +468,13 @@ TEST_CASE("filetree probes never change the world") {
 TEST_CASE("filetree targets: a selector resolves by the rule its world's build declares") {
   Env env;
   const std::string eff_stale =
-      R"({"call":"fleet.effective","params":{"node":{"selector":"stale-app-root"}}})";
+      R"({"call":"fleet.effective","params":{"node":{"selector":"host-vars-root-without-page"}}})";
   const auto control_with = [&](const std::string& rule) {
     env.m.worlds[2].build_json =
-        R"({"layers":["worlds/common","worlds/control"],"selectors":{"stale-app-root":)" + rule +
-        "}}";
+        R"({"layers":["worlds/common","worlds/control"],"selectors":{"host-vars-root-without-page":)" +
+        rule +
+        R"(,"nodes-serving-no-page":{"kind":"no_page","var":"app_root","file":"index.html"},)"
+        R"("release-page":{"kind":"path","path":"/srv/www/current/index.html"}}})";
     REQUIRE(env.driver.check_manifest(env.m).is_ok());
   };
   // The control's web3 overrides app_root with a folder that holds index.html but no other
@@ -454,7 +495,7 @@ TEST_CASE("filetree targets: a selector resolves by the rule its world's build d
 TEST_CASE("filetree targets: the selector finds the cause in each world; nothing is an error") {
   Env env;
   const std::string eff_stale =
-      R"({"call":"fleet.effective","params":{"node":{"selector":"stale-app-root"}}})";
+      R"({"call":"fleet.effective","params":{"node":{"selector":"host-vars-root-without-page"}}})";
   auto primary = env.world("primary");
   auto twin = env.world("twin-1");
   auto control = env.world("control");
@@ -463,12 +504,12 @@ TEST_CASE("filetree targets: the selector finds the cause in each world; nothing
   // In the control web3's app_root override is legitimate (its folder serves a page).
   CallOutput none = env.probe(*control, eff_stale);
   CHECK(none.exit_code != 0);
-  CHECK(none.error == "selector stale-app-root resolved to no node in this world");
+  CHECK(none.error == "selector host-vars-root-without-page resolved to no node in this world");
   CHECK(none.resolved.empty());
   const std::string before = env.fingerprint(*control);
   CallOutput unset = env.act(
       *control,
-      R"({"call":"vars.unset","params":{"node":{"selector":"stale-app-root"},"key":"app_root"}})");
+      R"({"call":"vars.unset","params":{"node":{"selector":"host-vars-root-without-page"},"key":"app_root"}})");
   CHECK(unset.exit_code != 0);
   CHECK(env.fingerprint(*control) == before);
 
@@ -490,6 +531,66 @@ TEST_CASE("filetree targets: the selector finds the cause in each world; nothing
   CHECK(many->error ==
         "role web resolved to 3 nodes (web1, web2, web3), more than its max_matches 2");
   CHECK(many->output.empty());
+}
+
+TEST_CASE("filetree targets: each t0 hypothesis's selector resolves where its fix runs") {
+  Env env;
+  const auto eff = [](const char* selector) {
+    return std::string(R"({"call":"fleet.effective","params":{"node":{"selector":")") + selector +
+           R"("}}})";
+  };
+  const std::string page =
+      R"({"call":"file.chmod","params":{"path":{"selector":"release-page"},"mode":"0644"}})";
+  const std::vector<std::string> kPage = {"/srv/www/current/index.html"};
+  for (const auto& [world, broken] : std::vector<std::pair<std::string, std::string>>{
+           {"primary", "web2"}, {"twin-1", "web3"}, {"control", ""}}) {
+    CAPTURE(world);
+    auto w = env.world(world);
+    for (const char* selector : {"host-vars-root-without-page", "nodes-serving-no-page"}) {
+      CAPTURE(selector);
+      const CallOutput got = env.probe(*w, eff(selector));
+      if (broken.empty()) {
+        // The control serves every page: neither the cause's selector nor the symptom's names
+        // a node there, and saying so is the call's error, not a silent no-op.
+        CHECK(got.exit_code != 0);
+        CHECK(got.error ==
+              "selector " + std::string(selector) + " resolved to no node in this world");
+      } else {
+        CHECK(got.exit_code == 0);
+        CHECK(got.resolved == std::vector<std::string>{broken});
+      }
+    }
+    // The release's page is the same file in every world (bad-release's fix writes it).
+    const CallOutput chmod = env.act(*w, page);
+    CHECK(chmod.exit_code == 0);
+    CHECK(chmod.resolved == kPage);
+    auto rb = w->read_back(env.call(page, false), {chmod.resolved, chmod.output});
+    REQUIRE(rb.ok());
+    CHECK(rb->differences.empty());
+    CHECK(rb->observed.find("/srv/www/current/index.html mode=0644") != std::string::npos);
+  }
+  // A literal path is the path itself; a node selector is no path.
+  auto w = env.world("primary");
+  const CallOutput literal = env.act(
+      *w,
+      R"({"call":"file.chmod","params":{"path":{"literal":"/srv/www/current"},"mode":"0755"}})");
+  CHECK(literal.exit_code == 0);
+  CHECK(literal.resolved == std::vector<std::string>{"/srv/www/current"});
+  Call wrong = env.call(page, false);
+  wrong.params = {{"mode", std::string("0644")},
+                  {"path", Target{Target::Kind::kSelector, "nodes-serving-no-page"}}};
+  auto refused = w->act(wrong);
+  REQUIRE(refused.ok());
+  CHECK(refused->exit_code != 0);
+  CHECK(refused->error ==
+        "selector nodes-serving-no-page: not a selector of paths this world's build defines");
+  // The symptom's selector follows the symptom: after a hand edit web2 serves a page again.
+  CHECK(env.act(*w, R"({"call":"file.write","params":{"path":{"literal":"/nodes/web2/app.conf"},)"
+                    R"("content":"app_root=/srv/www/current"}})")
+            .exit_code == 0);
+  CHECK(env.probe(*w, eff("nodes-serving-no-page")).exit_code != 0);
+  CHECK(env.probe(*w, eff("host-vars-root-without-page")).resolved ==
+        std::vector<std::string>{"web2"});
 }
 
 TEST_CASE("filetree actions: vars.set, vars.unset, file.write, file.chmod, fleet.converge") {
@@ -531,27 +632,30 @@ TEST_CASE("filetree actions: vars.set, vars.unset, file.write, file.chmod, fleet
 
   CallOutput write = env.act(
       *w,
-      R"({"call":"file.write","params":{"path":"/srv/www/release-1/index.html","content":"<h1>Acme Shop release 43</h1>"}})");
+      R"({"call":"file.write","params":{"path":{"literal":"/srv/www/release-1/index.html"},"content":"<h1>Acme Shop release 43</h1>"}})");
   CHECK(write.exit_code == 0);
   CHECK(slurp(root / "srv/www/release-1/index.html") == "<h1>Acme Shop release 43</h1>");
   CHECK((fs::status(root / "srv/www/release-1/index.html").permissions() & fs::perms::all) ==
         fs::perms(0644));
   CallOutput no_folder = env.act(
       *w,
-      R"({"call":"file.write","params":{"path":"/srv/www/hotfix-7/index.html","content":"x"}})");
+      R"({"call":"file.write","params":{"path":{"literal":"/srv/www/hotfix-7/index.html"},"content":"x"}})");
   CHECK(no_folder.exit_code != 0);
   CHECK(no_folder.error.find("its folder does not exist") != std::string::npos);
-  CallOutput onto_dir =
-      env.act(*w, R"({"call":"file.write","params":{"path":"/srv/www/current","content":"x"}})");
+  CallOutput onto_dir = env.act(
+      *w,
+      R"({"call":"file.write","params":{"path":{"literal":"/srv/www/current"},"content":"x"}})");
   CHECK(onto_dir.exit_code != 0);
   CHECK(fs::is_directory(root / "srv/www/current"));
 
-  CallOutput chmod =
-      env.act(*w, R"({"call":"file.chmod","params":{"path":"/srv/www/release-1","mode":"0750"}})");
+  CallOutput chmod = env.act(
+      *w,
+      R"({"call":"file.chmod","params":{"path":{"literal":"/srv/www/release-1"},"mode":"0750"}})");
   CHECK(chmod.exit_code == 0);
   CHECK((fs::status(root / "srv/www/release-1").permissions() & fs::perms::all) == fs::perms(0750));
   CallOutput lockout = env.act(
-      *w, R"({"call":"file.chmod","params":{"path":"/fleet/inventory.conf","mode":"0000"}})");
+      *w,
+      R"({"call":"file.chmod","params":{"path":{"literal":"/fleet/inventory.conf"},"mode":"0000"}})");
   CHECK(lockout.exit_code != 0);
   CHECK(lockout.error.find("refused") != std::string::npos);
   // Bits outside 0777 never reach the world, even past the catalog's mask.
@@ -715,8 +819,9 @@ TEST_CASE(
     "served") {
   Env env;
   auto primary = env.world("primary");
-  (void)env.act(*primary,
-                R"({"call":"file.chmod","params":{"path":"/srv/www/release-1","mode":"0777"}})");
+  (void)env.act(
+      *primary,
+      R"({"call":"file.chmod","params":{"path":{"literal":"/srv/www/release-1"},"mode":"0777"}})");
   CHECK(env.checks(*primary) == Checks{{"fleet-healthy", false}, {"fleet-converged", true}});
 }
 

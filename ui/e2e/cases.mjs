@@ -155,9 +155,10 @@ export const cases = [
       await page.getByRole('button', { name: /^Run fleet\.diff/ }).click();
       await page.locator('[data-evidence="ev-2"] [data-transcript]').waitFor({ state: 'attached', timeout: kLong });
 
-      // the learner reads the catalog: the selector for a stale app_root override, the checks
+      // the learner reads the catalog: of the selectors (one for each hypothesis), the one that
+      // names nodes by what their host vars set app_root to; the checks
       const terms = await page.locator('tr[data-term]').evaluateAll((rs) => rs.map((r) => ({ name: r.dataset.term, text: r.innerText })));
-      const selector = terms.find((t) => /selector/.test(t.text) && /app_root/.test(t.text))?.name;
+      const selector = terms.find((t) => /selector/.test(t.text) && /host vars set app_root/.test(t.text))?.name;
       assert(selector, `no selector for app_root among the target terms: ${JSON.stringify(terms)}`);
       const checks = await page.locator('li[data-check]').evaluateAll((ls) => ls.map((l) => ({ id: l.dataset.check, text: l.innerText })));
       const post = checks.filter((c) => /\(postcondition\)/.test(c.text)).map((c) => c.id);

@@ -71,11 +71,16 @@ Status check_catalog(const std::vector<scenario::CallSpec>& catalog,
                                    [&](const auto& p) { return p.name == want.name; });
       const std::string where = path + ".params." + std::string(want.name);
       if (it == spec.params.end()) return Status::invalid(where + ": missing");
-      if (it->type != want.type) {
+      const bool path_target = want.or_path_target && it->type == ParamType::kTarget;
+      if (it->type != want.type && !path_target) {
         return Status::invalid(where + ": must be of type " +
-                               std::string(param_type_name(want.type)));
+                               std::string(param_type_name(want.type)) +
+                               (want.or_path_target ? " or a target of kind path" : ""));
       }
       if (!it->required) return Status::invalid(where + ": must be required");
+      if (path_target && it->target_kind != "path") {
+        return Status::invalid(where + ": target_kind must be path");
+      }
       if (want.type == ParamType::kTarget && it->target_kind != "node") {
         return Status::invalid(where + ": target_kind must be node");
       }
@@ -176,19 +181,38 @@ Result<std::string_view> rule_text(const std::optional<json::Element>& value,
 
 Result<SelectorRule> parse_selector(std::string_view name, json::Element value,
                                     const std::string& where) {
-  static constexpr std::array<std::string_view, 3> kNames = {"kind", "var", "file"};
+  static constexpr std::array<std::string_view, 4> kNames = {"kind", "var", "file", "path"};
   auto members = json::members_of(value, where, kNames);
   if (!members.ok()) return members.status();
   SelectorRule r;
   r.name = std::string(name);
   std::string_view text;
   AURA_ASSIGN_OR_RETURN(text, rule_text((*members)[0], json::member_path(where, "kind")));
-  if (text != kStaleOverride) {
+  if (text != kStaleOverride && text != kNoPage && text != kPathRule) {
     return Status::invalid(json::member_path(where, "kind") + ": " + json::quoted(text) +
                            " is not a selector kind the filetree driver implements (" +
-                           std::string(kStaleOverride) + ")");
+                           std::string(kStaleOverride) + ", " + std::string(kNoPage) + ", " +
+                           std::string(kPathRule) + ")");
   }
   r.kind = std::string(text);
+  // Each kind takes its own members and no other.
+  const bool is_path = r.kind == kPathRule;
+  for (size_t i = 1; i < kNames.size(); ++i) {
+    const bool wanted = is_path == (kNames[i] == "path");
+    if (!wanted && (*members)[i]) {
+      return Status::invalid(json::member_path(where, kNames[i]) + ": not a member of a " + r.kind +
+                             " rule");
+    }
+  }
+  if (is_path) {
+    AURA_ASSIGN_OR_RETURN(text, rule_text((*members)[3], json::member_path(where, "path")));
+    if (!scenario::is_normalised_absolute_path(text)) {
+      return Status::invalid(json::member_path(where, "path") + ": " + json::quoted(text) +
+                             " is not a normalised absolute path");
+    }
+    r.path = std::string(text);
+    return r;
+  }
   AURA_ASSIGN_OR_RETURN(text, rule_text((*members)[1], json::member_path(where, "var")));
   if (!is_fleet_name(text)) {
     return Status::invalid(json::member_path(where, "var") + ": " + json::quoted(text) +
@@ -260,6 +284,11 @@ Status check_selectors(const Manifest& manifest, const FiletreeBuild& build,
       return Status::invalid(json::member_path(where + ".selectors", r.name) +
                              ": not a selector term of the manifest");
     }
+    if (term->kind != r.term_kind()) {
+      return Status::invalid(json::member_path(where + ".selectors", r.name) + ": a " + r.kind +
+                             " rule names " + std::string(r.term_kind()) +
+                             "s; the term is of kind " + term->kind);
+    }
   }
   return Status::ok();
 }
@@ -273,8 +302,9 @@ Status FiletreeDriver::check_manifest(const Manifest& manifest) const {
   for (size_t i = 0; i < manifest.targets.size(); ++i) {
     const scenario::TargetTerm& t = manifest.targets[i];
     const std::string path = "manifest.json: targets[" + std::to_string(i) + "] (" + t.name + ")";
-    if (t.kind != "node") {
-      return Status::invalid(path + ": kind " + t.kind + "; the filetree driver targets nodes");
+    if (t.kind != "node" && !(t.kind == "path" && t.selector)) {
+      return Status::invalid(path + ": kind " + t.kind +
+                             "; the filetree driver targets nodes, and paths by selector");
     }
   }
   for (size_t i = 0; i < manifest.worlds.size(); ++i) {

@@ -21,8 +21,9 @@ inline constexpr size_t kMaxSelectors = 16;
 
 // A world's "build" object: {"layers": [...], "selectors": {NAME: rule, ...}} ("selectors"
 // optional). Layers: 1..kMaxLayers distinct safe relative package paths. Selectors: at most
-// kMaxSelectors, each a rule of SelectorRule's form ({"kind":"stale_override","var":K,
-// "file":F}) for the manifest's selector term NAME. `path` prefixes errors.
+// kMaxSelectors, each a rule of SelectorRule's form ({"kind":"stale_override"|"no_page",
+// "var":K,"file":F} or {"kind":"path","path":P}) for the manifest's selector term NAME, whose
+// kind the rule's must be. `path` prefixes errors.
 struct FiletreeBuild {
   std::vector<std::string> layers;
   std::vector<SelectorRule> selectors;  // in document order

@@ -222,8 +222,8 @@ const std::vector<CallShape>& action_shapes() {
       {"vars.unset", {{"key", ParamType::kString}, {"node", ParamType::kTarget}}},
       {"vars.set",
        {{"key", ParamType::kString}, {"node", ParamType::kTarget}, {"value", ParamType::kString}}},
-      {"file.write", {{"content", ParamType::kString}, {"path", ParamType::kPath}}},
-      {"file.chmod", {{"mode", ParamType::kMode}, {"path", ParamType::kPath}}},
+      {"file.write", {{"content", ParamType::kString}, {"path", ParamType::kPath, true}}},
+      {"file.chmod", {{"mode", ParamType::kMode}, {"path", ParamType::kPath, true}}},
       {"fleet.converge", {{"node", ParamType::kTarget}}},
       {"journal.undo", {}},
   };
@@ -275,12 +275,13 @@ Result<std::vector<std::string>> FiletreeWorld::resolve(const Target& target, co
   if (term->selector) {
     const auto rule = std::find_if(selectors_.begin(), selectors_.end(),
                                    [&](const SelectorRule& r) { return r.name == term->name; });
-    if (rule == selectors_.end() || rule->kind != kStaleOverride) {
-      return Status::invalid(what + ": not a selector this world's build defines");
+    if (rule == selectors_.end() || rule->term_kind() != "node") {
+      return Status::invalid(what + ": not a selector of nodes this world's build defines");
     }
-    auto stale = fleet.stale_overrides(rule->var, rule->file);
-    if (!stale.ok()) return stale.status().with_context(what);
-    nodes = std::move(*stale);
+    auto found = rule->kind == kStaleOverride ? fleet.stale_overrides(rule->var, rule->file)
+                                              : fleet.without_file(rule->var, rule->file);
+    if (!found.ok()) return found.status().with_context(what);
+    nodes = std::move(*found);
   } else {
     for (const Node& n : fleet.nodes()) {
       if (n.role == term->name) nodes.push_back(n.name);
@@ -291,6 +292,31 @@ Result<std::vector<std::string>> FiletreeWorld::resolve(const Target& target, co
   resolved = nodes;
   if (!admitted.is_ok()) return admitted;
   return nodes;
+}
+
+Result<std::string> FiletreeWorld::path_of(const Call& call,
+                                           std::vector<std::string>& resolved) const {
+  const scenario::ParamValue* v = call.find("path");
+  if (const auto* s = v != nullptr ? std::get_if<std::string>(v) : nullptr) return *s;
+  auto target = target_param(call, "path");
+  if (!target.ok()) return target.status();
+  const std::string what = scenario::target_label(*target);
+  std::vector<std::string> paths;
+  if (target->kind == Target::Kind::kLiteral) {
+    paths.push_back(target->name);
+  } else {
+    const scenario::TargetTerm* term = nullptr;
+    AURA_ASSIGN_OR_RETURN(term, scenario::find_term(targets_, *target));
+    const auto rule = std::find_if(selectors_.begin(), selectors_.end(),
+                                   [&](const SelectorRule& r) { return r.name == term->name; });
+    if (!term->selector || rule == selectors_.end() || rule->kind != kPathRule)
+      return Status::invalid(what + ": not a selector of paths this world's build defines");
+    paths.push_back(rule->path);
+    AURA_RETURN_IF_ERROR(scenario::admit_matches(*target, *term, paths));
+  }
+  AURA_RETURN_IF_ERROR(scenario::admit_path("path", paths.front()));
+  resolved = paths;
+  return paths.front();
 }
 
 Result<FiletreeWorld::Targeted> FiletreeWorld::targeted(const Call& call) const {
@@ -345,6 +371,9 @@ Result<CallOutput> FiletreeWorld::run_script(const Target&, std::string_view) {
 Result<CallOutput> FiletreeWorld::file_read(const Call& call, uint64_t max_output_bytes) {
   auto path = string_param(call, "path");
   if (!path.ok()) return path.status();
+  auto refused = refusal(*fs_, *path, EntryType::kFile);
+  if (!refused.ok()) return refused.status();
+  if (*refused) return std::move(**refused);
   auto data = fs_->read_file(*path, max_output_bytes);
   if (!data.ok()) return failed(data.status());
   CallOutput o;
@@ -356,6 +385,9 @@ Result<CallOutput> FiletreeWorld::file_read(const Call& call, uint64_t max_outpu
 Result<CallOutput> FiletreeWorld::dir_list(const Call& call, uint64_t max_output_bytes) {
   auto path = string_param(call, "path");
   if (!path.ok()) return path.status();
+  auto refused = refusal(*fs_, *path, EntryType::kDir);
+  if (!refused.ok()) return refused.status();
+  if (*refused) return std::move(**refused);
   auto entries = fs_->list_dir(*path);
   if (!entries.ok()) return failed(entries.status());
   Output out(max_output_bytes);
@@ -371,9 +403,6 @@ Result<CallOutput> FiletreeWorld::dir_list(const Call& call, uint64_t max_output
 Result<CallOutput> FiletreeWorld::fleet_effective(const Call& call, uint64_t max_output_bytes) {
   auto t = targeted(call);
   if (!t.ok()) return t.status();
-  auto refused = refusal(*fs_, *path, EntryType::kFile);
-  if (!refused.ok()) return refused.status();
-  if (*refused) return std::move(**refused);
   if (t->failure) return *t->failure;
   const Fleet& fleet = *t->fleet;
   Output out(max_output_bytes);
@@ -385,9 +414,6 @@ Result<CallOutput> FiletreeWorld::fleet_effective(const Call& call, uint64_t max
       std::string line = "  " + key + "=" + v.value + "  from " + v.source;
       const std::string* group = fleet.group_vars().find(key);
       if (v.source != kGroupVarsPath && group != nullptr) {
-  auto refused = refusal(*fs_, *path, EntryType::kDir);
-  if (!refused.ok()) return refused.status();
-  if (*refused) return std::move(**refused);
         line += " (group default " + *group + ")";
       }
       out.add(line + "\n");
@@ -493,40 +519,47 @@ Result<CallOutput> FiletreeWorld::vars_change(const Call& call, bool set) {
 }
 
 Result<CallOutput> FiletreeWorld::file_write(const Call& call) {
-  auto path = string_param(call, "path");
-  if (!path.ok()) return path.status();
+  std::vector<std::string> resolved;
+  auto path = path_of(call, resolved);
+  if (!path.ok()) return failed(path.status());
   auto content = string_param(call, "content");
   if (!content.ok()) return content.status();
+  auto done = [&](CallOutput o) {
+    o.resolved = resolved;
+    return o;
+  };
   auto now = fs_->stat(*path);
-  if (!now.ok()) return failed(now.status());
+  if (!now.ok()) return failed(now.status(), resolved);
   if (now->has_value()) {
     if ((*now)->type != EntryType::kFile) {
       return failed(Status::invalid(*path + ": a " + std::string(entry_type_name((*now)->type)) +
-                                    " is there; only a regular file is replaced"));
+                                    " is there; only a regular file is replaced"),
+                    resolved);
     }
     auto old = fs_->read_file(*path, kMaxFileBytes);
-    if (!old.ok()) return failed(old.status());
+    if (!old.ok()) return failed(old.status(), resolved);
     if (!old->truncated && old->bytes == *content) {
       CallOutput o;
       o.output = *path + ": already holds these bytes; unchanged\n";
-      return o;
+      return done(std::move(o));
     }
   } else if (path->rfind('/') > 0) {
     auto parent = fs_->stat(path->substr(0, path->rfind('/')));
-    if (!parent.ok()) return failed(parent.status());
+    if (!parent.ok()) return failed(parent.status(), resolved);
     if (!parent->has_value() || (*parent)->type != EntryType::kDir) {
-      return failed(Status::not_found(*path + ": its folder does not exist"));
+      return failed(Status::not_found(*path + ": its folder does not exist"), resolved);
     }
   }
-  if (Status s = change_file(*path, *content); !s.is_ok()) return failed(s);
+  if (Status s = change_file(*path, *content); !s.is_ok()) return failed(s, resolved);
   CallOutput o;
   o.output = *path + ": " + std::to_string(content->size()) + " bytes written\n";
-  return o;
+  return done(std::move(o));
 }
 
 Result<CallOutput> FiletreeWorld::file_chmod(const Call& call) {
-  auto path = string_param(call, "path");
-  if (!path.ok()) return path.status();
+  std::vector<std::string> resolved;
+  auto path = path_of(call, resolved);
+  if (!path.ok()) return failed(path.status());
   auto mode_str = string_param(call, "mode");
   if (!mode_str.ok()) return mode_str.status();
   uint32_t mode = 0;
@@ -537,29 +570,33 @@ Result<CallOutput> FiletreeWorld::file_chmod(const Call& call) {
   for (char c : *mode_str) mode = mode * 8 + static_cast<uint32_t>(c - '0');
   if ((mode & ~0777u) != 0) {
     return failed(Status::invalid(*path + ": mode " + *mode_str +
-                                  ": setuid, setgid and sticky bits are refused"));
+                                  ": setuid, setgid and sticky bits are refused"),
+                  resolved);
   }
   auto now = fs_->stat(*path);
-  if (!now.ok()) return failed(now.status());
-  if (!now->has_value()) return failed(Status::not_found(*path + ": not found"));
+  if (!now.ok()) return failed(now.status(), resolved);
+  if (!now->has_value()) return failed(Status::not_found(*path + ": not found"), resolved);
   const Entry& e = **now;
   // The driver reads every file and folder of the world as its owner: a mode that takes the
   // owner's access away would make the world impossible to check or fingerprint.
   if (e.type == EntryType::kFile && (mode & 0400) == 0) {
     return failed(Status::invalid(*path + ": mode " + mode_text(mode) +
-                                  " takes read from the owner; refused"));
+                                  " takes read from the owner; refused"),
+                  resolved);
   }
   if (e.type == EntryType::kDir && (mode & 0700) != 0700) {
-    return failed(Status::invalid(*path + ": mode " + mode_text(mode) +
-                                  " takes rwx from the owner; refused"));
+    return failed(
+        Status::invalid(*path + ": mode " + mode_text(mode) + " takes rwx from the owner; refused"),
+        resolved);
   }
   CallOutput o;
+  o.resolved = resolved;
   if (e.mode == mode) {
     o.output = *path + ": already " + mode_text(mode) + "; unchanged\n";
     return o;
   }
-  if (Status s = journal_->record(*fs_, *path); !s.is_ok()) return failed(s);
-  if (Status s = fs_->chmod(*path, mode); !s.is_ok()) return failed(s);
+  if (Status s = journal_->record(*fs_, *path); !s.is_ok()) return failed(s, resolved);
+  if (Status s = fs_->chmod(*path, mode); !s.is_ok()) return failed(s, resolved);
   o.output = *path + ": mode " + mode_text(e.mode) + " -> " + mode_text(mode) + "\n";
   return o;
 }

@@ -24,10 +24,12 @@ namespace aura::workers::filetree {
 
 // The parameters a call of this driver takes: a catalog entry must declare exactly these,
 // all required (targets of kind "node"), so that a Call validated against it is one the driver
-// can run.
+// can run. A parameter with `or_path_target` may instead be declared a target of kind "path":
+// a selector the world's build resolves to one path, or {"literal":PATH}.
 struct ParamShape {
   std::string_view name;
   scenario::ParamType type;
+  bool or_path_target = false;
 };
 struct CallShape {
   std::string_view name;
@@ -38,17 +40,26 @@ const std::vector<CallShape>& action_shapes();
 const std::vector<std::string_view>& check_calls();  // "fleet.healthy" ...
 
 // How a selector term of the manifest resolves in one world: a rule the package declares in
-// that world's build ("selectors": {NAME: {"kind":..,"var":..,"file":..}}; docs/WORLDS.md,
-// "Targets"), so the driver names no scenario's selector itself. The one kind:
-//  stale_override: the nodes whose host vars set `var` to another value than the group vars
-//    do, and whose value does not name a folder holding the regular file `file` (a value that
-//    is not a normalised absolute path names none).
+// that world's build ("selectors": {NAME: {"kind":..,...}}; docs/WORLDS.md, "Targets"), so the
+// driver names no scenario's selector itself. The kinds:
+//  stale_override {var, file} (term kind node): the nodes whose host vars set `var` to another
+//    value than the group vars do, and whose value does not name a folder holding the regular
+//    file `file` (a value that is not a normalised absolute path names none).
+//  no_page {var, file} (term kind node): the nodes whose rendered app.conf sets `var` to a value
+//    that names no folder holding `file` (or sets none, or does not parse): the nodes that
+//    serve no page, whatever put them there.
+//  path {path} (term kind path): the one normalised absolute path `path`, which may differ
+//    from world to world (a file a hypothesis's fix would write, wherever it sits there).
 inline constexpr std::string_view kStaleOverride = "stale_override";
+inline constexpr std::string_view kNoPage = "no_page";
+inline constexpr std::string_view kPathRule = "path";
 struct SelectorRule {
   std::string name;  // the manifest's selector term
-  std::string kind;  // kStaleOverride
-  std::string var;   // a vars key ([a-z][a-z0-9_-]{0,63})
-  std::string file;  // a normalised relative path ("index.html")
+  std::string kind;  // kStaleOverride, kNoPage or kPathRule
+  std::string var;   // stale_override, no_page: a vars key ([a-z][a-z0-9_-]{0,63})
+  std::string file;  // stale_override, no_page: a normalised relative path ("index.html")
+  std::string path;  // path: a normalised absolute path
+  std::string_view term_kind() const { return kind == kPathRule ? "path" : "node"; }
 };
 
 // Validates a check's params JSON for `call` (one of check_calls()); `path` prefixes errors.
@@ -91,6 +102,9 @@ class FiletreeWorld final : public world::World {
 
   Result<std::vector<std::string>> resolve(const scenario::Target& target, const Fleet& fleet,
                                            std::vector<std::string>& resolved) const;
+  // The path a call's "path" parameter names: the string itself, or what its target (kind
+  // path) resolves to here, recorded in `resolved`.
+  Result<std::string> path_of(const scenario::Call& call, std::vector<std::string>& resolved) const;
   // The fleet and the nodes the call's "node" target resolves to. When the world refuses (a
   // fleet file that does not load, a target that resolves to nothing ...), `failure` holds the
   // call's result.

@@ -194,6 +194,12 @@ Result<std::string> Fleet::render(std::string_view node) const {
   return render_app_conf(node, *eff);
 }
 
+Result<bool> Fleet::folder_holds(std::string_view value, std::string_view file) const {
+  if (!scenario::is_normalised_absolute_path(value)) return false;
+  const std::string folder = value == "/" ? "" : std::string(value);
+  return world_->is_regular_file(folder + "/" + std::string(file));
+}
+
 Result<std::vector<std::string>> Fleet::stale_overrides(std::string_view var,
                                                         std::string_view file) const {
   const std::string* group_value = group_.find(var);
@@ -203,14 +209,25 @@ Result<std::vector<std::string>> Fleet::stale_overrides(std::string_view var,
     if (!host.ok()) return host.status();
     const std::string* value = host->find(var);
     if (value == nullptr || (group_value != nullptr && *value == *group_value)) continue;
-    bool has_file = false;
-    if (scenario::is_normalised_absolute_path(*value)) {
-      const std::string folder = *value == "/" ? "" : *value;
-      auto reg = world_->is_regular_file(folder + "/" + std::string(file));
-      if (!reg.ok()) return reg.status();
-      has_file = *reg;
-    }
-    if (!has_file) out.push_back(n.name);
+    auto holds = folder_holds(*value, file);
+    if (!holds.ok()) return holds.status();
+    if (!*holds) out.push_back(n.name);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> Fleet::without_file(std::string_view var,
+                                                     std::string_view file) const {
+  std::vector<std::string> out;
+  for (const Node& n : nodes_) {
+    const std::string path = app_conf_path(n.name);
+    auto text = read_config(*world_, path);
+    if (!text.ok() && text.status().code() == ErrorCode::kIo) return text.status();
+    auto vars = text.ok() ? parse_vars(*text, path) : Result<Vars>(text.status());
+    const std::string* value = vars.ok() ? vars->find(var) : nullptr;
+    bool holds = false;
+    if (value != nullptr) AURA_ASSIGN_OR_RETURN(holds, folder_holds(*value, file));
+    if (!holds) out.push_back(n.name);
   }
   return out;
 }

@@ -77,13 +77,20 @@ class Fleet {
 
   // A stale_override selector (filetree_world.h, SelectorRule): the nodes whose host vars set
   // `var` to a value other than the group's `var` that names no folder holding the regular file
-  // `file` (a value that is not a normalised absolute path names none), sorted. t0's
-  // stale-app-root is var app_root, file index.html: the cause, wherever it is.
+  // `file` (a value that is not a normalised absolute path names none), sorted. With var
+  // app_root and file index.html it names t0's cause, wherever it is.
   Result<std::vector<std::string>> stale_overrides(std::string_view var,
                                                    std::string_view file) const;
+  // A no_page selector: the nodes whose rendered app.conf (what the node serves from) sets `var`
+  // to a value that names no folder holding the regular file `file`, or does not set it, or
+  // cannot be read as a vars file, sorted. The nodes that answer 404, whatever the cause.
+  Result<std::vector<std::string>> without_file(std::string_view var, std::string_view file) const;
 
  private:
   explicit Fleet(const WorldFs& world) : world_(&world) {}
+  // Whether `value` (a var's value) names a folder holding the regular file `file`; a value that
+  // is not a normalised absolute path names none.
+  Result<bool> folder_holds(std::string_view value, std::string_view file) const;
   const WorldFs* world_;
   std::vector<Node> nodes_;
   Vars group_;

@@ -38,7 +38,9 @@ Result<world::Readback> FiletreeWorld::read_back(const scenario::Call& action,
     rb.differences.push_back(where + ": " + what);
   };
   if (op == "file.write" || op == "file.chmod") {
+    // A path given as a target (kind path) is read back where it resolved.
     const std::string* path = param_text(action, "path");
+    if (path == nullptr && !applied.resolved.empty()) path = &applied.resolved.front();
     if (path == nullptr) return Status::invalid(op + ": no path");
     auto st = fs_->stat(*path);
     if (!st.ok()) return st.status();
