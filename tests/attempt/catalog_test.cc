@@ -4,10 +4,14 @@
 // nothing of what a learner must never see, for every bundled scenario.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "app/lab/views.h"
 #include "engine/attempt/attempt_engine.h"
@@ -154,6 +158,85 @@ TEST_CASE("catalog: parameters point at no selector, and every target term can b
           taken |= p.type == scenario::ParamType::kTarget && p.target_kind == t.kind;
       }
       CHECK_MESSAGE(taken, t.name);
+    }
+  }
+}
+
+namespace {
+
+// What a fix of each competing hypothesis names, by selector (docs/INSTRUCTORS.md, "Target
+// terms for every hypothesis"). A selector is named for what it selects, so listing them all
+// tells a learner nothing of which hypothesis is true.
+struct HypothesisTerms {
+  std::string hypothesis;
+  std::vector<std::string> selectors;
+};
+const std::map<std::string, std::vector<HypothesisTerms>> kSelectorsByHypothesis = {
+    {"t0-config-drift",
+     {{"stale-override", {"host-vars-root-without-page"}},
+      {"bad-release", {"release-page"}},
+      {"stale-process", {"nodes-serving-no-page"}}}},
+    {"o1-fleet-drift",
+     {{"stale-override",
+       {"host-vars-root-missing", "nodes-root-missing", "host-vars-root-differs"}},
+      {"hand-edit", {"nodes-root-differs"}},
+      {"nginx-down", {"nodes-root-differs"}},
+      {"content-missing", {"nodes-root-differs"}}}},
+};
+
+// The words of a hypothesis id ("stale-override": stale, override).
+std::vector<std::string> words_of(std::string_view id) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= id.size()) {
+    const size_t dash = std::min(id.find('-', at), id.size());
+    if (dash > at) out.emplace_back(id.substr(at, dash - at));
+    at = dash + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("catalog: every competing hypothesis has a selector; no term names the cause") {
+  for (const auto& [name, table] : kSelectorsByHypothesis) {
+    CAPTURE(name);
+    const scenario::Manifest m = bundled(name);
+    // Every hypothesis is in the table, with at least one selector the manifest offers.
+    std::set<std::string> listed;
+    for (const auto& h : m.hypotheses) {
+      CAPTURE(h.id);
+      const auto row = std::find_if(table.begin(), table.end(),
+                                    [&](const HypothesisTerms& t) { return t.hypothesis == h.id; });
+      REQUIRE(row != table.end());
+      CHECK_FALSE(row->selectors.empty());
+      for (const auto& s : row->selectors) {
+        CAPTURE(s);
+        const scenario::TargetTerm* term = m.find_target(s);
+        REQUIRE(term != nullptr);
+        CHECK(term->selector);
+        listed.insert(s);
+      }
+    }
+    CHECK(table.size() == m.hypotheses.size());
+    // No selector is there for the cause alone without the table saying whose fix names it.
+    for (const auto& t : m.targets) {
+      if (t.selector) CHECK_MESSAGE(listed.count(t.name) == 1, t.name);
+    }
+    // No term's name or description carries a word of the cause's id ("stale-..." only on the
+    // cause's selector would point at it): the gold case's hypothesis is the cause.
+    const scenario::JudgeCase* gold = m.find_judge("gold");
+    REQUIRE(gold != nullptr);
+    json::Reader reader;
+    auto ir = reader.parse_object(gold->ir_json);
+    REQUIRE(ir.ok());
+    const std::string cause(*ir->required_string("hypothesis"));
+    for (const auto& t : m.targets) {
+      for (const std::string& word : words_of(cause)) {
+        INFO(t.name << " names '" << word << "' of the cause " << cause);
+        CHECK(t.name.find(word) == npos);
+        CHECK(t.description.find(word) == npos);
+      }
     }
   }
 }

@@ -38,7 +38,7 @@ constexpr const char* kConverge = R"({"call":"ansible.run","params":{"node":{"ro
 
 // A call on the drifted web nodes, found by the node selector (so it reaches the twin's too).
 std::string on_drifted(const std::string& call, const std::string& params) {
-  return R"({"call":")" + call + R"(","params":{"node":{"selector":"stale-app-root-nodes"})" +
+  return R"({"call":")" + call + R"(","params":{"node":{"selector":"nodes-root-missing"})" +
          (params.empty() ? "" : "," + params) + "}}";
 }
 
@@ -112,7 +112,7 @@ TEST_CASE("o1 intent: the catalog refuses any change to the Ansible project but 
               "a connection variable that sends the node's converge elsewhere",
               on_control(
                   "vars.set",
-                  R"("path":{"selector":"stale-app-root-override"},"key":"ansible_connection","value":"local")"),
+                  R"("path":{"selector":"host-vars-root-missing"},"key":"ansible_connection","value":"local")"),
               R"("ansible_connection" is not one of: app_root, site_port)"},
       }) {
     INFO(c.what);
@@ -168,9 +168,9 @@ TEST_CASE("o1 intent: right fixes other than gold are VERIFIED") {
   O1Lab s;
   const std::string set_default = on_control(
       "vars.set",
-      R"("path":{"selector":"stale-app-root-override"},"key":"app_root","value":"/srv/site/current")");
+      R"("path":{"selector":"host-vars-root-missing"},"key":"app_root","value":"/srv/site/current")");
   const std::string unset =
-      on_control("vars.unset", R"("path":{"selector":"stale-app-root-override"},"key":"app_root")");
+      on_control("vars.unset", R"("path":{"selector":"host-vars-root-missing"},"key":"app_root")");
   for (const auto& [what, actions] : {
            std::pair<const char*, std::string>{"the stale override set to the group's release",
                                                "[" + set_default + "," + kConverge + "]"},

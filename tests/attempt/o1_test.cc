@@ -109,9 +109,9 @@ struct O1Worlds {
 // test checks it on its own thread.
 struct WorldRun {
   std::string error;                         // the host could not build or run something
-  std::string stale_nodes_error;             // stale-app-root-nodes matched nothing: why
-  std::vector<std::string> stale_nodes;      // what stale-app-root-nodes resolved to
-  std::vector<std::string> override_nodes;   // what app-root-override-nodes resolved to
+  std::string stale_nodes_error;             // nodes-root-missing matched nothing: why
+  std::vector<std::string> stale_nodes;      // what nodes-root-missing resolved to
+  std::vector<std::string> override_nodes;   // what nodes-root-differs resolved to
   std::string override_nodes_error;          // why it matched nothing, if it did not
   std::vector<std::string> canary;           // what the canary role resolved to
   std::map<std::string, bool> before;        // fleet-serves (and canary-kept) before any fix
@@ -152,9 +152,8 @@ WorldRun run_world(O1Worlds& o1, const std::string& label, const std::string& wo
     return r->ok ? "" : (r->observed.empty() ? "failed" : r->observed);
   };
   do {
-    out.stale_nodes_error = resolve(R"({"selector":"stale-app-root-nodes"})", out.stale_nodes);
-    out.override_nodes_error =
-        resolve(R"({"selector":"app-root-override-nodes"})", out.override_nodes);
+    out.stale_nodes_error = resolve(R"({"selector":"nodes-root-missing"})", out.stale_nodes);
+    out.override_nodes_error = resolve(R"({"selector":"nodes-root-differs"})", out.override_nodes);
     if (role == scenario::WorldRole::kControl) {
       if (std::string e = resolve(R"({"role":"canary"})", out.canary); !e.empty()) {
         out.error = "resolving the canary: " + e;
@@ -338,10 +337,10 @@ TEST_CASE("o1: a learner's gold fix earns a receipt that replays; the hand edit 
   CHECK(r.out.find("app_root: /var/www/docs/r1841") != std::string::npos);
   r = s.ok(
       {"attempt", "probe", id,
-       R"({"call":"file.stat","params":{"node":{"selector":"stale-app-root-nodes"},"path":"/var/www/docs/r1841"}})"});
+       R"({"call":"file.stat","params":{"node":{"selector":"nodes-root-missing"},"path":"/var/www/docs/r1841"}})"});
   CHECK(r.out.find("No such file") != std::string::npos);
   write_file(s.lab / "fix.json",
-             ir("[" + unset(R"({"selector":"stale-app-root-override"})") + "," + kConverge + "]"));
+             ir("[" + unset(R"({"selector":"host-vars-root-missing"})") + "," + kConverge + "]"));
   CHECK(s.recover_and_gate(id, s.lab / "fix.json") == "VERIFIED");
   const fs::path receipt = s.lab / "receipt.json";
   s.ok({"attempt", "receipt", id, "--out", receipt.string()});
@@ -381,7 +380,7 @@ TEST_CASE("o1: plausible wrong fixes are refused by the property meant to refuse
   s.expect_refused(
       {
           {"removing every app_root override, the canary's too",
-           "[" + unset(R"({"selector":"app-root-override"})") + "," + kConverge + "]",
+           "[" + unset(R"({"selector":"host-vars-root-differs"})") + "," + kConverge + "]",
            "RECOVERED_UNPROVEN",
            R"("property":"control","status":"fail","reason":"check canary-kept failed)"},
           {"the right change on a literal host_vars file: what fails on the twin",
@@ -392,7 +391,7 @@ TEST_CASE("o1: plausible wrong fixes are refused by the property meant to refuse
            std::string("[") + kConverge + "]", "NOT_RECOVERED",
            R"("property":"primary","status":"fail","reason":"check fleet-serves failed)"},
           {"a hand edit on every drifted node, found by selector: undone by the next converge",
-           R"([{"call":"file.write","params":{"node":{"selector":"stale-app-root-nodes"},"path":"/etc/nginx/conf.d/site.conf","content":"server { listen 80; root /srv/site/current; index index.html; }"}},{"call":"nginx.reload","params":{"node":{"selector":"stale-app-root-nodes"}}}])",
+           R"([{"call":"file.write","params":{"node":{"selector":"nodes-root-missing"},"path":"/etc/nginx/conf.d/site.conf","content":"server { listen 80; root /srv/site/current; index index.html; }"}},{"call":"nginx.reload","params":{"node":{"selector":"nodes-root-missing"}}}])",
            "RECOVERED_UNPROVEN",
            R"("property":"primary","status":"fail","reason":"check converge-holds failed)"},
       },
