@@ -22,6 +22,7 @@
 #include "engine/common/file_io.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
+#include "engine/gate/feedback.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/package/package.h"
 #include "engine/scenario/manifest.h"
@@ -278,10 +279,17 @@ int attempt_verify(Invocation& inv) {
   });
 }
 
-void print_gate(const gate::GateResult& g) {
+// A learner is told, for a property that failed, the check that decided it and what was
+// observed in words the grader made from pass or fail alone (gate::Finding), never the reason's
+// world id; a judge run, which shows its worlds, prints the reason.
+void print_gate(const gate::GateResult& g, bool learner) {
   for (const auto& p : g.properties) {
-    std::cout << "  " << gate::property_name(p.property) << ": " << gate::outcome_name(p.status)
-              << (p.reason.empty() ? "" : " (" + p.reason + ")") << "\n";
+    std::cout << "  " << gate::property_name(p.property) << ": " << gate::outcome_name(p.status);
+    if (learner && p.status == gate::Outcome::kFail) {
+      std::cout << "\n    " << gate::finding_text(p.finding) << "\n";
+      continue;
+    }
+    std::cout << (p.reason.empty() || learner ? "" : " (" + p.reason + ")") << "\n";
   }
   std::cout << "verdict: " << gate::verdict_name(g.verdict) << "\n";
 }
@@ -294,10 +302,21 @@ int attempt_gate(Invocation& inv) {
   return with_engine(inv, true, [&](AttemptEngine& e, JsonWriter& json) -> Status {
     auto r = e.gate(inv.positional[0], learner_of(inv), gate_progress);
     if (!r.ok()) return r.status();
-    print_gate(r->result);
+    print_gate(r->result, true);
+    JsonArray findings;
+    for (const auto& p : r->result.properties) {
+      if (p.status != gate::Outcome::kFail) continue;
+      findings.raw(JsonWriter()
+                       .str("property", gate::property_name(p.property))
+                       .str("check", p.finding.check)
+                       .str("description", p.finding.description)
+                       .str("observed", p.finding.observed)
+                       .done());
+    }
     json.num("gate", r->gate_seq)
         .str("verdict", gate::verdict_name(r->result.verdict))
-        .raw("result", gate::result_json(r->result));
+        .raw("result", gate::result_json(r->result))
+        .raw("findings", findings.done());
     return Status::ok();
   });
 }
@@ -412,7 +431,7 @@ int judge(Invocation& inv) {
   progress.gate = gate_progress;
   progress.case_done = [](const app::JudgeCaseRun& run) {
     std::cout << "case " << run.name << " (attempt " << run.attempt << "):\n";
-    print_gate(run.gate);
+    print_gate(run.gate, false);
     char took[64];
     std::snprintf(took, sizeof took, "  gate: %.1f s on fresh worlds\n", run.gate_seconds);
     std::cout << took;

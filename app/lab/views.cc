@@ -97,7 +97,9 @@ const Shown kLearnerShown[] = {
     {ev::kGateStarted, {"revision", "ir_sha256", "stop_at_first_failure"}},
     {ev::kGateAction, {"property", "stage", "index", "exit_code", "error"}},
     {ev::kGateFact, {"property", "stage", "check", "ok"}},
-    {ev::kGateProperty, {"property", "status", "reason"}},
+    // The grader's reason names the world a check failed on; a learner is told the finding:
+    // the check, its public description and what was observed, from pass or fail alone.
+    {ev::kGateProperty, {"property", "status", "finding"}},
     {ev::kGateVerdict, {"verdict", "recovered"}},
     {ev::kReceiptIssued, {"receipt_sha256"}},
     {ev::kAttemptReflected, {"text"}},
@@ -114,7 +116,7 @@ const Shown kJudgeShown[] = {
     {ev::kAttemptVerified, {"recovered"}},
     {ev::kGateStarted, {"stop_at_first_failure"}},
     {ev::kGateFact, {"property", "world", "stage", "check", "ok"}},
-    {ev::kGateProperty, {"property", "status", "reason"}},
+    {ev::kGateProperty, {"property", "status", "reason", "finding"}},
     {ev::kGateVerdict, {"verdict", "recovered"}},
     {ev::kReceiptIssued, {"receipt_sha256"}},
 };
@@ -233,6 +235,11 @@ std::string next_step(const attempt::AttemptState& s) {
       return "apply the intervention (or submit a revision first)";
     case Phase::kApply:
     case Phase::kAck:
+      if (s.readback_seq != 0) {
+        return "read the supervisor's readback of what the apply did (ack.readback at seq " +
+               std::to_string(s.readback_seq) +
+               ") and acknowledge it (or reset the world if it is not what you asked for)";
+      }
       return "read the supervisor's readback of what the apply did and acknowledge it (or "
              "reset the world if it is not what you asked for)";
     case Phase::kVerify:

@@ -888,7 +888,8 @@ Result<GateOutcome> AttemptEngine::gate(
     drafts.push_back(ev::attempt_draft(
         ev::GateProperty{s.id, o.gate_seq, std::string(gate::property_name(p.property)),
                          std::string(gate::outcome_name(p.status)), p.reason,
-                         std::vector<uint64_t>(p.cited.begin(), p.cited.end())},
+                         std::vector<uint64_t>(p.cited.begin(), p.cited.end()), p.finding.check,
+                         p.finding.description, p.finding.observed},
         "engine"));
   }
   drafts.push_back(ev::attempt_draft(

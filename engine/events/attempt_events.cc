@@ -368,13 +368,20 @@ Result<AttemptVerified> AttemptVerified::decode(PayloadReader& r, const EventVie
 // ---- gate.property, gate.verdict ----
 
 std::string GateProperty::encode() const {
-  return header(attempt)
-      .num("gate", gate)
+  JsonWriter w = header(attempt);
+  w.num("gate", gate)
       .str("property", property)
       .str("status", status)
       .str("reason", reason)
-      .raw("cited", seqs_json(cited))
-      .done();
+      .raw("cited", seqs_json(cited));
+  if (!finding_observed.empty()) {
+    w.raw("finding", JsonWriter()
+                         .str("check", finding_check)
+                         .str("description", finding_description)
+                         .str("observed", finding_observed)
+                         .done());
+  }
+  return w.done();
 }
 
 Result<GateProperty> GateProperty::decode(PayloadReader& r, const EventView& e) {
@@ -388,6 +395,13 @@ Result<GateProperty> GateProperty::decode(PayloadReader& r, const EventView& e) 
   json::Array cited;
   AURA_ASSIGN_OR_RETURN(cited, o.array("cited"));
   AURA_ASSIGN_OR_RETURN(p.cited, cited.u64s());
+  std::optional<json::Object> finding;
+  AURA_ASSIGN_OR_RETURN(finding, o.optional_object("finding"));
+  if (finding) {
+    AURA_ASSIGN_OR_RETURN(p.finding_check, read_string(*finding, "check"));
+    AURA_ASSIGN_OR_RETURN(p.finding_description, read_string(*finding, "description"));
+    AURA_ASSIGN_OR_RETURN(p.finding_observed, read_string(*finding, "observed"));
+  }
   return p;
 }
 

@@ -214,6 +214,10 @@ struct GateProperty {
   uint64_t gate = 0;
   std::string property, status, reason;
   std::vector<uint64_t> cited;
+  // What a learner is told of a failed property (gate::Finding): the deciding check, its public
+  // description, and what was observed in the grader's words. Written as "finding" after
+  // "cited" only when observed is set; an older event without it decodes with all three empty.
+  std::string finding_check, finding_description, finding_observed;
 
   std::string encode() const;
   static Result<GateProperty> decode(PayloadReader& r, const EventView& e);

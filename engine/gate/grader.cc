@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "engine/common/json_writer.h"
+#include "engine/gate/feedback.h"
 
 namespace aura::gate {
 namespace {
@@ -326,7 +327,8 @@ std::vector<const GateSpec::Check*> required_checks(const GateSpec& spec, WorldR
 GateSpec GateSpec::from(const scenario::Manifest& manifest,
                         const std::vector<std::string>& promised_checks) {
   GateSpec spec;
-  for (const auto& c : manifest.checks) spec.checks.push_back({c.id, c.kind, c.roles});
+  for (const auto& c : manifest.checks)
+    spec.checks.push_back({c.id, c.kind, c.roles, c.description});
   for (const auto& w : manifest.worlds) {
     switch (w.role) {
       case WorldRole::kPrimary:
@@ -359,6 +361,7 @@ GateResult grade(const GateSpec& spec, const std::vector<Fact>& facts,
       r.reason = "not run";
     } else {
       r = grade_property(spec, p, facts);
+      if (r.status == Outcome::kFail) r.finding = learner_finding(spec, facts, p);
     }
     all_pass = all_pass && r.status == Outcome::kPass;
     result.properties.push_back(std::move(r));

@@ -48,6 +48,7 @@ struct GateSpec {
     std::string id;
     scenario::CheckKind kind = scenario::CheckKind::kPostcondition;
     std::vector<scenario::WorldRole> roles;
+    std::string description;  // the manifest's public description (what a learner is told)
   };
   std::vector<Check> checks;
   std::string primary_world;             // world id of the primary (repeat and reversal use it too)
@@ -66,6 +67,14 @@ std::vector<const GateSpec::Check*> required_checks(const GateSpec& spec, scenar
 enum class Outcome { kPass, kFail, kNotRun };  // of one property (not aura::Status, an error)
 std::string_view outcome_name(Outcome o);      // "pass" "fail" "not_run"
 
+// What a learner is told of a property that failed (feedback.h): the check that decided it, its
+// public description, and what was observed, from pass or fail per check and world role only.
+struct Finding {
+  std::string check;        // the check that failed; empty when fingerprints decided
+  std::string description;  // the manifest's description of that check, or what was compared
+  std::string observed;     // "did not hold on 1 of 1 hidden twin world ..."
+};
+
 struct PropertyResult {
   Property property = Property::kPrimary;
   Outcome status = Outcome::kFail;
@@ -74,6 +83,9 @@ struct PropertyResult {
   // "fingerprint after_rollback differs from before", "not run: gate stopped at primary".
   std::string reason;
   std::vector<uint64_t> cited;  // seqs of the facts used, ascending
+  // Set when status is kFail. Not part of result_json(): a reading of the facts for learners,
+  // made again from them whenever they are graded.
+  Finding finding;
 };
 
 enum class Verdict { kNotRecovered, kRecoveredUnproven, kVerified };

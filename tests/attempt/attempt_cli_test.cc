@@ -304,3 +304,59 @@ TEST_CASE("aura attempt: every command ends with the next step, refusals too, an
   r = s.ok({"attempt", "list"});
   CHECK(r.out.find("next: ") != std::string::npos);
 }
+
+TEST_CASE("aura attempt gate: a failed property says its check and what was seen, never where") {
+  CliLab s;
+  const std::string manifest = read_file(s.lab / "scenarios" / "t0-config-drift" / "manifest.json");
+  auto m = aura::scenario::parse_manifest(manifest);
+  REQUIRE(m.ok());
+  const aura::scenario::JudgeCase* bad = m->find_judge("bad");
+  REQUIRE(bad != nullptr);
+  // Judge mode runs every property, so the twin's and the control's findings are shown too.
+  CliResult r = s.ok({"attempt", "start", "t0-config-drift", "--mode", "judge", "--json"});
+  const std::string id = *Json(r.last_line()).str("attempt");
+  s.ok({"attempt", "predict", id, "--hypothesis", "stale-override", "--expect", "web2's file"});
+  s.ok({"attempt", "probe", id, bad->probe_calls_json[0]});
+  write_file(s.lab / "bad.json", bad->ir_json);
+  s.ok({"attempt", "submit", id, (s.lab / "bad.json").string()});
+  s.ok({"attempt", "apply", id});
+  s.ok({"attempt", "ack", id});
+  s.ok({"attempt", "verify", id});
+  r = s.ok({"attempt", "gate", id, "--json"});
+  INFO(r.out);
+  const auto description = [&](const std::string& check) {
+    const aura::scenario::CheckSpec* c = m->find_check(check);
+    REQUIRE(c != nullptr);
+    return c->description;
+  };
+  // The hand edit holds where the learner made it and nowhere the same cause sits elsewhere:
+  // each failing property names the check that refused it, in the manifest's public words,
+  // and what the grader counted.
+  CHECK(r.out.find("  twin: fail\n    fleet-healthy: " + description("fleet-healthy") +
+                   " -- observed: did not hold on 1 of 1 hidden twin world (the same fault at "
+                   "another spot) after your fix was applied; it held on the primary\n") !=
+        std::string::npos);
+  CHECK(r.out.find("  primary: fail\n    fleet-converged: " + description("fleet-converged") +
+                   " -- observed: did not hold on 1 of 1 fresh primary world after your fix was "
+                   "applied\n") != std::string::npos);
+  CHECK(r.out.find("  control: fail\n    fleet-converged: ") != std::string::npos);
+  CHECK(r.out.find("  reversal: pass\n") != std::string::npos);
+  CHECK(r.out.find("verdict: RECOVERED_UNPROVEN") != std::string::npos);
+  Json j(r.last_line());
+  REQUIRE(j.ok());
+  CHECK(r.last_line().find(R"({"property":"twin","check":"fleet-healthy","description":")") !=
+        std::string::npos);
+  // Nothing of the hidden worlds: their recipes and descriptions, the checks' parameters, the
+  // judge's texts, and what the twin and control are made of (which node drifted there, and to
+  // what; the control's legitimate differences).
+  std::vector<std::string> hidden = hidden_strings(*m);
+  for (const char* layout : {"web3", "hotfix-7", "canary", "8081", "/nodes/", "/fleet/"})
+    hidden.emplace_back(layout);
+  // The human lines: the JSON's result keeps the grader's reasons for tools.
+  const std::string shown = r.out.substr(0, r.out.rfind('\n', r.out.size() - 2));
+  for (const std::string& h : hidden) {
+    CAPTURE(h);
+    CHECK(shown.find(h) == std::string::npos);
+  }
+  CHECK(shown.find("twin-1") == std::string::npos);  // not even the twin's world id
+}

@@ -240,3 +240,51 @@ TEST_CASE("catalog: every competing hypothesis has a selector; no term names the
     }
   }
 }
+
+TEST_CASE("gate feedback: a learner's gate.property says the check and what was seen, not where") {
+  EngineLab lab;
+  // The bad fix in judge mode: every property runs, so the twin's and control's are shown too.
+  const std::string id = lab.up_to_gate("bad", "alice", "judge");
+  auto g = lab.engine->gate(id, "alice", nullptr);
+  REQUIRE_MESSAGE(g.ok(), g.status().message());
+  CHECK(g->result.verdict == gate::Verdict::kRecoveredUnproven);
+  const auto& twin = g->result.properties[size_t(gate::Property::kTwin)];
+  REQUIRE(twin.status == gate::Outcome::kFail);
+  CHECK(twin.finding.check == "fleet-healthy");
+  CHECK(twin.finding.description == lab.manifest.find_check("fleet-healthy")->description);
+  CHECK(twin.finding.observed ==
+        "did not hold on 1 of 1 hidden twin world (the same fault at another spot) after your fix "
+        "was applied; it held on the primary");
+  // The grader's reasons are unchanged (receipts and judges read them).
+  CHECK(twin.reason == "check fleet-healthy failed at after_apply on world twin-1");
+
+  // Every event of the attempt as a learner is shown it: the findings, and nothing of the
+  // hidden worlds — no world id, no node or path of the twin or control, no check parameter.
+  std::vector<std::string> shown;
+  REQUIRE(lab.log
+              ->read_stream(attempt::stream_of(id), 0,
+                            [&](const EventView& e) {
+                              if (auto j = app::learner_event_json(e)) shown.push_back(*j);
+                              return true;
+                            })
+              .is_ok());
+  size_t findings = 0;
+  for (const std::string& j : shown) {
+    if (j.find(R"("type":"gate.property")") == npos) continue;
+    CHECK(j.find("\"reason\"") == npos);
+    if (j.find(R"("status":"fail")") != npos) {
+      ++findings;
+      CHECK(j.find(R"("finding":{"check":")") != npos);
+    }
+  }
+  CHECK(findings == 4);  // primary, twin, control, repeat; the rollback restores the world
+  std::vector<std::string> hidden = hidden_strings(lab.manifest);
+  for (const char* layout : {"twin-1", "hotfix-7", "/srv/www/canary", "8081"})
+    hidden.emplace_back(layout);
+  for (const std::string& j : shown) {
+    for (const std::string& h : hidden) {
+      CAPTURE(h);
+      CHECK(j.find(h) == npos);
+    }
+  }
+}

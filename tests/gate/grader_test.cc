@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/gate/feedback.h"
+
 using namespace aura::gate;
 using aura::scenario::CheckKind;
 using aura::scenario::WorldRole;
@@ -513,4 +515,43 @@ TEST_CASE("grader: names parse back to their values and nothing else parses") {
   CHECK(verdict_name(Verdict::kRecoveredUnproven) == "RECOVERED_UNPROVEN");
   CHECK(verdict_name(Verdict::kNotRecovered) == "NOT_RECOVERED");
   CHECK(outcome_name(Outcome::kNotRun) == "not_run");
+}
+
+TEST_CASE("grader: a failed property's finding says the check and what was counted, not where") {
+  GateSpec spec = test_spec();
+  for (auto& c : spec.checks) c.description = "what " + c.id + " means";
+  Facts f = passing_facts();
+  f.find(Property::kTwin, "twin-2", Stage::kAfterApply, "page-ok").ok = false;
+  f.find(Property::kControl, "control", Stage::kAfterApply, "control-quiet").ok = false;
+  f.find(Property::kRepeat, "primary", Stage::kAfterRepeat, std::string(kFingerprintCheck)).value =
+      kFpB;
+  f.find(Property::kReversal, "primary", Stage::kAfterRollback, std::string(kFingerprintCheck))
+      .value = kFpA;
+  const GateResult r = grade(spec, f.list);
+  CHECK(r.verdict == Verdict::kRecoveredUnproven);
+  CHECK(of(r, Property::kPrimary).finding.observed.empty());  // passed: nothing to tell
+  const Finding& twin = of(r, Property::kTwin).finding;
+  CHECK(twin.check == "page-ok");
+  CHECK(twin.description == "what page-ok means");
+  CHECK(twin.observed ==
+        "did not hold on 1 of 2 hidden twin worlds (the same fault at another spot) after your "
+        "fix was applied; it held on the primary");
+  CHECK(finding_text(twin) ==
+        "page-ok: what page-ok means -- observed: did not hold on 1 of 2 hidden twin worlds (the "
+        "same fault at another spot) after your fix was applied; it held on the primary");
+  const Finding& control = of(r, Property::kControl).finding;
+  CHECK(control.check == "control-quiet");  // the primary never checks it: no comparison
+  CHECK(control.observed ==
+        "did not hold on 1 of 1 healthy control world after your fix was applied");
+  CHECK(of(r, Property::kRepeat).finding.check.empty());
+  CHECK(of(r, Property::kRepeat).finding.observed == "the second apply changed the world again");
+  CHECK(of(r, Property::kReversal).finding.observed ==
+        "after the rollback the world differed from the world before the fix");
+  // No world id in any finding; and result_json (what events and receipts record) is unchanged.
+  for (const auto& p : r.properties) {
+    CHECK(finding_text(p.finding).find("twin-2") == std::string::npos);
+    CHECK(finding_text(p.finding).find("world primary") == std::string::npos);
+  }
+  CHECK(result_json(r).find("finding") == std::string::npos);
+  CHECK(result_json(r).find("observed") == std::string::npos);
 }

@@ -1,6 +1,6 @@
 // The transfer gate, property by property: status, the world it ran on and the check that
 // decided it, with a timeline of every check (ECharts) beside the table.
-import { type GateProgress, decidingCheck, kPropertyQuestion, kVerdictMeaning } from '../gate/progress';
+import { type GateProgress, decidingCheck, findingText, kPropertyQuestion, kVerdictMeaning } from '../gate/progress';
 import { GateChart } from './GateChart';
 
 const kStatusText: Record<string, string> = {
@@ -31,7 +31,10 @@ export function GateTable({ gate, caption }: { gate: GateProgress; caption: stri
                 <span className={`badge badge-${p.status}`}>{kStatusText[p.status]}</span>
               </td>
               <td>{p.world ?? (p.status === 'waiting' ? '–' : 'not shown to learners')}</td>
-              <td>{decidingCheck(p) || '–'}</td>
+              <td>
+                {decidingCheck(p) || '–'}
+                {p.finding && <p className="finding" data-finding={p.property}>{findingText(p.finding)}</p>}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SseParser } from '../api/sse';
 import type { JudgeRun } from '../api/types';
-import { applyGateEvent, applyJudgeEvent, type CaseProgress, decidingCheck, emptyGate } from './progress';
+import { applyGateEvent, applyJudgeEvent, type CaseProgress, decidingCheck, emptyGate, findingText } from './progress';
 
 const sse = readFileSync(new URL('./fixtures/o2-judge-run.sse', import.meta.url), 'utf8');
 const run = JSON.parse(readFileSync(new URL('./fixtures/o2-judge-run.json', import.meta.url), 'utf8')) as JudgeRun;
@@ -59,5 +59,31 @@ describe('a gate that runs again starts afresh', () => {
     g = applyGateEvent(g, 'gate.started', {}, 3);
     expect(g.properties[0]!.facts).toEqual([]);
     expect(g.properties[0]!.status).toBe('waiting');
+  });
+});
+
+describe("a learner's failed property", () => {
+  it('shows the grader\'s finding: the check, its description and what was observed', () => {
+    let g = applyGateEvent(emptyGate(), 'gate.started', {}, 1);
+    const finding = {
+      check: 'fleet-healthy',
+      description: 'every node serves the release page',
+      observed: 'did not hold on 1 of 1 hidden twin world after your fix was applied; it held on the primary',
+    };
+    // a learner's gate.property carries no reason (it names the world), only the finding
+    g = applyGateEvent(g, 'gate.property', { property: 'twin', status: 'fail', finding }, 2);
+    const twin = g.properties[1]!;
+    expect(twin.finding).toEqual(finding);
+    expect(decidingCheck(twin)).toBe('fleet-healthy failed');
+    expect(findingText(twin.finding!)).toBe(
+      'fleet-healthy: every node serves the release page — observed: did not hold on 1 of 1 hidden twin world after your fix was applied; it held on the primary',
+    );
+    expect(twin.world).toBeUndefined();
+  });
+  it('an older event without a finding falls back on the reason', () => {
+    let g = applyGateEvent(emptyGate(), 'gate.started', {}, 1);
+    g = applyGateEvent(g, 'gate.property', { property: 'twin', status: 'fail', reason: 'check c failed at after_apply on world twin-1' }, 2);
+    expect(g.properties[1]!.finding).toBeUndefined();
+    expect(decidingCheck(g.properties[1]!)).toBe('c failed (after apply)');
   });
 });

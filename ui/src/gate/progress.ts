@@ -22,6 +22,15 @@ export interface GateFact {
   ok: boolean;
 }
 
+// What a learner is told of a failed property: the check that decided it, its public
+// description, and what the grader observed (counts per world role, never a hidden world's
+// layout). Absent from gate.property events written before the grader made it.
+export interface Finding {
+  check: string;
+  description: string;
+  observed: string;
+}
+
 export interface PropertyProgress {
   property: PropertyName;
   status: 'waiting' | 'running' | 'pass' | 'fail' | 'not_run';
@@ -29,6 +38,7 @@ export interface PropertyProgress {
   facts: GateFact[];
   actionsFailed: number;
   reason: string;
+  finding?: Finding;
 }
 
 export interface GateProgress {
@@ -89,15 +99,20 @@ export function applyGateEvent(g: GateProgress, type: string, data: Record<strin
     prop.reason = String(data.reason ?? '');
     const r = parseReason(prop.reason);
     if (r.world && !prop.world) prop.world = r.world;
+    const f = data.finding as Record<string, unknown> | undefined;
+    if (f && typeof f === 'object' && typeof f.observed === 'string' && f.observed !== '') {
+      prop.finding = { check: String(f.check ?? ''), description: String(f.description ?? ''), observed: f.observed };
+    }
   }
   return next;
 }
 
-// The check that decided a property, in words: the failing check (from the reason, else the
-// first failing fact), or that every check held.
+// The check that decided a property, in words: the failing check (from the grader's finding,
+// else the reason, else the first failing fact), or that every check held.
 export function decidingCheck(p: PropertyProgress): string {
   const r = parseReason(p.reason);
   if (p.status === 'fail') {
+    if (p.finding) return p.finding.check ? `${p.finding.check} failed` : 'failed';
     const f = p.facts.find((x) => !x.ok);
     const check = r.check ?? f?.check;
     const stage = r.stage ?? f?.stage;
@@ -146,4 +161,10 @@ export function applyJudgeEvent(cases: CaseProgress[], type: string, data: Recor
   else if (type.startsWith('gate.')) c.gate = applyGateEvent(c.gate, type, data, seq);
   else return cases;
   return [...cases.slice(0, -1), c];
+}
+
+// A failed property's finding in one line: "fleet-healthy: every node ... — observed: ...".
+export function findingText(f: Finding): string {
+  const what = f.check ? `${f.check}: ${f.description}` : f.description;
+  return `${what} — observed: ${f.observed}`;
 }
