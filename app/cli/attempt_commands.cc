@@ -170,10 +170,10 @@ int attempt_probe(Invocation& inv) {
     json.str("evidence", r->evidence)
         .num("exit_code", int64_t(r->exit_code))
         .boolean("truncated", r->truncated)
-        .num("spent", uint64_t(r->spent))
         .boolean("refused", r->refused)
         .str("error", r->error)
         .num("cost", uint64_t(r->cost))
+        .num("spent", uint64_t(r->spent))
         .num("budget", uint64_t(r->budget));
     return Status::ok();
   });
@@ -205,22 +205,10 @@ int attempt_authorize(Invocation& inv) {
   });
 }
 
-int attempt_apply(Invocation& inv) {
-  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
-    auto r = e.apply(inv.positional[0], learner_of(inv));
-    if (!r.ok()) return r.status();
-    for (const auto& line : r->lines) std::cout << "  " << line << "\n";
-    std::cout << r->actions << " action(s) ran, " << r->failed << " failed"
-              << (r->aborted ? "; the apply stopped at a host failure" : "") << "\n";
-    json.num("actions", uint64_t(r->actions))
-        .num("failed", uint64_t(r->failed))
-        .boolean("aborted", r->aborted);
-    return Status::ok();
-  });
-}
-
 // The readback the learner confirms: one line per action, with what differs from its request.
-void print_readback(const attempt::AckResult& r, JsonWriter& json) {
+// `seq_key` names the readback's seq in `json`.
+void print_readback(const attempt::AckResult& r, JsonWriter& json,
+                    std::string_view seq_key = "readback") {
   JsonArray actions;
   for (const auto& l : r.lines) {
     const auto& rb = l.readback;
@@ -248,17 +236,51 @@ void print_readback(const attempt::AckResult& r, JsonWriter& json) {
   std::cout << (r.as_requested ? "every action's effect reads back as it requested"
                                : "the readback differs from what the actions requested")
             << " (ack.readback at seq " << r.readback_seq << ")\n";
-  json.num("readback", r.readback_seq)
+  json.num(seq_key, r.readback_seq)
       .boolean("as_requested", r.as_requested)
       .raw("actions", actions.done());
 }
 
+int attempt_apply(Invocation& inv) {
+  return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    auto r = e.apply(inv.positional[0], learner_of(inv));
+    if (!r.ok()) return r.status();
+    for (const auto& line : r->lines) std::cout << "  " << line << "\n";
+    std::cout << r->actions << " action(s) ran, " << r->failed << " failed"
+              << (r->aborted ? "; the apply stopped at a host failure" : "") << "\n";
+    json.num("actions", uint64_t(r->actions))
+        .num("failed", uint64_t(r->failed))
+        .boolean("aborted", r->aborted);
+    // The readback the apply ended with: what the learner acknowledges next.
+    if (r->readback.readback_seq != 0) {
+      std::cout << "the supervisor read back what each action left:\n";
+      JsonWriter readback;
+      print_readback(r->readback, readback, "seq");
+      json.raw("readback", readback.done());
+    } else {
+      std::cout << "the supervisor could not read back what the actions left (" << r->readback_error
+                << "); 'ack' reads back\n";
+      json.str("readback_error", r->readback_error);
+    }
+    return Status::ok();
+  });
+}
+
 int attempt_ack(Invocation& inv) {
   return with_engine(inv, false, [&](AttemptEngine& e, JsonWriter& json) -> Status {
+    std::optional<uint64_t> seq;
+    if (inv.has("readback")) {
+      auto given = inv.get_u64("readback", 0);
+      if (!given.ok()) return given.status();
+      seq = *given;
+    }
     attempt::AckResult r;
-    Status s = e.ack(inv.positional[0], learner_of(inv), inv.get("note", ""), &r);
+    Status s = e.ack(inv.positional[0], learner_of(inv), inv.get("note", ""), &r, seq);
     if (r.readback_seq != 0) print_readback(r, json);
-    if (s.is_ok()) std::cout << "acknowledged: the readback above is confirmed\n";
+    if (s.is_ok()) {
+      std::cout << "acknowledged: the readback above (ack.readback at seq " << r.readback_seq
+                << ") is confirmed\n";
+    }
     return s;
   });
 }
@@ -535,26 +557,35 @@ void register_attempt_commands(CommandTable& r) {
          attempt_authorize});
   r.add({"attempt apply",
          "ATTEMPT",
-         "run the IR's actions on the live world",
-         phases,
+         "run the IR's actions on the live world and read back what they left",
+         "The actions run in order; then the supervisor reads back, on the live world, what each\n"
+         "left (a file's digest, mode and owner; a vars key's value; a service's state, main pid\n"
+         "and restarts; a converge's counts), records it (ack.readback) and prints it, with what\n"
+         "differs from each request. Look at it, then acknowledge it with 'aura attempt ack'.\n\n" +
+             phases,
          {learner_flag()},
          1,
          1,
          attempt_apply});
-  r.add({"attempt ack",
-         "ATTEMPT",
-         "read back what the apply did and confirm it",
-         "The supervisor reads back, on the live world, what each action of the last apply left\n"
-         "(a file's digest, mode and owner; a vars key's value; a service's state, main pid and\n"
-         "restarts; a converge's counts), records it (ack.readback) and prints it. When every\n"
-         "action's effect is as it requested, your acknowledgement of that readback is recorded\n"
-         "and the attempt moves to verify; otherwise the command fails naming each difference\n"
-         "and the attempt stays in ack ('aura attempt reset' rebuilds the live world).\n\n" +
-             phases,
-         {learner_flag(), {"note", "TEXT", "an optional note"}},
-         1,
-         1,
-         attempt_ack});
+  r.add(
+      {"attempt ack",
+       "ATTEMPT",
+       "confirm the readback the apply printed",
+       "Acknowledges the latest readback of what the apply did (printed by 'aura attempt apply'\n"
+       "and shown on the attempt's page; --readback SEQ names it, and is refused when it is not\n"
+       "the latest). The supervisor reads the live world back again first: when both are as the\n"
+       "actions requested, your acknowledgement citing the readback is recorded and the attempt\n"
+       "moves to verify. Otherwise the fresh readback is recorded and printed and the attempt\n"
+       "stays in ack: when it differs from what was requested the command fails naming each\n"
+       "difference ('aura attempt reset' rebuilds the live world); when it holds but is not what\n"
+       "you were shown, acknowledge the new one.\n\n" +
+           phases,
+       {learner_flag(),
+        {"note", "TEXT", "an optional note"},
+        {"readback", "SEQ", "the seq of the readback you acknowledge (default: the latest)"}},
+       1,
+       1,
+       attempt_ack});
   r.add({"attempt verify",
          "ATTEMPT",
          "run the primary's checks on the live world",

@@ -42,6 +42,11 @@ std::vector<std::string> next_commands(const attempt::AttemptState& s, std::stri
       return {"aura attempt apply " + id + as, "aura attempt submit " + id + as + " IR_FILE"};
     case Phase::kApply:
     case Phase::kAck:
+      if (s.readback_seq != 0) {
+        return {"aura attempt ack " + id + as + " --readback " + std::to_string(s.readback_seq) +
+                    " [--note TEXT]   (the readback apply printed)",
+                "aura attempt reset " + id + as + " [--reason TEXT]"};
+      }
       return {"aura attempt ack " + id + as + " [--note TEXT]",
               "aura attempt reset " + id + as + " [--reason TEXT]"};
     case Phase::kVerify:

@@ -607,54 +607,6 @@ Status AttemptEngine::authorize(std::string_view id, std::string_view learner,
                                    learner_actor(learner))});
 }
 
-Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view learner) {
-  std::lock_guard lock(mu_);
-  AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "apply", Phase::kContract));
-  for (const auto& [sha, status] : s.scripts) {
-    if (status != ScriptStatus::kPendingExecution) {
-      return Status::failed_precondition(
-          "script " + sha + " of IR revision " + std::to_string(s.revision) +
-          " is not authorised (status " + std::string(script_status_name(status)) +
-          "); authorise it before apply");
-    }
-  }
-  Bound b;
-  AURA_ASSIGN_OR_RETURN(b, bind(s));
-  intervention::Intervention ir;
-  AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
-  std::unique_ptr<world::World> world;
-  AURA_ASSIGN_OR_RETURN(world, open_live(b, s));
-
-  const auto records = gate::run_actions(*world, ir.actions);
-  std::vector<EventDraft> drafts{phase_event(s, Phase::kContract, Phase::kApply)};
-  ApplyResult r;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const auto& rec = records[i];
-    BlobInfo blob;
-    AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, rec.output));
-    ev::ActionCompleted action{gate::action_members(rec)};
-    action.attempt = s.id;
-    action.world = "live";
-    action.stage = "apply";
-    action.index = i;
-    action.refs = one_ref("act-" + std::to_string(s.actions_run + i + 1), blob, "action.output");
-    drafts.push_back(ev::attempt_draft(action, "supervisor"));
-    const bool failed = rec.exit_code != 0 || !rec.error.empty();
-    r.failed += failed ? 1 : 0;
-    r.aborted = r.aborted || rec.host_failure;
-    r.lines.push_back((rec.call_json.empty() ? "script " + rec.script_sha256 : rec.call_json) +
-                      ": exit " + std::to_string(rec.exit_code) +
-                      (rec.error.empty() ? "" : " (" + rec.error + ")"));
-  }
-  r.actions = uint32_t(records.size());
-  drafts.push_back(ev::attempt_draft(
-      ev::ApplyCompleted{s.id, s.revision, r.actions, r.failed, r.aborted}, "supervisor"));
-  drafts.push_back(phase_event(s, Phase::kApply, Phase::kAck));
-  AURA_RETURN_IF_ERROR(append(std::move(drafts)));
-  return r;
-}
-
 namespace {
 
 // What the last apply recorded of one action: what its targets resolved to, and whether it ran.
@@ -665,6 +617,21 @@ struct AppliedAction {
   world::AppliedCall call;
   Digest output{};  // its output blob
 };
+
+// One action.completed's record, as apply recorded it (`output`: its output blob).
+AppliedAction applied_of(const ev::ActionCompleted& action, const Digest& output) {
+  AppliedAction a;
+  a.seen = true;
+  const std::string error = action.error.value_or("");
+  a.failed = action.exit_code != 0 || !error.empty();
+  if (a.failed) {
+    a.outcome = "exit " + std::to_string(action.exit_code) +
+                (error.empty() ? "" : " (" + safe_text(error, 256) + ")");
+  }
+  a.call.resolved = action.resolved;
+  a.output = output;
+  return a;
+}
 
 // The action.completed events of the attempt's last apply, by index.
 Result<std::vector<AppliedAction>> last_apply(const EventLog& log, const AttemptState& s,
@@ -691,45 +658,24 @@ Result<std::vector<AppliedAction>> last_apply(const EventLog& log, const Attempt
       return false;
     }
     if (action->index >= actions) return true;
-    AppliedAction& a = out[action->index];
-    a = AppliedAction{};
-    a.seen = true;
-    const std::string error = action->error.value_or("");
-    a.failed = action->exit_code != 0 || !error.empty();
-    if (a.failed) {
-      a.outcome = "exit " + std::to_string(action->exit_code) +
-                  (error.empty() ? "" : " (" + safe_text(error, 256) + ")");
-    }
-    a.call.resolved = std::move(action->resolved);
-    if (!action->refs.empty()) a.output = action->refs.front().sha256;
+    out[action->index] =
+        applied_of(*action, action->refs.empty() ? Digest{} : action->refs.front().sha256);
     return true;
   }));
   AURA_RETURN_IF_ERROR(bad);
   return out;
 }
 
-}  // namespace
-
-Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::string_view note,
-                          AckResult* result) {
-  std::lock_guard lock(mu_);
-  AttemptState s;
-  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "ack", Phase::kAck));
-  AURA_RETURN_IF_ERROR(learner_text("the note", note, true));
-  Bound b;
-  AURA_ASSIGN_OR_RETURN(b, bind(s));
-  intervention::Intervention ir;
-  AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
-  std::vector<AppliedAction> applied;
-  AURA_ASSIGN_OR_RETURN(applied, last_apply(*ctx_.log, s, ir.actions.size()));
-  std::unique_ptr<world::World> world;
-  AURA_ASSIGN_OR_RETURN(world, open_live(b, s));
-
-  // The supervisor reads every action's effect back from the live world as it is now.
-  AckResult r;
+// The ACK readback: the supervisor reads every action's effect back from the live world as it
+// is now (World::read_back, the lab's own code) and compares it with the request. `r` receives
+// the lines; `differences` each difference named by action; the event is returned unappended.
+Result<ev::AckReadback> read_back_live(world::World& world, const BlobStore& blobs,
+                                       const AttemptState& s, const intervention::Intervention& ir,
+                                       std::vector<AppliedAction> applied, AckResult& r,
+                                       std::string& differences) {
+  r = AckResult{};
   r.as_requested = true;
   ev::AckReadback readback{s.id, s.revision, true, {}};
-  std::string differences;
   for (size_t i = 0; i < ir.actions.size(); ++i) {
     const intervention::Action& a = ir.actions[i];
     AckLine line;
@@ -738,7 +684,7 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
     if (a.is_script) {
       line.readback.typed = false;
       line.readback.observed = "a script requests no typed effect; nothing to compare";
-    } else if (!applied[i].seen) {
+    } else if (i >= applied.size() || !applied[i].seen) {
       line.readback.typed = false;
       line.readback.observed = "it did not run (the apply stopped before it)";
     } else if (applied[i].failed) {
@@ -746,11 +692,11 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
       line.readback.observed =
           "it failed at apply (" + applied[i].outcome + "); nothing to compare";
     } else {
-      auto output = ctx_.blobs->get(applied[i].output);
+      auto output = blobs.get(applied[i].output);
       if (!output.ok())
         return output.status().with_context("the output of action " + std::to_string(i));
       applied[i].call.output = std::move(output).value();
-      AURA_ASSIGN_OR_RETURN(line.readback, world->read_back(a.call, applied[i].call));
+      AURA_ASSIGN_OR_RETURN(line.readback, world.read_back(a.call, applied[i].call));
     }
     line.readback.observed = safe_text(line.readback.observed, 4096);
     ev::AckReadback::Line recorded{
@@ -771,22 +717,158 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
     r.lines.push_back(std::move(line));
   }
   readback.as_requested = r.as_requested;
-  auto recorded = ctx_.log->append(ev::attempt_draft(readback, "supervisor"));
-  if (!recorded.ok()) return recorded.status();
-  r.readback_seq = recorded->seq;
-  if (result != nullptr) *result = r;
-  if (!r.as_requested) {
+  return readback;
+}
+
+// The lines of a recorded readback, as the learner was shown them.
+AckResult ack_result_of(const ev::AckReadback& readback, uint64_t seq) {
+  AckResult r;
+  r.readback_seq = seq;
+  r.as_requested = readback.as_requested;
+  for (const auto& l : readback.actions) {
+    AckLine line;
+    line.index = uint32_t(l.index);
+    line.call = l.call ? *l.call : "script " + l.script_sha256.value_or("");
+    line.readback.typed = l.typed;
+    line.readback.observed = l.observed;
+    line.readback.differences = l.differences;
+    r.lines.push_back(std::move(line));
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view learner) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "apply", Phase::kContract));
+  for (const auto& [sha, status] : s.scripts) {
+    if (status != ScriptStatus::kPendingExecution) {
+      return Status::failed_precondition(
+          "script " + sha + " of IR revision " + std::to_string(s.revision) +
+          " is not authorised (status " + std::string(script_status_name(status)) +
+          "); authorise it before apply");
+    }
+  }
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  intervention::Intervention ir;
+  AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
+  std::unique_ptr<world::World> world;
+  AURA_ASSIGN_OR_RETURN(world, open_live(b, s));
+
+  const auto records = gate::run_actions(*world, ir.actions);
+  std::vector<EventDraft> drafts{phase_event(s, Phase::kContract, Phase::kApply)};
+  std::vector<AppliedAction> applied;
+  ApplyResult r;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& rec = records[i];
+    BlobInfo blob;
+    AURA_ASSIGN_OR_RETURN(blob, put_blob(*ctx_.blobs, rec.output));
+    ev::ActionCompleted action{gate::action_members(rec)};
+    action.attempt = s.id;
+    action.world = "live";
+    action.stage = "apply";
+    action.index = i;
+    action.refs = one_ref("act-" + std::to_string(s.actions_run + i + 1), blob, "action.output");
+    applied.push_back(applied_of(action, blob.sha256));
+    drafts.push_back(ev::attempt_draft(action, "supervisor"));
+    const bool failed = rec.exit_code != 0 || !rec.error.empty();
+    r.failed += failed ? 1 : 0;
+    r.aborted = r.aborted || rec.host_failure;
+    r.lines.push_back((rec.call_json.empty() ? "script " + rec.script_sha256 : rec.call_json) +
+                      ": exit " + std::to_string(rec.exit_code) +
+                      (rec.error.empty() ? "" : " (" + rec.error + ")"));
+  }
+  r.actions = uint32_t(records.size());
+  drafts.push_back(ev::attempt_draft(
+      ev::ApplyCompleted{s.id, s.revision, r.actions, r.failed, r.aborted}, "supervisor"));
+  // The apply ends with its readback recorded, so the learner sees what each action left before
+  // acknowledging it (ack). A readback the host cannot take is not a reason to lose the record
+  // of what ran: the apply is recorded without it, and ack reads back.
+  std::string differences;
+  auto readback = read_back_live(*world, *ctx_.blobs, s, ir, applied, r.readback, differences);
+  if (readback.ok()) {
+    drafts.push_back(ev::attempt_draft(*readback, "supervisor"));
+  } else {
+    r.readback = AckResult{};
+    r.readback_error = readback.status().message();
+  }
+  drafts.push_back(phase_event(s, Phase::kApply, Phase::kAck));
+  auto appended = ctx_.log->append_all(drafts);
+  if (!appended.ok()) return appended.status();
+  if (readback.ok()) r.readback.readback_seq = (*appended)[drafts.size() - 2].seq;
+  return r;
+}
+
+Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::string_view note,
+                          AckResult* result, std::optional<uint64_t> readback_seq) {
+  std::lock_guard lock(mu_);
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, load(id, learner, "ack", Phase::kAck));
+  AURA_RETURN_IF_ERROR(learner_text("the note", note, true));
+  if (readback_seq && *readback_seq != s.readback_seq) {
+    return Status::failed_precondition(
+        "the readback at seq " + std::to_string(*readback_seq) + " is not attempt " + s.id +
+        "'s latest" +
+        (s.readback_seq == 0 ? std::string(" (it has none yet: 'aura attempt ack " + s.id +
+                                           "' reads the live world back)")
+                             : "; its latest is at seq " + std::to_string(s.readback_seq)));
+  }
+  Bound b;
+  AURA_ASSIGN_OR_RETURN(b, bind(s));
+  intervention::Intervention ir;
+  AURA_ASSIGN_OR_RETURN(ir, current_ir(*ctx_.blobs, s, b.manifest));
+  std::vector<AppliedAction> applied;
+  AURA_ASSIGN_OR_RETURN(applied, last_apply(*ctx_.log, s, ir.actions.size()));
+  std::unique_ptr<world::World> world;
+  AURA_ASSIGN_OR_RETURN(world, open_live(b, s));
+
+  // The world is read back again: what is acknowledged must still hold.
+  AckResult fresh;
+  std::string differences;
+  ev::AckReadback now;
+  AURA_ASSIGN_OR_RETURN(now,
+                        read_back_live(*world, *ctx_.blobs, s, ir, applied, fresh, differences));
+
+  if (s.readback_seq != 0 && s.readback_as_requested && fresh.as_requested) {
+    // The learner acknowledges the readback they were shown (the latest one recorded), and the
+    // world still reads back as requested: the acknowledgement cites it.
+    auto shown = ctx_.log->get(s.readback_seq);
+    if (!shown.ok())
+      return shown.status().with_context("the readback at seq " + std::to_string(s.readback_seq));
+    ev::PayloadReader reader;
+    auto recorded = ev::AckReadback::decode(
+        reader, EventView{shown->seq, shown->prev_hash, shown->ts_us, shown->stream, shown->type,
+                          shown->actor, shown->payload, shown->hash});
+    if (!recorded.ok()) return recorded.status().with_context("seq " + std::to_string(shown->seq));
+    if (result != nullptr) *result = ack_result_of(*recorded, s.readback_seq);
+    return append({ev::attempt_draft(ev::AttemptAcknowledged{s.id, s.readback_seq,
+                                                             s.readback_sha256, std::string(note)},
+                                     learner_actor(learner)),
+                   phase_event(s, Phase::kAck, Phase::kVerify)});
+  }
+
+  // Otherwise the learner has not been shown a readback that holds: the fresh one is recorded
+  // and shown, and nothing is acknowledged.
+  auto appended = ctx_.log->append(ev::attempt_draft(now, "supervisor"));
+  if (!appended.ok()) return appended.status();
+  fresh.readback_seq = appended->seq;
+  if (result != nullptr) *result = fresh;
+  const std::string seq = std::to_string(fresh.readback_seq);
+  if (!fresh.as_requested) {
     return Status::failed_precondition(
         "ACK failed: what the supervisor read back differs from what the actions requested: " +
-        differences + " (recorded as ack.readback at seq " + std::to_string(r.readback_seq) +
+        differences + " (recorded as ack.readback at seq " + seq +
         "); the attempt stays in phase ack: 'aura attempt reset " + s.id +
         "' rebuilds the live world");
   }
-  return append({ev::attempt_draft(ev::AttemptAcknowledged{s.id, r.readback_seq,
-                                                           to_hex(sha256(readback.actions_json())),
-                                                           std::string(note)},
-                                   learner_actor(learner)),
-                 phase_event(s, Phase::kAck, Phase::kVerify)});
+  return Status::failed_precondition(
+      "not acknowledged: the live world now reads back as every action requested, but that is "
+      "not the readback you were shown; the supervisor recorded it as ack.readback at seq " +
+      seq + ": read it, then acknowledge it with 'aura attempt ack " + s.id + " --readback " + seq +
+      "'");
 }
 
 // ---- verify, gate, receipt ----

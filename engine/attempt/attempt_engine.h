@@ -71,13 +71,6 @@ struct ProbeResult {
   uint32_t spent = 0, budget = 0;
 };
 
-struct ApplyResult {
-  uint32_t actions = 0;
-  uint32_t failed = 0;
-  bool aborted = false;            // a host failure stopped the apply
-  std::vector<std::string> lines;  // one human line per action
-};
-
 // The ACK phase: what the supervisor read back of each action of the last apply.
 struct AckLine {
   uint32_t index = 0;
@@ -88,6 +81,18 @@ struct AckResult {
   uint64_t readback_seq = 0;  // the ack.readback event
   bool as_requested = false;  // no action's readback differs from its request
   std::vector<AckLine> lines;
+};
+
+struct ApplyResult {
+  uint32_t actions = 0;
+  uint32_t failed = 0;
+  bool aborted = false;            // a host failure stopped the apply
+  std::vector<std::string> lines;  // one human line per action
+  // The readback the apply ended with (recorded as ack.readback at readback.readback_seq): what
+  // the learner looks at before acknowledging it. readback_seq 0 when the host could not read
+  // back (readback_error says why; ack then reads back).
+  AckResult readback;
+  std::string readback_error;
 };
 
 struct VerifyResult {
@@ -124,16 +129,20 @@ class AttemptEngine {
   Result<uint32_t> submit(std::string_view id, std::string_view learner, std::string_view ir_json);
   // contract: authorises one script of the current revision by its SHA-256 (64 hex).
   Status authorize(std::string_view id, std::string_view learner, std::string_view sha256_hex);
-  // contract -> apply -> ack: runs the IR's actions on the live world.
+  // contract -> apply -> ack: runs the IR's actions on the live world, then the supervisor reads
+  // back what each left (world::World::read_back) and records it (ack.readback) in the same
+  // append: the learner sees the readback before acknowledging it.
   Result<ApplyResult> apply(std::string_view id, std::string_view learner);
-  // ack -> verify, when the readback holds. The supervisor reads back, on the live world, what
-  // each action of the last apply left (world::World::read_back) and records it (ack.readback);
-  // when every action's effect is as it requested, the learner's acknowledgement of that
-  // readback is recorded (attempt.acknowledged citing it) and the attempt moves to verify.
-  // Otherwise the command fails naming each difference and the attempt stays in ack (reset
-  // rebuilds the world). `out`, when given, receives the readback either way.
+  // ack -> verify: the learner acknowledges the readback they were shown (the latest
+  // ack.readback; `readback_seq`, when given, must be its seq). The supervisor reads the live
+  // world back again first: when the shown readback and this one are both as requested, the
+  // acknowledgement is recorded (attempt.acknowledged citing the shown one) and the attempt moves
+  // to verify. Otherwise the fresh readback is recorded and the command fails, the attempt stays
+  // in ack: naming each difference (reset rebuilds the world), or, when the world now reads back
+  // as requested but the learner was shown something else, asking them to acknowledge the new
+  // one. `out`, when given, receives the readback acknowledged or the fresh one.
   Status ack(std::string_view id, std::string_view learner, std::string_view note,
-             AckResult* out = nullptr);
+             AckResult* out = nullptr, std::optional<uint64_t> readback_seq = std::nullopt);
   // verify -> transfer_gate: the primary's required checks on the live world.
   Result<VerifyResult> verify(std::string_view id, std::string_view learner);
   // transfer_gate -> receipt (VERIFIED) or reflect: the five properties on fresh worlds.

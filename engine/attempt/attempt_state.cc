@@ -69,7 +69,12 @@ Status fold_next(AttemptState& s, ev::PayloadReader& r, const EventView& e) {
     if (p.from != phase_name(s.phase))
       return bad(e, "member \"from\": is " + p.from + " but the attempt is in " +
                         std::string(phase_name(s.phase)));
-    s.phase = *parse_phase(p.to);  // the decoder checked it is a phase
+    s.phase = *parse_phase(p.to);    // the decoder checked it is a phase
+    if (s.phase == Phase::kApply) {  // a new apply: no readback of it yet
+      s.readback_seq = 0;
+      s.readback_as_requested = false;
+      s.readback_sha256.clear();
+    }
   } else if (type == ev::kAttemptPredicted) {
     ev::AttemptPredicted p;
     AURA_ASSIGN_OR_RETURN(p, decode_in_fold<ev::AttemptPredicted>(r, e));
@@ -128,9 +133,26 @@ Status fold_next(AttemptState& s, ev::PayloadReader& r, const EventView& e) {
     s.applied = true;
     for (auto& [sha, st] : s.scripts)
       if (st == ScriptStatus::kPendingExecution) st = ScriptStatus::kExecuted;
+  } else if (type == ev::kAckReadback) {
+    ev::AckReadback p;
+    AURA_ASSIGN_OR_RETURN(p, decode_in_fold<ev::AckReadback>(r, e));
+    s.readback_seq = e.seq;
+    s.readback_as_requested = p.as_requested;
+    s.readback_sha256 = to_hex(sha256(p.actions_json()));
+  } else if (type == ev::kAttemptAcknowledged) {
+    ev::AttemptAcknowledged p;
+    AURA_ASSIGN_OR_RETURN(p, decode_in_fold<ev::AttemptAcknowledged>(r, e));
+    // The acknowledgement cites the latest readback, by seq and digest.
+    if (p.readback != s.readback_seq || s.readback_seq == 0)
+      return bad(e, "member \"readback\": is not the seq of the latest ack.readback");
+    if (p.readback_sha256 != s.readback_sha256)
+      return bad(e, "member \"readback_sha256\": is not the digest of that readback");
   } else if (type == ev::kWorldReset) {
     AURA_RETURN_IF_ERROR(decode_in_fold<ev::WorldReset>(r, e).status());
-    // A fresh live world: nothing of the IR has run on it.
+    // A fresh live world: nothing of the IR has run on it, and nothing is read back.
+    s.readback_seq = 0;
+    s.readback_as_requested = false;
+    s.readback_sha256.clear();
     s.applied = false;
     s.recovered_live = false;
     for (auto& [sha, st] : s.scripts)

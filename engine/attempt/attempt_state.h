@@ -74,6 +74,10 @@ struct AttemptState {
   std::map<std::string, ScriptStatus> scripts;  // sha256 hex -> status, current revision
   uint32_t actions_run = 0;                     // action.completed so far (act-<n> ids)
   bool applied = false;
+  // The latest ack.readback since the last apply (0: none): what the learner acknowledges.
+  uint64_t readback_seq = 0;
+  bool readback_as_requested = false;
+  std::string readback_sha256;  // of its "actions" bytes (attempt.acknowledged cites it)
   bool recovered_live = false;  // attempt.verified
   uint64_t gate_seq = 0;        // seq of gate.started, 0 if none
   std::string verdict;          // gate.verdict's verdict, empty before

@@ -75,8 +75,23 @@ TEST_CASE("aura attempt: a learner's attempt, command by command") {
   CHECK(r.err.find("$.") != std::string::npos);  // the JSON path of what failed
 
   s.ok({"attempt", "submit", id, (s.lab / "fix.json").string(), "--learner", "bob"});
-  s.ok({"attempt", "apply", id, "--learner", "bob"});
-  s.ok({"attempt", "ack", id, "--learner", "bob", "--note", "converged"});
+  // The apply ends with the supervisor's readback, printed; the next step acknowledges it by
+  // its seq, and the acknowledgement names it.
+  r = s.ok({"attempt", "apply", id, "--learner", "bob", "--json"});
+  CHECK(r.out.find("the supervisor read back what each action left:") != std::string::npos);
+  CHECK(r.out.find("    read back: web2 /fleet/host_vars/web2.conf app_root=(unset)") !=
+        std::string::npos);
+  uint64_t readback = 0;
+  REQUIRE(Json(r.last_line()).root()["readback"]["seq"].get_uint64().get(readback) ==
+          simdjson::SUCCESS);
+  CHECK(*Json(r.last_line()).u64("actions") == 2);
+  const std::string seq = std::to_string(readback);
+  CHECK(r.out.find("(ack.readback at seq " + seq + ")") != std::string::npos);
+  CHECK(r.out.find("  aura attempt ack " + id + " --learner bob --readback " + seq) !=
+        std::string::npos);
+  r = s.ok({"attempt", "ack", id, "--learner", "bob", "--note", "converged", "--readback", seq});
+  CHECK(r.out.find("acknowledged: the readback above (ack.readback at seq " + seq +
+                   ") is confirmed") != std::string::npos);
   r = s.ok({"attempt", "verify", id, "--learner", "bob"});
   CHECK(r.out.find("the live world recovered") != std::string::npos);
   r = s.ok({"attempt", "gate", id, "--learner", "bob", "--json"});

@@ -539,12 +539,68 @@ TEST_CASE("attempt: reset rebuilds the live world and sends the attempt back to 
   REQUIRE(e.abandon(early.value(), "alice", "done").is_ok());
 }
 
-TEST_CASE("attempt: ack reads back each action's effect and is refused when it was undone") {
+TEST_CASE("attempt: apply ends with the readback, which the learner then acknowledges") {
   EngineLab lab;
   auto& e = *lab.engine;
   const std::string id = lab.start_and_probe("gold");
   REQUIRE(e.submit(id, "alice", lab.judge("gold").ir_json).ok());
-  REQUIRE(e.apply(id, "alice").ok());
+  auto applied = e.apply(id, "alice");
+  REQUIRE_MESSAGE(applied.ok(), applied.status().message());
+
+  // The apply's own events end with the supervisor's readback, before the phase moves to ack:
+  // the learner sees it before confirming anything.
+  const attempt::AckResult& shown = applied->readback;
+  REQUIRE(shown.readback_seq != 0);
+  CHECK(applied->readback_error.empty());
+  CHECK(shown.as_requested);
+  REQUIRE(shown.lines.size() == 2);
+  CHECK(shown.lines[0].readback.observed.find("app_root=(unset)") != std::string::npos);
+  auto ev = lab.log->get(shown.readback_seq);
+  REQUIRE(ev.ok());
+  CHECK(ev->type == events::kAckReadback);
+  CHECK(ev->actor == "supervisor");
+  auto phase = lab.log->get(shown.readback_seq + 1);
+  REQUIRE(phase.ok());
+  CHECK(phase->type == events::kAttemptPhase);
+  CHECK(lab.log->head().seq == shown.readback_seq + 1);
+  auto st = e.state(id);
+  REQUIRE(st.ok());
+  CHECK(st->phase == Phase::kAck);
+  CHECK(st->readback_seq == shown.readback_seq);
+  CHECK(st->readback_as_requested);
+
+  // A seq that is not the latest readback is refused, and changes nothing.
+  const LogHead head = lab.log->head();
+  Status wrong = e.ack(id, "alice", "", nullptr, shown.readback_seq - 1);
+  CHECK(wrong.code() == ErrorCode::kFailedPrecondition);
+  CHECK(wrong.message().find("its latest is at seq " + std::to_string(shown.readback_seq)) !=
+        std::string::npos);
+  CHECK(same_head(head, lab.log->head()));
+
+  // The acknowledgement cites the readback that was shown; nothing else is recorded.
+  attempt::AckResult acked;
+  Status s = e.ack(id, "alice", "as I meant", &acked, shown.readback_seq);
+  REQUIRE_MESSAGE(s.is_ok(), s.message());
+  CHECK(acked.readback_seq == shown.readback_seq);
+  CHECK(acked.as_requested);
+  REQUIRE(acked.lines.size() == shown.lines.size());
+  CHECK(acked.lines[0].readback.observed == shown.lines[0].readback.observed);
+  auto ack = lab.log->get(head.seq + 1);
+  REQUIRE(ack.ok());
+  CHECK(ack->type == events::kAttemptAcknowledged);
+  CHECK(std::string(ack->payload).find(R"("readback":)" + std::to_string(shown.readback_seq)) !=
+        std::string::npos);
+  CHECK(e.state(id)->phase == Phase::kVerify);
+}
+
+TEST_CASE("attempt: ack refuses a readback that differs from the request, and one not shown") {
+  EngineLab lab;
+  auto& e = *lab.engine;
+  const std::string id = lab.start_and_probe("gold");
+  REQUIRE(e.submit(id, "alice", lab.judge("gold").ir_json).ok());
+  auto applied = e.apply(id, "alice");
+  REQUIRE(applied.ok());
+  REQUIRE(applied->readback.as_requested);
 
   // From the host, between apply and ack, the override the fix removed comes back.
   const fs::path vars =
@@ -568,7 +624,7 @@ TEST_CASE("attempt: ack reads back each action's effect and is refused when it w
   CHECK_FALSE(r.as_requested);
   REQUIRE(r.lines.size() == 2);
   CHECK(r.lines[0].readback.observed.find("app_root=/srv/www/release-1") != std::string::npos);
-  // The readback is recorded, the acknowledgement is not, and the attempt stays in ack.
+  // The fresh readback is recorded, the acknowledgement is not, and the attempt stays in ack.
   auto ev = lab.log->get(r.readback_seq);
   REQUIRE(ev.ok());
   CHECK(ev->type == events::kAckReadback);
@@ -576,15 +632,31 @@ TEST_CASE("attempt: ack reads back each action's effect and is refused when it w
   CHECK(std::string(ev->payload).find(R"("as_requested":false)") != std::string::npos);
   CHECK(lab.log->head().seq == r.readback_seq);
   CHECK(e.state(id)->phase == Phase::kAck);
+  // Acknowledging the differing readback by its seq is refused the same way.
+  attempt::AckResult again;
+  s = e.ack(id, "alice", "", &again, r.readback_seq);
+  CHECK(s.message().find("ACK failed") != std::string::npos);
+  CHECK(e.state(id)->phase == Phase::kAck);
 
-  // Put back as the action left it: the readback holds, and the acknowledgement cites it.
+  // Put back as the action left it: the world reads back as requested now, but that is not
+  // what the learner was last shown, so it is recorded and shown, not acknowledged.
   write_file(vars, fixed);
+  attempt::AckResult fresh;
+  s = e.ack(id, "alice", "", &fresh);
+  REQUIRE_FALSE(s.is_ok());
+  CHECK(s.message().find("not the readback you were shown") != std::string::npos);
+  CHECK(s.message().find("--readback " + std::to_string(fresh.readback_seq)) != std::string::npos);
+  CHECK(fresh.as_requested);
+  CHECK(lab.log->head().seq == fresh.readback_seq);
+  CHECK(e.state(id)->phase == Phase::kAck);
+
+  // Acknowledging that one moves on, citing it.
   attempt::AckResult ok;
-  s = e.ack(id, "alice", "", &ok);
+  s = e.ack(id, "alice", "", &ok, fresh.readback_seq);
   REQUIRE_MESSAGE(s.is_ok(), s.message());
-  CHECK(ok.as_requested);
+  CHECK(ok.readback_seq == fresh.readback_seq);
   CHECK(ok.lines[0].readback.observed.find("app_root=(unset)") != std::string::npos);
-  auto acked = lab.log->get(ok.readback_seq + 1);
+  auto acked = lab.log->get(fresh.readback_seq + 1);
   REQUIRE(acked.ok());
   CHECK(acked->type == events::kAttemptAcknowledged);
   CHECK(std::string(acked->payload).find(R"("readback":)" + std::to_string(ok.readback_seq)) !=

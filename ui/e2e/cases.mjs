@@ -215,7 +215,10 @@ export const cases = [
 
       await page.getByRole('button', { name: /^Apply revision 1/ }).click();
       await railIs(page, 'ack');
-      await page.getByRole('button', { name: 'Read back and acknowledge' }).click();
+      // The apply ended with the supervisor's readback: it is shown before anything is
+      // acknowledged, and the button acknowledges that one.
+      await page.locator('.readback[data-as-requested="true"]').waitFor({ timeout: 10_000 });
+      await page.getByRole('button', { name: 'Acknowledge this readback' }).click();
       await railIs(page, 'verify');
       assert(await page.locator('.readback[data-as-requested="true"]').count() === 1, 'the readback is not shown as requested');
       await page.getByRole('button', { name: 'Verify the live world' }).click();

@@ -21,7 +21,8 @@ export interface ActionDone {
 export interface Folded {
   actions: ActionDone[];  // of the latest apply
   applied?: { actions: number; failed: number; aborted: boolean };
-  readback?: { as_requested: boolean; actions: { index: number; call?: string; script_sha256?: string; typed: boolean; observed: string; differences: string[] }[] };
+  // The latest readback (apply ends with one; ack records a fresh one when the world changed).
+  readback?: { seq?: number; as_requested: boolean; actions: { index: number; call?: string; script_sha256?: string; typed: boolean; observed: string; differences: string[] }[] };
   facts: { seq: number; check: string; kind: string; ok: boolean; observed: string }[];  // of the latest verify
   gate: GateProgress;
   receipt?: string;
@@ -58,7 +59,7 @@ export function fold(events: LoggedEvent[]): Folded {
         f.applied = { actions: Number(d.actions), failed: Number(d.failed), aborted: d.aborted === true };
         break;
       case 'ack.readback':
-        f.readback = d as unknown as Folded['readback'];
+        f.readback = { ...(d as unknown as NonNullable<Folded['readback']>), seq: e.seq };
         break;
       case 'verify.fact':
         f.facts.push({ seq: e.seq, check: String(d.check), kind: String(d.kind), ok: d.ok === true, observed: String(d.observed ?? '') });
@@ -87,13 +88,15 @@ export function describe(e: LoggedEvent): string {
     case 'attempt.phase': return `phase ${String(d.from)} → ${String(d.to)}`;
     case 'attempt.predicted': return `predicted ${String(d.hypothesis)} (confidence ${String(d.confidence ?? '–')})`;
     case 'probe.requested': return `probe ${String(d.probe)} requested: ${JSON.stringify(d.call)} (cost ${String(d.cost)}, spent ${String(d.spent)})`;
-    case 'probe.completed': return `probe ${String(d.probe)} → ${String(d.evidence)}, exit ${String(d.exit_code)}${d.error ? `: ${String(d.error)}` : ''}`;
+    case 'probe.completed':
+      if (d.refused === true) return `probe ${String(d.probe)} → ${String(d.evidence)}: ${String(d.error ?? 'refused')}; nothing was read, nothing spent`;
+      return `probe ${String(d.probe)} → ${String(d.evidence)}, exit ${String(d.exit_code)}${d.error ? `: ${String(d.error)}` : ''}`;
     case 'intervention.submitted': return `IR revision ${String(d.revision)} submitted (${String(d.ir_sha256).slice(0, 12)}…)`;
     case 'script.authorized': return `script ${String(d.sha256).slice(0, 12)}… authorised`;
     case 'action.completed': return `action ${String(d.index)}: exit ${String(d.exit_code)}${d.error ? ` (${String(d.error)})` : ''}`;
     case 'apply.completed': return `apply: ${String(d.actions)} actions, ${String(d.failed)} failed${d.aborted ? ', aborted' : ''}`;
-    case 'ack.readback': return `readback: ${d.as_requested ? 'as requested' : 'differs from what was requested'}`;
-    case 'attempt.acknowledged': return 'readback acknowledged';
+    case 'ack.readback': return `readback (seq ${e.seq}): ${d.as_requested ? 'as requested' : 'differs from what was requested'}`;
+    case 'attempt.acknowledged': return `readback (seq ${String(d.readback)}) acknowledged`;
     case 'verify.fact': return `check ${String(d.check)} (${String(d.kind)}): ${d.ok ? 'held' : 'failed'}`;
     case 'attempt.verified': return `verified: ${d.recovered ? 'recovered' : 'not recovered'}`;
     case 'gate.started': return 'transfer gate started';

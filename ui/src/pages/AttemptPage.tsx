@@ -208,8 +208,8 @@ export function AttemptPage({ attempt }: { attempt: string }) {
         {(phase === 'apply' || phase === 'ack') && (
           <>
             <ApplyReport lines={applyLines} folded={folded} />
-            <AckForm busy={busy !== null} onAck={(note) => void command<AckResult>('ack', note ? { note } : {}).then((r) => r && setAckReply(r))} />
             <Readback reply={ackReply} folded={folded} />
+            <AckForm busy={busy !== null} seq={ackReply?.readback_seq ?? folded.readback?.seq} onAck={(note) => void command<AckResult>('ack', note ? { note } : {}).then((r) => r && setAckReply(r))} />
           </>
         )}
 
@@ -410,27 +410,32 @@ function ApplyReport({ lines, folded }: { lines: string[] | null; folded: Return
   );
 }
 
-function AckForm({ busy, onAck }: { busy: boolean; onAck: (note: string) => void }) {
+// The readback above is what is acknowledged: apply ended with it. Before recording the
+// acknowledgement the supervisor reads the live world back once more; if it no longer holds, or
+// is not what was shown, the fresh one is recorded and shown instead, and nothing is acknowledged.
+function AckForm({ busy, seq, onAck }: { busy: boolean; seq?: number; onAck: (note: string) => void }) {
   const [note, setNote] = useState('');
   return (
     <form className="card" onSubmit={(e) => { e.preventDefault(); onAck(note); }}>
       <p>
-        The supervisor reads back, on your live world as it is now, what each action left, and compares it with what the
-        action asked for. Acknowledge when it is what you meant.
+        {seq !== undefined
+          ? <>Above is what the supervisor read back, on your live world, of what each action left (recorded at seq {seq}), compared with what the action asked for. Acknowledge it when it is what you meant.</>
+          : <>The supervisor reads back, on your live world, what each action left, and compares it with what the action asked for.</>}
+        {' '}The world is read back once more before your acknowledgement is recorded: if it changed, you are shown the new readback instead.
       </p>
       <label htmlFor="ack-note">A note (optional)</label>
       <input id="ack-note" value={note} onChange={(e) => setNote(e.target.value)} maxLength={4096} />
-      <button type="submit" className="primary" disabled={busy}>Read back and acknowledge</button>
+      <button type="submit" className="primary" disabled={busy}>{seq !== undefined ? 'Acknowledge this readback' : 'Read back and acknowledge'}</button>
     </form>
   );
 }
 
 function Readback({ reply, folded }: { reply: AckResult | null; folded: ReturnType<typeof fold> }) {
-  const rb = reply?.lines ? { as_requested: reply.as_requested, actions: reply.lines } : folded.readback;
+  const rb = reply?.lines ? { seq: reply.readback_seq, as_requested: reply.as_requested, actions: reply.lines } : folded.readback;
   if (!rb) return null;
   return (
     <div className="card readback" data-as-requested={rb.as_requested ? 'true' : 'false'}>
-      <h3>The readback: {rb.as_requested ? 'as requested' : 'not as requested'}</h3>
+      <h3>The readback{rb.seq !== undefined ? ` (seq ${rb.seq})` : ''}: {rb.as_requested ? 'as requested' : 'not as requested'}</h3>
       {!rb.as_requested && <p className="fail-text">Something differs from what your actions asked for. Reset the world to start the apply again.</p>}
       {rb.actions.map((a) => (
         <div key={a.index}>
