@@ -317,6 +317,9 @@ def main():
                     "nodes-root-differs": {"kind": "var_override", "role": "control",
                                                 "path": PROJECT, "var": "app_root",
                                                 "group": "web"},
+                    "nodes-serving-no-page": {"kind": "no_page", "role": "web",
+                                              "path": "/etc/nginx/conf.d/site.conf",
+                                              "index": "index.html"},
                 },
             })
 
@@ -518,6 +521,9 @@ def main():
              "max_matches": 8},
             {"name": "nodes-root-differs", "type": "selector", "kind": "node",
              "description": "the web nodes whose host_vars set app_root to another value than the web group's",
+             "max_matches": 8},
+            {"name": "nodes-serving-no-page", "type": "selector", "kind": "node",
+             "description": "the web nodes whose nginx site config (conf.d/site.conf) names a root folder that holds no index.html: the nodes that answer 404",
              "max_matches": 8},
         ],
         "worlds": [

@@ -179,9 +179,9 @@ const std::map<std::string, std::vector<HypothesisTerms>> kSelectorsByHypothesis
     {"o1-fleet-drift",
      {{"stale-override",
        {"host-vars-root-missing", "nodes-root-missing", "host-vars-root-differs"}},
-      {"hand-edit", {"nodes-root-differs"}},
-      {"nginx-down", {"nodes-root-differs"}},
-      {"content-missing", {"nodes-root-differs"}}}},
+      {"hand-edit", {"nodes-serving-no-page", "nodes-root-differs"}},
+      {"nginx-down", {"nodes-serving-no-page", "nodes-root-differs"}},
+      {"content-missing", {"nodes-serving-no-page", "nodes-root-differs"}}}},
 };
 
 // The words of a hypothesis id ("stale-override": stale, override).

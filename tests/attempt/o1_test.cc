@@ -113,6 +113,8 @@ struct WorldRun {
   std::vector<std::string> stale_nodes;      // what nodes-root-missing resolved to
   std::vector<std::string> override_nodes;   // what nodes-root-differs resolved to
   std::string override_nodes_error;          // why it matched nothing, if it did not
+  std::vector<std::string> no_page_nodes;    // what nodes-serving-no-page resolved to
+  std::string no_page_error;                 // why it matched nothing, if it did not
   std::vector<std::string> canary;           // what the canary role resolved to
   std::map<std::string, bool> before;        // fleet-serves (and canary-kept) before any fix
   std::vector<gate::ActionRecord> fix;       // the fix's actions, as the gate records them
@@ -154,6 +156,7 @@ WorldRun run_world(O1Worlds& o1, const std::string& label, const std::string& wo
   do {
     out.stale_nodes_error = resolve(R"({"selector":"nodes-root-missing"})", out.stale_nodes);
     out.override_nodes_error = resolve(R"({"selector":"nodes-root-differs"})", out.override_nodes);
+    out.no_page_error = resolve(R"({"selector":"nodes-serving-no-page"})", out.no_page_nodes);
     if (role == scenario::WorldRole::kControl) {
       if (std::string e = resolve(R"({"role":"canary"})", out.canary); !e.empty()) {
         out.error = "resolving the canary: " + e;
@@ -289,6 +292,14 @@ TEST_CASE("o1: seeds 1 and 2: every world builds, selectors resolve, gold passes
     CHECK(primary.override_nodes == primary.stale_nodes);
     CHECK(twin.override_nodes == twin.stale_nodes);
     CHECK(control.override_nodes == control.canary);
+    // The symptom's selector (the nodes whose nginx root holds no page: the ones answering 404)
+    // names the drifted node where the fleet is broken, and nothing in the healthy control.
+    CHECK_MESSAGE(primary.no_page_error.empty(), primary.no_page_error);
+    CHECK_MESSAGE(twin.no_page_error.empty(), twin.no_page_error);
+    CHECK(primary.no_page_nodes == primary.stale_nodes);
+    CHECK(twin.no_page_nodes == twin.stale_nodes);
+    CHECK(control.no_page_nodes.empty());
+    CHECK(control.no_page_error.find("resolved to no node") != std::string::npos);
 
     // Gold: its path selector names the drifted node's host_vars file in the primary and the twin
     // and nothing in the control (the canary's override stays); every required check passes.

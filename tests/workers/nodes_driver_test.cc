@@ -1107,13 +1107,15 @@ TEST_CASE("nodes build: mounts and the override selectors parse; bad ones are re
   auto b = parse_build(
       R"({"nodes":[)" + node + R"(,"mounts":["shm","pts"]}],"selectors":{)" +
           R"("stale":{"kind":"stale_override","role":"control","path":"/srv/ansible","var":"app_root","group":"web"},)" +
-          R"("any":{"kind":"var_override","role":"control","path":"/srv/ansible","var":"app_root","group":"web"}}})",
+          R"("any":{"kind":"var_override","role":"control","path":"/srv/ansible","var":"app_root","group":"web"},)" +
+          R"("page":{"kind":"no_page","role":"web","path":"/etc/nginx/conf.d/site.conf","index":"index.html"}}})",
       "build");
   REQUIRE_MESSAGE(b.ok(), b.status().message());
   CHECK(b->nodes[0].mounts == std::vector<std::string>{"shm", "pts"});
   REQUIRE(b->find_selector("stale") != nullptr);
   CHECK(b->find_selector("stale")->var == "app_root");
   CHECK(b->find_selector("any")->group == "web");
+  CHECK(b->find_selector("page")->index == "index.html");
   struct Bad {
     std::string json;
     const char* message;
@@ -1131,7 +1133,16 @@ TEST_CASE("nodes build: mounts and the override selectors parse; bad ones are re
        "first_untraversable takes user (and no var or group)"},
       {R"({"nodes":[)" + node +
            R"(}],"selectors":{"s":{"kind":"guess","role":"control","path":"/srv"}}})",
-       "is not one of: first_untraversable, var_override, stale_override"},
+       "is not one of: first_untraversable, var_override, stale_override, no_page"},
+      {R"({"nodes":[)" + node +
+           R"(}],"selectors":{"s":{"kind":"no_page","role":"web","path":"/etc/site.conf","var":"a","index":"i"}}})",
+       "build: selectors.s: no_page takes index (and no user, var or group)"},
+      {R"({"nodes":[)" + node +
+           R"(}],"selectors":{"s":{"kind":"no_page","role":"web","path":"/etc/site.conf","index":"a/b"}}})",
+       "build: selectors.s.index: not a file name"},
+      {R"({"nodes":[)" + node +
+           R"(}],"selectors":{"s":{"kind":"var_override","role":"control","path":"/srv","var":"app_root","group":"web","index":"i"}}})",
+       "build: selectors.s.index: only a no_page rule takes index"},
   };
   for (const Bad& bad : bads) {
     auto r = parse_build(bad.json, "build");

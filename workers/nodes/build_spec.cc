@@ -328,8 +328,8 @@ Result<BuildSpec> parse_one(const Value& root) {
     AURA_ASSIGN_OR_RETURN(sel, object_of(*m[2]));
     if (sel.size() > 16) return m[2]->error("at most 16");
     for (std::string_view name : sel.names()) {
-      static constexpr std::array<std::string_view, 6> kSel = {"kind", "role", "path",
-                                                               "user", "var",  "group"};
+      static constexpr std::array<std::string_view, 7> kSel = {"kind", "role",  "path", "user",
+                                                               "var",  "group", "index"};
       Value v;
       AURA_ASSIGN_OR_RETURN(v, sel.value(name));
       SelectorSpec s;
@@ -342,14 +342,24 @@ Result<BuildSpec> parse_one(const Value& root) {
       if (!sm[0] || !sm[1] || !sm[2]) return v.error("kind, role and path are required");
       AURA_ASSIGN_OR_RETURN(s.kind, text(*sm[0], 32));
       const bool untraversable = s.kind == "first_untraversable";
-      if (!untraversable && s.kind != "var_override" && s.kind != "stale_override") {
+      const bool no_page = s.kind == "no_page";
+      if (!untraversable && !no_page && s.kind != "var_override" && s.kind != "stale_override") {
         return sm[0]->error("\"" + s.kind +
-                            "\" is not one of: first_untraversable, var_override, stale_override");
+                            "\" is not one of: first_untraversable, var_override, "
+                            "stale_override, no_page");
       }
       AURA_ASSIGN_OR_RETURN(s.role, text(*sm[1], 64));
       AURA_ASSIGN_OR_RETURN(s.path, text(*sm[2], 256));
       if (!is_clean_absolute(s.path)) return sm[2]->error("not a normalised absolute path");
-      if (untraversable) {
+      if (!no_page && sm[6]) return sm[6]->error("only a no_page rule takes index");
+      if (no_page) {
+        if (!sm[6] || sm[3] || sm[4] || sm[5])
+          return v.error("no_page takes index (and no user, var or group)");
+        AURA_ASSIGN_OR_RETURN(s.index, text(*sm[6], 64));
+        if (s.index.empty() || s.index.find('/') != std::string::npos || s.index == "." ||
+            s.index == "..")
+          return sm[6]->error("not a file name");
+      } else if (untraversable) {
         if (!sm[3] || sm[4] || sm[5])
           return v.error("first_untraversable takes user (and no var or group)");
         AURA_ASSIGN_OR_RETURN(s.user, text(*sm[3], 32));

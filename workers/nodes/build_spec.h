@@ -77,14 +77,18 @@ struct StateSpec {
 //  stale_override: an override (as above) whose value names a path that does not exist on the
 //    node it is for (a release folder that was removed, say); a file for a host that is not a
 //    node of the world never matches.
+//  no_page (term kind "node"): the nodes with `role` whose web server config `path` names, in
+//    its first `root <folder>;` line, a folder that holds no regular file `index` (or that has
+//    no such line, or cannot be read): the nodes that serve no page, whatever put them there.
 struct SelectorSpec {
   std::string name;  // a selector term of the manifest
-  std::string kind;  // "first_untraversable", "var_override", "stale_override"
+  std::string kind;  // "first_untraversable", "var_override", "stale_override", "no_page"
   std::string role;
   std::string path;
   std::string user;   // first_untraversable
   std::string var;    // the override kinds
   std::string group;  // the override kinds
+  std::string index;  // no_page: a file name ("index.html")
 };
 
 struct BuildSpec {

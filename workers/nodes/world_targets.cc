@@ -13,6 +13,45 @@
 #include "workers/runner/vars_file.h"
 
 namespace aura::workers::nodes {
+namespace {
+
+// no_page: whether the web server config sel.path on the node names, in its first
+// "root <folder>;" line, a folder without the regular file sel.index (a config that cannot be
+// read, or has no root line, serves no page either).
+Result<bool> serves_no_page(const inspect::NodeView& view, const SelectorSpec& sel) {
+  auto conf = view.read_file(sel.path, 64 << 10);
+  if (!conf.ok()) {
+    if (conf.status().code() == ErrorCode::kIo) return conf.status();
+    return true;
+  }
+  std::string_view text = *conf;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    if (!line.starts_with("root") || line.size() < 5 || (line[4] != ' ' && line[4] != '\t'))
+      continue;
+    line.remove_prefix(5);
+    const size_t end = line.find(';');
+    if (end == std::string_view::npos) return true;
+    line = line.substr(0, end);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    if (line.empty() || line.front() != '/') return true;
+    std::string page(line);
+    if (page.back() != '/') page += '/';
+    auto st = view.stat(page + sel.index);
+    if (!st.ok()) {
+      if (st.status().code() == ErrorCode::kIo) return st.status();
+      return true;
+    }
+    return st->type != inspect::FileInfo::Type::kFile;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::vector<LiveNode*> NodesWorld::with_role(std::string_view role) {
   std::vector<LiveNode*> out;
@@ -44,7 +83,17 @@ Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* targe
     if (sel == nullptr || sel->kind == "first_untraversable")
       return Status::unavailable("selector \"" + target->name +
                                  "\" is not one the nodes driver implements for nodes");
-    for (LiveNode* project : with_role(sel->role)) {
+    if (sel->kind == "no_page") {
+      for (LiveNode* n : with_role(sel->role)) {
+        auto view = inspect::NodeView::open(n->node->init_pid());
+        if (!view.ok()) return view.status();
+        bool none = false;
+        AURA_ASSIGN_OR_RETURN(none, serves_no_page(*view, *sel));
+        if (none) names.push_back(n->spec->name);
+      }
+    }
+    for (LiveNode* project :
+         sel->kind == "no_page" ? std::vector<LiveNode*>() : with_role(sel->role)) {
       std::vector<Override> found;
       AURA_ASSIGN_OR_RETURN(found, overrides(*sel, *project));
       for (const Override& o : found)
@@ -174,6 +223,8 @@ Result<std::optional<std::map<std::string, std::string>>> NodesWorld::resolve_pa
                                  " is not a selector of this world");
     if (std::find(n.spec->roles.begin(), n.spec->roles.end(), sel->role) == n.spec->roles.end())
       return std::optional<std::map<std::string, std::string>>();
+    if (sel->kind == "no_page")
+      return Status::unavailable("selector \"" + t->name + "\" names nodes, not a path");
     std::optional<std::string> found;
     if (sel->kind == "first_untraversable") {
       auto view = inspect::NodeView::open(n.node->init_pid());
