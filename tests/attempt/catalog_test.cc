@@ -231,6 +231,10 @@ TEST_CASE("catalog: every competing hypothesis has a selector; no term names the
     auto ir = reader.parse_object(gold->ir_json);
     REQUIRE(ir.ok());
     const std::string cause(*ir->required_string("hypothesis"));
+    // The briefing may teach what a selector is for; it names none (that would be the answer).
+    for (const auto& t : m.targets) {
+      if (t.selector) CHECK_MESSAGE(m.briefing.find(t.name) == npos, t.name);
+    }
     for (const auto& t : m.targets) {
       for (const std::string& word : words_of(cause)) {
         INFO(t.name << " names '" << word << "' of the cause " << cause);
@@ -238,6 +242,17 @@ TEST_CASE("catalog: every competing hypothesis has a selector; no term names the
         CHECK(t.description.find(word) == npos);
       }
     }
+  }
+}
+
+TEST_CASE("catalog: the tutorial's briefing says why a literal target does not transfer") {
+  const scenario::Manifest m = bundled("t0-config-drift");
+  // How a fix is judged (fresh copies, the fault elsewhere, a healthy one), that naming web2's
+  // files mends this copy only, and that a role or selector is resolved again in every copy.
+  for (const char* part : {"fresh copies of this fleet", "the same fault sits on another node",
+                           "names web2's files or web2 itself mends this copy only",
+                           "by a role or a selector from the catalog is resolved again in every"}) {
+    CHECK_MESSAGE(m.briefing.find(part) != npos, part);
   }
 }
 
