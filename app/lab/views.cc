@@ -85,7 +85,7 @@ const Shown kLearnerShown[] = {
     {ev::kAttemptPhase, {"from", "to"}},
     {ev::kAttemptPredicted, {"hypothesis", "expect", "confidence"}},
     {ev::kProbeRequested, {"probe", "call", "cost", "spent"}},
-    {ev::kProbeCompleted, {"probe", "evidence", "exit_code", "truncated", "error"}},
+    {ev::kProbeCompleted, {"probe", "evidence", "exit_code", "truncated", "error", "refused"}},
     {ev::kInterventionSubmitted, {"revision", "ir_sha256", "scripts"}},
     {ev::kScriptAuthorized, {"revision", "sha256"}},
     {ev::kActionCompleted, {"index", "call", "script_sha256", "exit_code", "error", "truncated"}},

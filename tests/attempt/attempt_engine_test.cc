@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "app/lab/views.h"
 #include "engine/events/event_types.h"
 #include "engine/receipt/receipt.h"
 #include "engine/receipt/receipt_format.h"
@@ -278,6 +279,13 @@ TEST_CASE("attempt: a probe whose target the driver refuses costs nothing and sa
   CHECK(completed->type == events::kProbeCompleted);
   CHECK(std::string(completed->payload).find(R"(,"refused":true})") != std::string::npos);
   CHECK(std::string(completed->payload).find("not a regular file") != std::string::npos);
+  // The learner's event stream shows it too: the reason, and that it was refused.
+  auto shown = app::learner_event_json(
+      EventView{completed->seq, completed->prev_hash, completed->ts_us, completed->stream,
+                completed->type, completed->actor, completed->payload, completed->hash});
+  REQUIRE(shown.has_value());
+  CHECK(shown->find(R"("error":"refused: /fleet: a dir, not a regular file","refused":true)") !=
+        std::string::npos);
 
   // A missing path and a file where a folder is listed: refused the same way, free.
   auto missing = e.probe(a, "alice", R"({"call":"file.read","params":{"path":"/fleet/nope"}})");
