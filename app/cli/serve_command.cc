@@ -26,6 +26,14 @@ int serve_main(Invocation& inv) {
   o.scenarios = inv.get("scenarios");
   if (inv.has("origin")) o.origins.push_back(inv.get("origin"));
   o.start_daemon = !inv.has("no-daemon");
+  auto threads = inv.get_u64("threads", 0);
+  if (!threads.ok()) return inv.fail(threads.status(), 2);
+  if (*threads > 64) return inv.fail(Status::invalid("--threads must be 0..64"), 2);
+  o.threads = size_t(*threads);
+  auto grace = inv.get_u64("drain-grace", 10);
+  if (!grace.ok()) return inv.fail(grace.status(), 2);
+  if (*grace > 600) return inv.fail(Status::invalid("--drain-grace must be 0..600 seconds"), 2);
+  o.drain_grace = std::chrono::seconds(*grace);
   Status s = serve::run(o, [](std::string_view line) { std::cout << line << std::endl; });
   if (!s.is_ok()) return inv.fail(s);
   return 0;
@@ -40,8 +48,11 @@ void register_serve_commands(CommandTable& r) {
          "Binds its port as root, then drops to --user (no capabilities, no_new_privs, a seccomp\n"
          "filter) and reaches the lab only through the engine daemon's socket. When no daemon\n"
          "answers there, starts one ('aura daemon') on --data and --keys and stops it on exit.\n"
-         "Serves beyond loopback only with --tls-cert and --tls-key. Prints the URL; SIGINT or\n"
-         "SIGTERM stop it. Request log: JSON lines on stderr. docs/SERVE.md.",
+         "Started as --user itself (a service manager's User=) it binds a port of 1024 or more,\n"
+         "starts no daemon and only sets no_new_privs and its filter. Serves beyond loopback only\n"
+         "with --tls-cert and --tls-key. Prints the URL. SIGINT or SIGTERM drains: no new\n"
+         "requests, the answers under way finished (up to --drain-grace), then it stops; a second\n"
+         "signal stops at once. Request log: JSON lines on stderr. docs/SERVE.md.",
          {{"socket", "PATH", "the daemon's socket (default DATA/../run/daemon.sock)"},
           {"listen", "ADDR", "the address to listen on (default 127.0.0.1)"},
           {"port", "P", "the port (default 8080; 0: any free port)"},
@@ -55,7 +66,10 @@ void register_serve_commands(CommandTable& r) {
            "the bundled packages a daemon this command starts sets a new lab up with (its "
            "default: ./scenarios)"},
           {"origin", "URL", "one more origin allowed to POST (a public name for the server)"},
-          {"no-daemon", "", "fail instead of starting a daemon when none answers"}},
+          {"no-daemon", "", "fail instead of starting a daemon when none answers"},
+          {"threads", "N", "event loops, a thread each (1..64; default: one per core)"},
+          {"drain-grace", "S",
+           "seconds a stop waits for the answers under way (0..600, default 10)"}},
          0,
          0,
          serve_main});

@@ -4,22 +4,25 @@
 
 #include <array>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/basic_stream.hpp>
+#include <boost/beast/core/error.hpp>
 
 namespace aura::serve {
 
 using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
-using namespace asio::experimental::awaitable_operators;
+namespace beast = boost::beast;
 
 struct DaemonConnection {
-  explicit DaemonConnection(asio::any_io_executor ex) : socket(ex) {}
-  asio::local::stream_protocol::socket socket;
+  explicit DaemonConnection(asio::any_io_executor ex) : stream(ex) {}
+  // Beast's stream gives each read and write one deadline (its own timer, no extra coroutine).
+  beast::basic_stream<asio::local::stream_protocol> stream;
+  // Bytes read past the last frame taken (a frame and the start of the next may come in one
+  // read); `start` is where the unread ones begin.
+  std::vector<uint8_t> in;
+  size_t start = 0;
   Clock::time_point last_used = Clock::now();
   bool reused = false;
 };
@@ -27,54 +30,58 @@ struct DaemonConnection {
 namespace {
 
 constexpr auto kNothrow = asio::as_tuple(asio::use_awaitable);
-
-// Runs an asio operation (`start()` returns its awaitable) with a deadline: its error, or
-// timed_out when the deadline came first (the operation is then cancelled).
-template <class Start>
-asio::awaitable<error_code> by_deadline(Clock::time_point deadline, Start start) {
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  timer.expires_at(deadline);
-  auto r = co_await (start() || timer.async_wait(kNothrow));
-  if (r.index() == 1) co_return asio::error::timed_out;
-  co_return std::get<0>(std::get<0>(r));
-}
-
-asio::awaitable<error_code> read_by(asio::local::stream_protocol::socket& s,
-                                    asio::mutable_buffer buf, Clock::time_point deadline) {
-  return by_deadline(deadline, [&s, buf] { return asio::async_read(s, buf, kNothrow); });
-}
-
-asio::awaitable<error_code> write_by(asio::local::stream_protocol::socket& s,
-                                     asio::const_buffer buf, Clock::time_point deadline) {
-  return by_deadline(deadline, [&s, buf] { return asio::async_write(s, buf, kNothrow); });
-}
+constexpr size_t kReadChunk = 64 * 1024;
 
 Status transport(std::string_view what, const error_code& ec) {
+  if (ec == beast::error::timeout)
+    return Status::unavailable("daemon " + std::string(what) + ": timed out");
   return Status::unavailable("daemon " + std::string(what) + ": " + ec.message());
 }
 
-// One frame: the first byte within `idle`, the rest within 30 s of it (the protocol's rule).
+// Reads more bytes into c.in (at most one chunk) by `deadline`.
+asio::awaitable<error_code> read_more(DaemonConnection& c, Clock::time_point deadline) {
+  if (c.start > 0 && c.start == c.in.size()) {
+    c.in.clear();
+    c.start = 0;
+  }
+  const size_t had = c.in.size();
+  c.in.resize(had + kReadChunk);
+  c.stream.expires_at(deadline);
+  auto [ec, n] =
+      co_await c.stream.async_read_some(asio::buffer(c.in.data() + had, kReadChunk), kNothrow);
+  c.in.resize(had + n);
+  co_return ec;
+}
+
+// One frame: its first byte within `idle`, the rest within 30 s of it (the protocol's rule).
 // nullopt: the daemon closed before a frame began. `*began` says whether any byte arrived.
-asio::awaitable<Result<std::optional<rpc::Frame>>> read_frame(
-    asio::local::stream_protocol::socket& s, std::chrono::milliseconds idle, bool* began) {
-  std::array<uint8_t, rpc::kHeaderBytes> hb{};
-  if (began) *began = false;
-  error_code ec = co_await read_by(s, asio::buffer(hb.data(), 1), Clock::now() + idle);
-  if (ec == asio::error::eof) co_return std::optional<rpc::Frame>();
-  if (ec) co_return transport("read", ec);
-  if (began) *began = true;
-  auto deadline = Clock::now() + std::chrono::seconds(30);
-  ec = co_await read_by(s, asio::buffer(hb.data() + 1, hb.size() - 1), deadline);
-  if (ec) co_return transport("read", ec);
-  auto h = rpc::decode_header(hb);
-  if (!h.ok()) co_return Status::corruption(h.status().message());
-  rpc::Frame f;
-  f.kind = h->kind;
-  f.body.resize(h->length);
-  if (h->length > 0) {
-    ec = co_await read_by(s, asio::buffer(f.body.data(), f.body.size()), deadline);
+asio::awaitable<Result<std::optional<rpc::Frame>>> read_frame(DaemonConnection& c,
+                                                              std::chrono::milliseconds idle,
+                                                              bool* began) {
+  if (began) *began = c.in.size() > c.start;
+  if (c.in.size() == c.start) {
+    error_code ec = co_await read_more(c, Clock::now() + idle);
+    if (ec == asio::error::eof && c.in.size() == c.start) co_return std::optional<rpc::Frame>();
     if (ec) co_return transport("read", ec);
   }
+  if (began) *began = true;
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (c.in.size() - c.start < rpc::kHeaderBytes) {
+    if (error_code ec = co_await read_more(c, deadline)) co_return transport("read", ec);
+  }
+  auto h = rpc::decode_header(
+      std::span<const uint8_t, rpc::kHeaderBytes>(c.in.data() + c.start, rpc::kHeaderBytes));
+  if (!h.ok()) co_return Status::corruption(h.status().message());
+  const size_t whole = rpc::kHeaderBytes + h->length;
+  if (c.in.size() - c.start < whole) c.in.reserve(c.start + whole + kReadChunk);
+  while (c.in.size() - c.start < whole) {
+    if (error_code ec = co_await read_more(c, deadline)) co_return transport("read", ec);
+  }
+  rpc::Frame f;
+  f.kind = h->kind;
+  const char* body = reinterpret_cast<const char*>(c.in.data() + c.start + rpc::kHeaderBytes);
+  f.body.assign(body, h->length);
+  c.start += whole;
   co_return std::optional<rpc::Frame>(std::move(f));
 }
 
@@ -93,13 +100,13 @@ DaemonStream::~DaemonStream() {
 void DaemonStream::close() {
   if (!conn_) return;
   error_code ignored;
-  conn_->socket.close(ignored);
+  conn_->stream.socket().close(ignored);
 }
 
 asio::awaitable<Result<std::optional<rpc::Frame>>> DaemonStream::next(
     std::chrono::milliseconds timeout) {
-  if (!conn_ || !conn_->socket.is_open()) co_return std::optional<rpc::Frame>();
-  auto f = co_await read_frame(conn_->socket, timeout, nullptr);
+  if (!conn_ || !conn_->stream.socket().is_open()) co_return std::optional<rpc::Frame>();
+  auto f = co_await read_frame(*conn_, timeout, nullptr);
   if (!f.ok()) {
     close();
     co_return f;
@@ -115,20 +122,24 @@ asio::awaitable<Result<std::optional<rpc::Frame>>> DaemonStream::next(
 
 // ---- DaemonLink ----
 
-DaemonLink::DaemonLink(asio::any_io_executor ex, DaemonLinkOptions options)
-    : ex_(ex), options_(std::move(options)), call_slots_(ex, options_.max_calls) {}
+DaemonLink::DaemonLink(asio::any_io_executor ex, DaemonLinkOptions options,
+                       std::atomic<size_t>* streams)
+    : ex_(ex),
+      options_(std::move(options)),
+      call_slots_(ex, options_.max_calls),
+      streams_(streams ? streams : &own_streams_) {}
 
 DaemonLink::~DaemonLink() = default;
 
 asio::awaitable<Result<std::unique_ptr<DaemonConnection>>> DaemonLink::connect() {
   auto c = std::make_unique<DaemonConnection>(ex_);
   const std::string path = options_.socket.string();
-  auto [ec] =
-      co_await c->socket.async_connect(asio::local::stream_protocol::endpoint(path), kNothrow);
+  auto [ec] = co_await c->stream.socket().async_connect(
+      asio::local::stream_protocol::endpoint(path), kNothrow);
   if (ec) co_return Status::unavailable("no daemon at " + path + ": " + ec.message());
   ucred cred{};
   socklen_t len = sizeof cred;
-  if (::getsockopt(c->socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+  if (::getsockopt(c->stream.socket().native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
       cred.uid != options_.daemon_uid) {
     co_return Status::failed_precondition("the process at " + path +
                                           " is not the lab's daemon (its uid is " +
@@ -142,7 +153,7 @@ std::unique_ptr<DaemonConnection> DaemonLink::take_idle() {
   while (!idle_.empty()) {
     auto c = std::move(idle_.back());
     idle_.pop_back();
-    if (Clock::now() - c->last_used < options_.idle_reuse && c->socket.is_open()) {
+    if (Clock::now() - c->last_used < options_.idle_reuse && c->stream.socket().is_open()) {
       c->reused = true;
       return c;
     }
@@ -163,14 +174,14 @@ asio::awaitable<Result<rpc::Reply>> DaemonLink::exchange(DaemonConnection& c,
   *retry = false;
   auto bytes = rpc::encode_frame(rpc::Kind::kRequest, request.encode());
   if (!bytes.ok()) co_return bytes.status();
-  error_code ec =
-      co_await write_by(c.socket, asio::buffer(*bytes), Clock::now() + std::chrono::seconds(30));
+  c.stream.expires_after(std::chrono::seconds(30));
+  auto [ec, written] = co_await asio::async_write(c.stream, asio::buffer(*bytes), kNothrow);
   if (ec) {
     *retry = c.reused;
     co_return transport("write", ec);
   }
   bool began = false;
-  auto f = co_await read_frame(c.socket, timeout, &began);
+  auto f = co_await read_frame(c, timeout, &began);
   if (!f.ok() || !f->has_value()) {
     // A reused connection the daemon had closed while idle ends before any reply byte.
     *retry = c.reused && !began;
@@ -220,14 +231,14 @@ asio::awaitable<Result<rpc::Reply>> DaemonLink::call(rpc::Request request,
 
 asio::awaitable<Result<DaemonLink::Opened>> DaemonLink::open_stream(
     rpc::Request request, std::chrono::milliseconds timeout) {
-  if (++streams_ > options_.max_streams) {
-    --streams_;
+  if (++*streams_ > options_.max_streams) {
+    --*streams_;
     co_return Status::busy("every event stream slot (" + std::to_string(options_.max_streams) +
                            ") is in use");
   }
   // The slot is the stream's from here; the DaemonStream gives it back.
   auto slot_guard = std::unique_ptr<std::atomic<size_t>, void (*)(std::atomic<size_t>*)>(
-      &streams_, [](std::atomic<size_t>* s) { --*s; });
+      streams_, [](std::atomic<size_t>* s) { --*s; });
   auto c = co_await connect();
   if (!c.ok()) co_return c.status();
   bool retry = false;
@@ -237,7 +248,7 @@ asio::awaitable<Result<DaemonLink::Opened>> DaemonLink::open_stream(
   o.reply = std::move(r).value();
   if (!o.reply.error && o.reply.status < 300) {
     slot_guard.release();
-    o.stream = std::make_unique<DaemonStream>(std::move(c).value(), &streams_);
+    o.stream = std::make_unique<DaemonStream>(std::move(c).value(), streams_);
   }
   co_return o;
 }

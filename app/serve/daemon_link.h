@@ -2,7 +2,8 @@
 // (docs/formats/daemon-protocol.md) on Asio, with the frames of app/rpc. Calls never block a
 // server thread (an attempt's start builds a world for minutes; an event stream stays open for
 // hours), a bounded number run at once (the daemon serves 128 connections) and idle
-// connections are kept for reuse. Thread-safe: every coroutine of the server shares one.
+// connections are kept for reuse. Each of the server's event loops has its own (a loop is one
+// thread): its connections are used only from that loop's coroutines.
 #pragma once
 
 #include <sys/types.h>
@@ -61,7 +62,10 @@ struct DaemonLinkOptions {
 
 class DaemonLink {
  public:
-  DaemonLink(asio::any_io_executor ex, DaemonLinkOptions options);
+  // `streams` counts the open event streams of every link of the server (max_streams is their
+  // sum's cap); null: this link counts its own.
+  DaemonLink(asio::any_io_executor ex, DaemonLinkOptions options,
+             std::atomic<size_t>* streams = nullptr);
   ~DaemonLink();
 
   // One request and its reply. Waits for a call slot first. kUnavailable when no daemon
@@ -77,7 +81,8 @@ class DaemonLink {
   asio::awaitable<Result<Opened>> open_stream(rpc::Request request,
                                               std::chrono::milliseconds timeout);
 
-  size_t open_streams() const { return streams_.load(); }
+  size_t open_streams() const { return streams_->load(); }
+  asio::any_io_executor executor() const { return ex_; }
 
  private:
   asio::awaitable<Result<std::unique_ptr<DaemonConnection>>> connect();
@@ -92,7 +97,8 @@ class DaemonLink {
   DaemonLinkOptions options_;
   // A counting semaphore: a call puts a token in (waits while it is full) and takes it out.
   asio::experimental::concurrent_channel<void(boost::system::error_code)> call_slots_;
-  std::atomic<size_t> streams_{0};
+  std::atomic<size_t> own_streams_{0};
+  std::atomic<size_t>* streams_;
   std::mutex mu_;
   std::vector<std::unique_ptr<DaemonConnection>> idle_;
 };

@@ -56,26 +56,38 @@ bool is_disconnect(const error_code& ec) {
 
 }  // namespace
 
-// Everything the coroutines share. Held by shared_ptr in every coroutine frame, so it outlives
-// the last of them however the io_context ends (Asio's documented shutdown order).
-struct State {
-  State(asio::io_context& ioc, ServerOptions o, StaticFiles ui)
-      : ex(ioc.get_executor()),
-        options(std::move(o)),
-        acceptor(ioc),
-        daemon(ioc.get_executor(),
-               DaemonLinkOptions{options.socket, options.daemon_uid,
-                                 options.limits.max_daemon_calls, options.limits.max_streams,
-                                 options.limits.max_idle_daemon_connections,
-                                 options.limits.daemon_idle_reuse}),
-        ui(std::move(ui)),
-        log(options.log) {}
-
-  asio::any_io_executor ex;
-  ServerOptions options;
-  tcp::acceptor acceptor;
-  std::optional<ssl::context> tls;
+// One event loop: a thread of its own, the connections it was given and its own link to the
+// daemon. Nothing of a loop is touched from another thread, so no loop needs a strand (each
+// connection's coroutine, its timers and its daemon calls run on one thread).
+// The io_context, with its shutdown (protected in Asio) callable: the server ends every loop's
+// pending work while every loop's objects are still there.
+struct LoopContext : asio::io_context {
+  LoopContext() : asio::io_context(1) {}
+  using asio::io_context::shutdown;
+};
+struct Loop {
+  Loop(DaemonLinkOptions o, std::atomic<size_t>* streams)
+      : work(asio::make_work_guard(ioc)), daemon(ioc.get_executor(), std::move(o), streams) {}
+  LoopContext ioc;
+  asio::executor_work_guard<asio::io_context::executor_type> work;
   DaemonLink daemon;
+};
+
+// Everything the coroutines share. Held by shared_ptr in every coroutine frame; the server
+// ends the loops' pending work (and so those frames) before the loops go.
+struct State {
+  State(ServerOptions o, StaticFiles ui, std::vector<Loop*> l)
+      : options(std::move(o)), loops(std::move(l)), ui(std::move(ui)), log(options.log) {
+    ex = loops.front()->ioc.get_executor();
+    acceptor.emplace(loops.front()->ioc);
+  }
+
+  ServerOptions options;
+  std::vector<Loop*> loops;  // the server's
+  std::atomic<size_t> next_loop{0};
+  asio::any_io_executor ex;  // the first loop's: the acceptor's
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<ssl::context> tls;
   StaticFiles ui;
   Origins origins;
   FrontMetrics metrics;
@@ -85,6 +97,52 @@ struct State {
   std::mutex conn_mu;
   size_t connections = 0;
   std::map<std::string, size_t> per_address;
+
+  // Draining (a stop with a grace): no new connections or requests; a connection waiting for
+  // its next request, or relaying an event stream, is ended by the closer it registered here
+  // (run on its own loop); one answering a request closes after its answer.
+  std::atomic<bool> draining{false};
+  std::mutex wait_mu;
+  uint64_t next_wait = 1;
+  struct Closer {
+    asio::any_io_executor ex;
+    std::function<void()> close;
+  };
+  std::map<uint64_t, Closer> waits;
+
+  // Registers a wait that a drain ends by `close`; 0 when draining already (do not wait).
+  uint64_t wait_begin(asio::any_io_executor on, std::function<void()> close) {
+    std::lock_guard lock(wait_mu);
+    if (draining) return 0;
+    uint64_t id = next_wait++;
+    waits.emplace(id, Closer{std::move(on), std::move(close)});
+    return id;
+  }
+  void wait_end(uint64_t id) {
+    std::lock_guard lock(wait_mu);
+    waits.erase(id);
+  }
+  void drain() {
+    std::lock_guard lock(wait_mu);
+    draining = true;
+    for (auto& [id, c] : waits) {
+      // On the wait's own loop, and only if it is still waiting when the closer runs there.
+      asio::post(c.ex, [this, id] {
+        std::function<void()> close;
+        {
+          std::lock_guard l2(wait_mu);
+          auto it = waits.find(id);
+          if (it == waits.end()) return;
+          close = it->second.close;
+        }
+        close();
+      });
+    }
+  }
+  size_t open_connections() {
+    std::lock_guard lock(conn_mu);
+    return connections;
+  }
 
   // Admits a connection from `address` or says which cap it hit ("" when admitted).
   std::string admit(const std::string& address) {
@@ -111,8 +169,11 @@ struct State {
 namespace {
 
 // One response as Beast's message, with the security headers and the request id.
+// `head`: the answer to a HEAD request (the headers a GET would have, Content-Length included,
+// and no body).
 http::response<http::string_body> to_beast(const Response& r, unsigned version, bool api,
-                                           const std::string& request_id, bool keep_alive) {
+                                           const std::string& request_id, bool keep_alive,
+                                           bool head = false) {
   http::response<http::string_body> res;
   res.version(version);
   res.result(unsigned(r.status));
@@ -123,6 +184,11 @@ http::response<http::string_body> to_beast(const Response& r, unsigned version, 
   res.keep_alive(keep_alive);
   res.body() = r.body;
   res.prepare_payload();
+  if (head) {
+    const size_t n = res.body().size();
+    res.body().clear();
+    res.content_length(n);
+  }
   return res;
 }
 
@@ -140,8 +206,9 @@ struct Outcome {
 
 template <class Stream>
 asio::awaitable<bool> write_response(State& st, Stream& stream, const Response& r, unsigned version,
-                                     bool api, const std::string& request_id, bool keep_alive) {
-  auto res = to_beast(r, version, api, request_id, keep_alive);
+                                     bool api, const std::string& request_id, bool keep_alive,
+                                     bool head = false) {
+  auto res = to_beast(r, version, api, request_id, keep_alive, head);
   lowest(stream).expires_after(st.options.limits.write_timeout);
   auto [ec, n] = co_await http::async_write(stream, res, kNothrow);
   co_return !ec;
@@ -159,9 +226,10 @@ asio::awaitable<void> refuse_head(State& st, Stream& stream, const rpc::ApiError
 }
 
 // GET /metrics: the front's series, then the daemon's.
-asio::awaitable<Response> metrics_response(State& st, const std::string& request_id) {
+asio::awaitable<Response> metrics_response(State& st, DaemonLink& daemon,
+                                           const std::string& request_id) {
   rpc::Request q{"metrics", request_id, rpc::AuthKind::kNone, "", "{}"};
-  auto reply = co_await st.daemon.call(q, std::chrono::seconds(30));
+  auto reply = co_await daemon.call(q, std::chrono::seconds(30));
   std::string daemon_text;
   bool up = false;
   if (reply.ok() && !reply->error) {
@@ -197,10 +265,10 @@ Response daemon_unavailable(const Status& s) {
 // An event stream: the daemon's frames relayed as server-sent events until either side ends.
 // Returns after the connection's last byte; the connection is then closed.
 template <class Stream>
-asio::awaitable<void> relay_stream(State& st, Stream& stream, const Forward& f,
+asio::awaitable<void> relay_stream(State& st, DaemonLink& daemon, Stream& stream, const Forward& f,
                                    const std::string& request_id, unsigned version, Outcome& out) {
   rpc::Request q{f.op, request_id, f.auth, f.secret, f.args_json};
-  auto opened = co_await st.daemon.open_stream(q, f.timeout);
+  auto opened = co_await daemon.open_stream(q, f.timeout);
   if (!opened.ok() || !opened->stream) {
     Response r = opened.ok() ? reply_response(opened->reply) : daemon_unavailable(opened.status());
     out.status = r.status;
@@ -208,12 +276,30 @@ asio::awaitable<void> relay_stream(State& st, Stream& stream, const Forward& f,
     co_await write_response(st, stream, r, version, true, request_id, false);
     co_return;
   }
-  std::unique_ptr<DaemonStream> events = std::move(opened->stream);
+  // Shared with the two ways a stream ends early: the client leaving (a read on its socket
+  // ends: an SSE client sends nothing) and a drain. Each holds it weakly.
+  std::shared_ptr<DaemonStream> events = std::move(opened->stream);
   st.metrics.stream_opened();
   struct Closed {
-    FrontMetrics& m;
-    ~Closed() { m.stream_closed(); }
-  } closed{st.metrics};
+    State& st;
+    uint64_t wait;
+    ~Closed() {
+      st.metrics.stream_closed();
+      if (wait) st.wait_end(wait);
+    }
+  } closed{st, 0};
+  std::weak_ptr<DaemonStream> weak = events;
+  closed.wait = st.wait_begin(daemon.executor(), [weak] {
+    if (auto ev = weak.lock()) ev->close();
+  });
+  if (closed.wait == 0) co_return;
+  {
+    auto sink = std::make_shared<std::array<char, 512>>();
+    lowest(stream).socket().async_read_some(asio::buffer(*sink),
+                                            [weak, sink](const error_code&, size_t) {
+                                              if (auto ev = weak.lock()) ev->close();
+                                            });
+  }
 
   http::response<http::empty_body> res;
   res.version(version);
@@ -252,13 +338,15 @@ asio::awaitable<void> relay_stream(State& st, Stream& stream, const Forward& f,
     out.bytes += n;
   }
   events->close();
+  error_code ignored;
+  lowest(stream).socket().cancel(ignored);  // the read that watched for the client leaving
 }
 
 // One API request after its checks: the daemon's answer as the response.
-asio::awaitable<Response> forward(State& st, const Forward& f, const std::string& request_id,
-                                  bool tls) {
+asio::awaitable<Response> forward(DaemonLink& daemon, const Forward& f,
+                                  const std::string& request_id, bool tls) {
   rpc::Request q{f.op, request_id, f.auth, f.secret, f.args_json};
-  auto reply = co_await st.daemon.call(q, f.timeout);
+  auto reply = co_await daemon.call(q, f.timeout);
   if (!reply.ok()) co_return daemon_unavailable(reply.status());
   Response r = reply_response(*reply);
   if (f.sets_cookie) {
@@ -272,7 +360,8 @@ asio::awaitable<Response> forward(State& st, const Forward& f, const std::string
 
 ApiRequest api_request_of(const http::request<http::string_body>& req) {
   ApiRequest a;
-  a.method = std::string(req.method_string());
+  // HEAD is checked and answered as a GET (its body is then left out).
+  a.method = req.method() == http::verb::head ? "GET" : std::string(req.method_string());
   a.target = std::string(req.target());
   struct Wanted {
     http::field field;
@@ -302,7 +391,8 @@ ApiRequest api_request_of(const http::request<http::string_body>& req) {
 
 // The connection's requests, one after another, until it closes or a limit closes it.
 template <class Stream>
-asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Stream& stream, bool tls) {
+asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stream& stream,
+                                     bool tls) {
   const Limits& limits = st->options.limits;
   beast::flat_buffer buffer;
   for (;;) {
@@ -310,7 +400,11 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Stream& stream, 
     parser.header_limit(std::uint32_t(limits.header_bytes));
     parser.body_limit(limits.ir_body_bytes);
     lowest(stream).expires_after(limits.header_timeout);
+    const uint64_t wait =
+        st->wait_begin(loop.ioc.get_executor(), [&stream] { lowest(stream).cancel(); });
+    if (wait == 0) co_return;
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kNothrow);
+    st->wait_end(wait);
     if (ec) {
       if (ec == http::error::header_limit) {
         co_await refuse_head(*st, stream,
@@ -330,6 +424,8 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Stream& stream, 
     const bool api = path == "/api" || path.rfind("/api/", 0) == 0 || path == "/metrics";
     Outcome out;
     bool keep_alive = req.keep_alive();
+    const bool head = req.method() == http::verb::head;
+    const std::string method = head ? "GET" : std::string(req.method_string());
     Response res;
     std::optional<Forward> stream_forward;
 
@@ -343,7 +439,7 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Stream& stream, 
                              std::to_string(fields) + " header fields, more than " +
                                  std::to_string(limits.header_fields));
     } else if (path.rfind("/api/", 0) == 0) {
-      auto m = match_route(std::string_view(req.method_string()), path, limits);
+      auto m = match_route(method, path, limits);
       if (auto* ok = std::get_if<RouteMatch>(&m)) max_body = ok->max_body_bytes;
     }
     if (!early && parser.content_length() && *parser.content_length() > max_body) {
@@ -378,12 +474,13 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Stream& stream, 
       keep_alive = false;  // what is left of the request is not read
     } else if (path == "/metrics") {
       out.route = "/metrics";
-      if (req.method() != http::verb::get) {
-        res = error_response(rpc::api_error(405, "method_not_allowed", "GET only"), "GET");
+      if (method != "GET") {
+        res = error_response(rpc::api_error(405, "method_not_allowed", "GET or HEAD only"),
+                             "GET, HEAD");
       } else if (auto e = check_query(req.target(), true)) {
         res = error_response(*e);
       } else {
-        res = co_await metrics_response(*st, request_id);
+        res = co_await metrics_response(*st, loop.daemon, request_id);
       }
     } else if (api) {
       auto prepared = prepare_forward(api_request_of(req), st->origins, limits);
@@ -393,16 +490,20 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Stream& stream, 
       } else {
         Forward& f = std::get<Forward>(prepared);
         out.route = f.route;
-        if (f.stream) {
+        if (f.stream && head) {
+          res = error_response(
+              rpc::api_error(405, "method_not_allowed", "an event stream is read with GET"), "GET");
+        } else if (f.stream) {
           stream_forward = std::move(f);
         } else {
-          res = co_await forward(*st, f, request_id, tls);
+          res = co_await forward(loop.daemon, f, request_id, tls);
         }
       }
     } else {
       out.route = "static";
-      if (req.method() != http::verb::get) {
-        res = error_response(rpc::api_error(405, "method_not_allowed", "GET only"), "GET");
+      if (method != "GET") {
+        res = error_response(rpc::api_error(405, "method_not_allowed", "GET or HEAD only"),
+                             "GET, HEAD");
       } else if (auto e = check_query(req.target(), false)) {
         res = error_response(*e);
       } else if (!req.body().empty()) {
@@ -412,9 +513,11 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Stream& stream, 
       }
     }
 
+    if (st->draining) keep_alive = false;  // the answer says the connection ends with it
     bool written = false;
     if (stream_forward) {
-      co_await relay_stream(*st, stream, *stream_forward, request_id, req.version(), out);
+      co_await relay_stream(*st, loop.daemon, stream, *stream_forward, request_id, req.version(),
+                            out);
       keep_alive = false;
       written = true;
     } else {
@@ -422,13 +525,13 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Stream& stream, 
       out.bytes = res.body.size();
       written = co_await write_response(*st, stream, res, req.version(),
                                         api || res.content_type == "application/json", request_id,
-                                        keep_alive);
+                                        keep_alive, head);
     }
     double secs = std::chrono::duration<double>(Clock::now() - started).count();
     st->metrics.record(out.route, out.status, secs);
     st->log.write({request_id, std::string(req.method_string()), out.route, out.status, secs * 1000,
                    out.bytes});
-    if (!written || !keep_alive) co_return;
+    if (!written || !keep_alive || st->draining) co_return;
   }
 }
 
@@ -455,7 +558,7 @@ asio::awaitable<void> refuse_connection(std::shared_ptr<State> st, tcp::socket s
   }
 }
 
-asio::awaitable<void> run_connection(std::shared_ptr<State> st, tcp::socket socket,
+asio::awaitable<void> run_connection(std::shared_ptr<State> st, Loop& loop, tcp::socket socket,
                                      std::string address) {
   struct Release {
     State& st;
@@ -467,12 +570,12 @@ asio::awaitable<void> run_connection(std::shared_ptr<State> st, tcp::socket sock
     lowest(stream).expires_after(st->options.limits.header_timeout);
     auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kNothrow);
     if (ec) co_return;
-    co_await serve_requests(st, stream, true);
+    co_await serve_requests(st, loop, stream, true);
     lowest(stream).expires_after(std::chrono::seconds(2));
     co_await stream.async_shutdown(kNothrow);
   } else {
     beast::tcp_stream stream(std::move(socket));
-    co_await serve_requests(st, stream, false);
+    co_await serve_requests(st, loop, stream, false);
     error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
@@ -480,8 +583,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<State> st, tcp::socket sock
 
 asio::awaitable<void> accept_loop(std::shared_ptr<State> st) {
   for (;;) {
-    auto [ec, socket] = co_await st->acceptor.async_accept(asio::make_strand(st->ex), kNothrow);
-    if (ec == asio::error::operation_aborted || !st->acceptor.is_open()) co_return;
+    // Connections go to the loops in turn.
+    Loop& loop = *st->loops[st->next_loop++ % st->loops.size()];
+    auto [ec, socket] = co_await st->acceptor->async_accept(loop.ioc.get_executor(), kNothrow);
+    if (ec == asio::error::operation_aborted || !st->acceptor->is_open() || st->draining) co_return;
     if (ec) {
       // Out of descriptors or memory: say so, breathe, go on serving the open connections.
       st->log.note("accept.failed", ec.message());
@@ -504,7 +609,8 @@ asio::awaitable<void> accept_loop(std::shared_ptr<State> st) {
       asio::co_spawn(ex, refuse_connection(st, std::move(socket), refused), asio::detached);
       continue;
     }
-    asio::co_spawn(ex, run_connection(st, std::move(socket), std::move(address)), asio::detached);
+    asio::co_spawn(ex, run_connection(st, loop, std::move(socket), std::move(address)),
+                   asio::detached);
   }
 }
 
@@ -540,11 +646,18 @@ Status check_listen_address(const std::string& address, bool tls) {
 }
 
 struct Server::Impl {
-  // Declared first, destroyed last: the coroutines' frames (and the shared State in them) go
-  // with it.
-  std::unique_ptr<asio::io_context> ioc;
+  std::atomic<size_t> streams{0};  // open event streams, across the loops' daemon links
+  std::vector<std::unique_ptr<Loop>> loops;
   std::shared_ptr<State> state;
   std::vector<std::thread> threads;
+  std::atomic<bool> stopped{false};
+
+  void stop_loops() {
+    for (auto& l : loops) {
+      l->work.reset();
+      l->ioc.stop();
+    }
+  }
 };
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -554,8 +667,10 @@ Server::~Server() {
   for (auto& t : impl_->threads) {
     if (t.joinable()) t.join();
   }
+  // Frames still suspended in the loops hold the State and use the loops' daemon links: their
+  // pending work is ended here, on this thread, with no loop running and every loop there.
+  for (auto& l : impl_->loops) l->ioc.shutdown();
   impl_->state.reset();
-  impl_->ioc.reset();
 }
 
 Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
@@ -568,8 +683,23 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
   if (!ui.ok()) return ui.status();
 
   auto impl = std::make_unique<Impl>();
-  impl->ioc = std::make_unique<asio::io_context>(int(std::max<size_t>(1, options.threads)));
-  auto st = std::make_shared<State>(*impl->ioc, std::move(options), std::move(ui).value());
+  {
+    const size_t n = std::max<size_t>(1, options.threads);
+    const Limits& l = options.limits;
+    // The daemon's connection caps are the server's: each loop gets its share of the calls and
+    // of the idle connections; the streams are counted across the loops.
+    auto share = [n](size_t total) { return std::max<size_t>(1, (total + n - 1) / n); };
+    for (size_t i = 0; i < n; ++i) {
+      impl->loops.push_back(std::make_unique<Loop>(
+          DaemonLinkOptions{options.socket, options.daemon_uid, share(l.max_daemon_calls),
+                            l.max_streams, share(l.max_idle_daemon_connections),
+                            l.daemon_idle_reuse},
+          &impl->streams));
+    }
+  }
+  std::vector<Loop*> loops;
+  for (auto& l : impl->loops) loops.push_back(l.get());
+  auto st = std::make_shared<State>(std::move(options), std::move(ui).value(), std::move(loops));
   impl->state = st;
   const ServerOptions& o = st->options;
 
@@ -590,13 +720,13 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
   auto addr = asio::ip::make_address(o.listen_address, ec);
   tcp::endpoint ep(addr, o.port);
   const std::string where = o.listen_address + " port " + std::to_string(o.port);
-  st->acceptor.open(ep.protocol(), ec);
-  if (!ec) st->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) st->acceptor.bind(ep, ec);
-  if (!ec) st->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  st->acceptor->open(ep.protocol(), ec);
+  if (!ec) st->acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) st->acceptor->bind(ep, ec);
+  if (!ec) st->acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Status::unavailable("cannot listen on " + where + ": " + ec.message());
 
-  const uint16_t port = st->acceptor.local_endpoint().port();
+  const uint16_t port = st->acceptor->local_endpoint().port();
   st->origins.allowed = own_origins(addr, port, tls);
   for (const auto& extra : o.extra_origins) st->origins.allowed.push_back(extra);
   const std::string shown = addr.is_unspecified() ? "127.0.0.1" : host_for_url(addr);
@@ -606,7 +736,7 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
 
 uint16_t Server::port() const {
   error_code ec;
-  return impl_->state->acceptor.local_endpoint(ec).port();
+  return impl_->state->acceptor->local_endpoint(ec).port();
 }
 
 std::string Server::url() const { return impl_->state->url; }
@@ -618,23 +748,51 @@ FrontMetrics& Server::metrics() { return impl_->state->metrics; }
 void Server::run() {
   auto st = impl_->state;
   asio::co_spawn(st->ex, accept_loop(st), asio::detached);
-  const size_t n = std::max<size_t>(1, st->options.threads);
-  for (size_t i = 1; i < n; ++i) {
-    impl_->threads.emplace_back([this] { impl_->ioc->run(); });
+  for (size_t i = 1; i < st->loops.size(); ++i) {
+    impl_->threads.emplace_back([l = st->loops[i]] { l->ioc.run(); });
   }
-  impl_->ioc->run();
+  st->loops.front()->ioc.run();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();
 }
 
-void Server::stop() {
-  if (!impl_ || !impl_->ioc) return;
+void Server::drain(std::chrono::milliseconds grace) {
+  if (!impl_ || !impl_->state || impl_->stopped) return;
   auto st = impl_->state;
-  asio::post(*impl_->ioc, [st] {
+  Impl* impl = impl_.get();
+  asio::post(st->ex, [st] {
     error_code ignored;
-    st->acceptor.close(ignored);
+    st->acceptor->close(ignored);
   });
-  impl_->ioc->stop();
+  st->drain();
+  // Watches the connections end, then stops the loops (at the grace at the latest).
+  asio::co_spawn(
+      st->ex,
+      [st, impl, grace]() -> asio::awaitable<void> {
+        const auto until = Clock::now() + grace;
+        asio::steady_timer t(st->ex);
+        while (st->open_connections() > 0 && Clock::now() < until) {
+          t.expires_after(std::chrono::milliseconds(20));
+          co_await t.async_wait(kNothrow);
+        }
+        if (st->open_connections() > 0) {
+          st->log.note("drain.grace_ended",
+                       std::to_string(st->open_connections()) + " connections were still open");
+        }
+        impl->stopped = true;
+        impl->stop_loops();
+      },
+      asio::detached);
+}
+
+void Server::stop() {
+  if (!impl_ || !impl_->state || impl_->stopped.exchange(true)) return;
+  auto st = impl_->state;
+  asio::post(st->ex, [st] {
+    error_code ignored;
+    st->acceptor->close(ignored);
+  });
+  impl_->stop_loops();
 }
 
 }  // namespace aura::serve

@@ -57,9 +57,14 @@ class Server {
   // The origins state-changing requests may come from.
   const std::vector<std::string>& origins() const;
 
-  // Serves on `threads` threads (this one included) until stop(); returns when they ended.
+  // Serves on `threads` event loops, a thread each (this one included), until stop() or the
+  // end of a drain; returns when they ended.
   void run();
-  // Stops serving: open connections are dropped. Thread-safe; not async-signal-safe.
+  // Stops taking connections and requests; a request being answered is answered (its
+  // connection then closes), idle connections and event streams are closed, and the loops stop
+  // when no connection is left or at `grace`. Thread-safe; not async-signal-safe.
+  void drain(std::chrono::milliseconds grace);
+  // Stops serving now: open connections are dropped. Thread-safe; not async-signal-safe.
   void stop();
 
   FrontMetrics& metrics();

@@ -161,7 +161,20 @@ Result<UserIds> lookup_front_user(const std::string& name) {
 
 Status drop_privileges(const UserIds& user) {
   if (::geteuid() != 0) {
-    return Status::failed_precondition("dropping privileges needs root (run aura serve as root)");
+    // Started as the user (a service manager's User=): the uid is already final; what is left
+    // is any capability it was given, then no_new_privs and the filter. (Its bounding set is
+    // the service manager's to empty: that needs CAP_SETPCAP.)
+    uid_t r, e, sv;
+    if (::getresuid(&r, &e, &sv) != 0 || r != user.uid || e != user.uid || sv != user.uid) {
+      return Status::failed_precondition("drop privileges: not root and not the front's user");
+    }
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+      return os_error("drop privileges: clear the ambient capabilities");
+    }
+    AURA_RETURN_IF_ERROR(clear_capabilities().with_context("drop privileges"));
+    AURA_RETURN_IF_ERROR(set_no_new_privs().with_context("drop privileges"));
+    AURA_RETURN_IF_ERROR(install_seccomp().with_context("drop privileges"));
+    return Status::ok();
   }
   AURA_RETURN_IF_ERROR(drop_bounding_and_ambient().with_context("drop privileges"));
   AURA_RETURN_IF_ERROR(become(user).with_context("drop privileges"));

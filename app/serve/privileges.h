@@ -27,8 +27,9 @@ Result<UserIds> lookup_front_user(const std::string& name);
 // The system calls the front's filter refuses with EPERM (named for the docs and tests).
 const std::vector<std::string>& front_denied_syscalls();
 
-// The recipe. REQUIRES: called as root, while the process has one thread (uid changes and the
-// filter then hold for every thread started later).
+// The recipe. REQUIRES: called while the process has one thread (uid changes and the filter
+// then hold for every thread started later), as root or as `user` itself (then the uid steps
+// are skipped: capabilities are cleared, no_new_privs set and the filter installed).
 Status drop_privileges(const UserIds& user);
 
 // Fails closed: an error when this process can open any of `folders` (it must not, after the

@@ -166,7 +166,10 @@ std::variant<RouteMatch, RouteRefusal> match_route(std::string_view method, std:
   }
   if (best == nullptr) {
     std::sort(methods.begin(), methods.end());
-    for (auto m : methods) refusal.allow += (refusal.allow.empty() ? "" : ", ") + std::string(m);
+    for (auto m : methods) {
+      refusal.allow += (refusal.allow.empty() ? "" : ", ") + std::string(m);
+      if (m == "GET") refusal.allow += ", HEAD";  // answered as a GET without its body
+    }
     refusal.route = std::string(kApiPrefix) + std::string(found.front().spec->pattern);
     refusal.error = rpc::api_error(
         405, "method_not_allowed",

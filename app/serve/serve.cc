@@ -76,12 +76,6 @@ bool daemon_answers(const std::filesystem::path& socket) {
 }
 
 Status run(const ServeOptions& o, const std::function<void(std::string_view)>& say) {
-  if (::geteuid() != 0) {
-    return Status::failed_precondition(
-        "aura serve starts as root: it binds its port, then "
-        "drops to the user " +
-        o.user);
-  }
   const bool tls = !o.tls_cert.empty() || !o.tls_key.empty();
   if (tls && (o.tls_cert.empty() || o.tls_key.empty())) {
     return Status::invalid("--tls-cert and --tls-key go together");
@@ -89,6 +83,14 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
   AURA_RETURN_IF_ERROR(check_listen_address(o.listen, tls));
   UserIds user;
   AURA_ASSIGN_OR_RETURN(user, lookup_front_user(o.user));
+  // Root (it binds, then drops to the user), or the user itself (a service manager started it
+  // so: nothing to drop; it can start no daemon).
+  const bool as_user = ::geteuid() != 0;
+  if (as_user && ::geteuid() != user.uid) {
+    return Status::failed_precondition(
+        "aura serve starts as root (it binds its port, then drops to the user " + o.user +
+        ") or as " + o.user + " itself, not as uid " + std::to_string(::geteuid()));
+  }
   const std::filesystem::path socket = o.socket.empty() ? default_socket(o.data) : o.socket;
 
   // Stop signals are taken by sigtimedwait from here on, in every thread started later.
@@ -104,6 +106,11 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
     }
   } else if (!o.start_daemon) {
     return Status::unavailable("no engine daemon answers on " + socket.string());
+  } else if (as_user) {
+    return Status::unavailable("no engine daemon answers on " + socket.string() + "; started as " +
+                               o.user +
+                               ", aura serve cannot start one (start 'aura daemon' as "
+                               "root, or aura serve as root)");
   } else {
     say("engine daemon: none answers on " + socket.string() + "; starting one (data " +
         o.data.string() + ", keys " + o.keys.string() + ")");
@@ -154,7 +161,7 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
   so.ui_dir = o.ui.empty() ? default_ui_dir() : o.ui;
   so.extra_origins = o.origins;
   so.limits = o.limits;
-  so.threads = std::max(2u, std::thread::hardware_concurrency());
+  so.threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   so.log = &std::cerr;
   auto server = Server::create(so);
   if (!server.ok()) return server.status();
@@ -164,13 +171,21 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
   if (so.ui_dir.empty()) say("browser lab: not built (/ says how to build it)");
   say("AURA lab: " + (*server)->url());
 
+  // The first stop signal drains (answers being written are finished, for up to the grace);
+  // a second one stops at once.
   std::atomic<bool> done{false};
   std::thread waiter([&] {
+    bool draining = false;
     while (!done.load()) {
-      if (stop_signal_within(200)) {
+      if (!stop_signal_within(200)) continue;
+      if (draining) {
         (*server)->stop();
         return;
       }
+      draining = true;
+      say("stopping: finishing the answers under way (up to " +
+          std::to_string(o.drain_grace.count()) + " s; a second signal stops at once)");
+      (*server)->drain(o.drain_grace);
     }
   });
   (*server)->run();

@@ -3,6 +3,7 @@
 // parses flags into ServeOptions and prints the lines it is given.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -26,9 +27,11 @@ struct ServeOptions {
   std::filesystem::path tls_cert;
   std::filesystem::path tls_key;
   std::filesystem::path operator_token_file;  // the daemon's; passed to one it starts
-  std::filesystem::path scenarios;   // the bundled packages a daemon it starts sets up with
-  std::vector<std::string> origins;  // more allowed origins (a public name)
-  bool start_daemon = true;          // start one when none answers health on the socket
+  std::filesystem::path scenarios;       // the bundled packages a daemon it starts sets up with
+  std::vector<std::string> origins;      // more allowed origins (a public name)
+  bool start_daemon = true;              // start one when none answers health on the socket
+  size_t threads = 0;                    // event loops (a thread each); 0: one per core
+  std::chrono::seconds drain_grace{10};  // a stop waits this long for answers under way
   Limits limits;
 };
 
@@ -42,7 +45,8 @@ std::filesystem::path default_ui_dir();
 bool daemon_answers(const std::filesystem::path& socket);
 
 // Runs the front until a stop signal. `say` receives the lines a person reads (progress, the
-// URL); the request log goes to stderr. REQUIRES: root, one thread.
+// URL); the request log goes to stderr. REQUIRES: one thread; root, or the front's user itself
+// (then it starts no daemon and has no privilege to drop).
 Status run(const ServeOptions& options, const std::function<void(std::string_view)>& say);
 
 }  // namespace aura::serve

@@ -23,7 +23,7 @@ struct Limits {
   // calls and streams together stay below it, leaving room for the command line.
   size_t max_daemon_calls = 64;  // concurrent request/reply calls (the rest wait their turn)
   size_t max_streams = 48;       // open event streams (429 past it)
-  size_t max_idle_daemon_connections = 16;              // kept for reuse after a call
+  size_t max_idle_daemon_connections = 64;              // kept for reuse after a call
   std::chrono::milliseconds daemon_idle_reuse{60'000};  // the daemon closes idle ones at 120 s
   // An event stream with no frame from the daemon for this long is closed (it sends a
   // keep-alive every 15 s).

@@ -6,8 +6,8 @@
   the folder's own scripts); any line it prints about these units fails the check, and so does
   its exit status.
 - aura-serve.service carries the hardening of issue 15 (docs/OPERATIONS.md, "The units"): the
-  front serves as an unprivileged user with no capability (today: started as root with only the
-  capabilities its own drop needs, and --user naming a user that is not root), no_new_privs,
+  front starts and serves as its unprivileged user (User= is --user's, not root) with no
+  capability (an empty bounding set, no ambient ones), no_new_privs,
   ProtectSystem=strict and the rest; it reaches the daemon the daemon unit serves, and never
   starts one.
 - aura-daemon.service takes none of the settings that would install a seccomp filter under every
@@ -38,10 +38,6 @@ SNAPSHOT_SCRIPT = "aura-snapshot"
 DATA = "/var/lib/aura/data"
 KEYS = "/var/lib/aura/keys"
 SOCKET = "/run/aura/daemon.sock"
-
-# What `aura serve` needs to drop its own privileges when it starts as root
-# (app/serve/privileges.cc): emptying the bounding set, then setgroups/setresgid/setresuid.
-SERVE_DROP_CAPS = {"CAP_SETPCAP", "CAP_SETUID", "CAP_SETGID"}
 
 # Settings that are, or install, a seccomp filter: inherited by every process the daemon starts,
 # so they would sit under every world's own allowlist (scripts/systemd/aura-daemon.service).
@@ -215,24 +211,25 @@ def check_serve(serve, daemon, problems):
         problems.append(f"{n}: ExecStart lacks --no-daemon: under systemd the front must never "
                         "start a daemon of its own (aura-daemon.service is the daemon)")
 
-    # Privileges. `aura serve` refuses to start as anyone but root (app/serve/serve.cc: "aura
-    # serve starts as root: it binds its port, then drops to the user ..."), so User= is root
-    # (or unset) and the bounding set is what its own drop needs; it then serves as --user.
-    user = serve.last(S, "User", "root")
-    if user not in ("root", "0"):
-        problems.append(f"{n}: User={user}: aura serve refuses to start as non-root (it binds, "
-                        "then drops to --user itself); leave User= unset and name the user in "
-                        "--user")
+    # Privileges. The front starts as its user (app/serve/serve.cc: as root it would bind and
+    # drop to --user itself; started as --user it has nothing to drop), so User= is --user's and
+    # no capability is ever held: the bounding set is empty.
     front_user = flag_value(argv, "--user")
     if not front_user or front_user in ("root", "0"):
         problems.append(f"{n}: the front must serve as an unprivileged user: --user is "
                         f"{front_user!r}")
+    user = serve.last(S, "User", "root")
+    if user in ("root", "0"):
+        problems.append(f"{n}: User= is unset or root: the front starts as its unprivileged "
+                        f"user (User={front_user or 'aura-web'})")
+    elif user != front_user:
+        problems.append(f"{n}: User={user} but --user {front_user}: aura serve refuses to start "
+                        "as any user but root or --user")
     caps = capability_set(serve, "CapabilityBoundingSet")
-    if caps is None or caps != SERVE_DROP_CAPS:
-        shown = "every capability" if caps is None else " ".join(sorted(caps)) or "(empty)"
-        problems.append(f"{n}: CapabilityBoundingSet must be exactly "
-                        f"{' '.join(sorted(SERVE_DROP_CAPS))} (what the front's own drop needs; "
-                        f"after it the front holds none), not {shown}")
+    if caps is None or caps:
+        shown = "every capability" if caps is None else " ".join(sorted(caps))
+        problems.append(f"{n}: CapabilityBoundingSet must be empty (the front holds no "
+                        f"capability; port 8080 needs none), not {shown}")
     ambient = capability_set(serve, "AmbientCapabilities")
     if ambient:
         problems.append(f"{n}: AmbientCapabilities must be empty, not {' '.join(sorted(ambient))}")
@@ -429,15 +426,16 @@ PLANTS = [
      "aura-snapshot-gone"),
     ("a misspelt dependency", "aura-serve.service", "Requires=aura-daemon.service",
      "Requires=aura-deamon.service", "aura-deamon.service"),
-    ("the front started as its user (aura serve refuses)", "aura-serve.service",
-     "AmbientCapabilities=\n", "AmbientCapabilities=\nUser=aura-web\n", "User=aura-web"),
+    ("the front started as root", "aura-serve.service", "User=aura-web\n", "User=root\n",
+     "unset or root"),
+    ("the front started as another user than --user", "aura-serve.service",
+     "User=aura-web\n", "User=nobody\n", "User=nobody but --user aura-web"),
     ("the front told to serve as root", "aura-serve.service", "--user ${AURA_FRONT_USER}",
      "--user root", "--user is 'root'"),
-    ("a capability more for the front", "aura-serve.service",
-     "CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_SETPCAP",
-     "CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_SYS_ADMIN", "CAP_SYS_ADMIN"),
-    ("no bounding set for the front", "aura-serve.service",
-     "CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_SETPCAP\n", "", "every capability"),
+    ("a capability for the front", "aura-serve.service", "CapabilityBoundingSet=\n",
+     "CapabilityBoundingSet=CAP_SYS_ADMIN\n", "CAP_SYS_ADMIN"),
+    ("no bounding set for the front", "aura-serve.service", "CapabilityBoundingSet=\n", "",
+     "every capability"),
     ("ambient capabilities for the front", "aura-serve.service", "AmbientCapabilities=\n",
      "AmbientCapabilities=CAP_NET_ADMIN\n", "AmbientCapabilities"),
     ("no_new_privs off for the front", "aura-serve.service", "NoNewPrivileges=yes",

@@ -44,19 +44,25 @@ std::map<std::string, std::string> proc_status(pid_t pid) {
   return m;
 }
 
-}  // namespace
-
-TEST_CASE("serve: the front drops to its user with no capability, no_new_privs and seccomp") {
-  REQUIRE_MESSAGE(::geteuid() == 0, "the system tier runs as root");
-  ensure_front_user();
-  TempDir dir;
-  ::chmod(dir.path().c_str(), 0755);  // the front's user reaches the double's socket
+// A lab's folders as set-up leaves them: data and keys 0700 root; run/ (the double's socket)
+// and the folder itself reachable by the front's user.
+void make_folders(const TempDir& dir) {
+  ::chmod(dir.path().c_str(), 0755);
   std::filesystem::create_directory(dir / "run");
   ::chmod((dir / "run").c_str(), 0755);
   std::filesystem::create_directory(dir / "data");
   std::filesystem::create_directory(dir / "keys");
   ::chmod((dir / "data").c_str(), 0700);
   ::chmod((dir / "keys").c_str(), 0700);
+}
+
+}  // namespace
+
+TEST_CASE("serve: the front drops to its user with no capability, no_new_privs and seccomp") {
+  REQUIRE_MESSAGE(::geteuid() == 0, "the system tier runs as root");
+  ensure_front_user();
+  TempDir dir;
+  make_folders(dir);
   DaemonDouble daemon(dir / "run" / "daemon.sock");
 
   Serve s({"--data", (dir / "data").string(), "--keys", (dir / "keys").string(), "--socket",
@@ -89,6 +95,53 @@ TEST_CASE("serve: the front drops to its user with no capability, no_new_privs a
 
   ::kill(s.pid, SIGTERM);
   CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE("serve: started as its user (a service manager's User=) it serves, confined") {
+  REQUIRE(::geteuid() == 0);
+  ensure_front_user();
+  const passwd* pw = ::getpwnam("aura-web");
+  REQUIRE(pw != nullptr);
+  TempDir dir;
+  make_folders(dir);
+  DaemonDouble daemon(dir / "run" / "daemon.sock");
+  const std::vector<std::string> args = {"--data",   (dir / "data").string(),
+                                         "--keys",   (dir / "keys").string(),
+                                         "--socket", (dir / "run" / "daemon.sock").string(),
+                                         "--port",   "0"};
+
+  // Without --no-daemon it still starts none (it could not), and it serves.
+  Serve s(args, dir / "serve.err", pw);
+  std::string url = s.line_starting("AURA lab: ");
+  REQUIRE_MESSAGE(!url.empty(), "no URL; stdout: " << s.stdout_text << " stderr: " << s.err());
+  uint16_t port = uint16_t(std::stoi(url.substr(17)));
+  auto st = proc_status(s.pid);
+  const std::string uid = std::to_string(pw->pw_uid);
+  CHECK(st["Uid"] == uid + "\t" + uid + "\t" + uid + "\t" + uid);
+  CHECK(st["CapEff"] == "0000000000000000");
+  CHECK(st["CapPrm"] == "0000000000000000");
+  CHECK(st["CapAmb"] == "0000000000000000");
+  CHECK(st["NoNewPrivs"] == "1");
+  CHECK(st["Seccomp"] == "2");
+  CHECK(http(port, "GET", "/api/v1/health").status == 200);
+  ::kill(s.pid, SIGTERM);
+  CHECK(s.wait_exit() == 0);
+
+  // With no daemon answering it says it cannot start one, and why.
+  TempDir empty;
+  ::chmod(empty.path().c_str(), 0755);
+  Serve none({"--socket", (empty / "daemon.sock").string(), "--port", "0"}, empty / "serve.err",
+             pw);
+  CHECK(none.wait_exit() == 1);
+  CHECK(none.err().find("started as aura-web, aura serve cannot start one") != std::string::npos);
+
+  // Any other unprivileged user is refused.
+  const passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  Serve other(args, dir / "other.err", nobody);
+  CHECK(other.wait_exit() == 1);
+  CHECK(other.err().find("starts as root") != std::string::npos);
+  CHECK(other.err().find("or as aura-web itself") != std::string::npos);
 }
 
 TEST_CASE("serve: a data folder the front could open means it refuses to serve") {

@@ -6,6 +6,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -58,6 +59,11 @@ class Front {
       runner_.join();
     }
   }
+  // Starts a drain; wait_stopped() then returns when the server's loops have ended.
+  void drain(std::chrono::milliseconds grace) { server_->drain(grace); }
+  void wait_stopped() {
+    if (runner_.joinable()) runner_.join();
+  }
   uint16_t port() const { return server_->port(); }
   DaemonDouble& daemon() { return *daemon_; }
   // The request log; stops the server first (its threads write it).
@@ -91,6 +97,33 @@ void check_security_headers(const HttpResponse& r, bool api) {
   CHECK(r.header("referrer-policy") == "no-referrer");
   CHECK(r.header("x-frame-options") == "DENY");
   if (api) CHECK(r.header("cache-control") == "no-store");
+}
+
+// Reads from `fd` until `needle` has arrived or the peer closed; what was read.
+std::string read_until(int fd, const std::string& needle) {
+  std::string got;
+  char buf[4096];
+  while (got.find(needle) == std::string::npos) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, size_t(n));
+  }
+  return got;
+}
+
+// A judge run's event stream: one event, then held open until the front leaves.
+DoubleAnswer held_judge_stream() {
+  DoubleAnswer a;
+  a.events = {R"({"seq":1,"type":"judge.queued","data":{}})"};
+  a.hold_open = true;
+  return a;
+}
+
+// A connection that has asked for a judge run's event stream.
+int open_judge_stream(uint16_t port) {
+  int fd = connect_loopback(port);
+  REQUIRE(send_all(fd, "GET /api/v1/judge/00000000000000aa/events HTTP/1.1\r\nHost: x\r\n\r\n"));
+  return fd;
 }
 
 std::string error_code_of(const HttpResponse& r) {
@@ -221,7 +254,7 @@ TEST_CASE("front: refusals (400, 404, 405, 413, 415, 431) never reach the daemon
   CHECK(f.get("/api/v1/nowhere").status == 404);
   auto m = http(f.port(), "PUT", "/api/v1/health");
   CHECK(m.status == 405);
-  CHECK(m.header("allow") == "GET");
+  CHECK(m.header("allow") == "GET, HEAD");
   CHECK(error_code_of(m) == "method_not_allowed");
   // 413 from Content-Length alone (the body is not read), and from a chunked body.
   auto big = f.post("/api/v1/attempts", std::string(2000, ' '));
@@ -465,25 +498,140 @@ TEST_CASE("front: event streams past their cap get 429; a stream ends when its c
   limits.max_streams = 1;
   Front f(limits);
   f.daemon().set_handler([](const rpc::Request& r) {
-    if (r.op != "judge.events") return DaemonDouble::default_answer(r);
-    DoubleAnswer a;
-    a.events = {R"({"seq":1,"type":"judge.queued","data":{}})"};
-    a.hold_open = true;
-    return a;
+    return r.op == "judge.events" ? held_judge_stream() : DaemonDouble::default_answer(r);
   });
-  int held = connect_loopback(f.port());
-  REQUIRE(send_all(held, "GET /api/v1/judge/00000000000000aa/events HTTP/1.1\r\nHost: x\r\n\r\n"));
-  std::string got;
-  char buf[4096];
-  while (got.find("judge.queued") == std::string::npos) {
-    ssize_t n = ::recv(held, buf, sizeof buf, 0);
-    REQUIRE(n > 0);
-    got.append(buf, size_t(n));
-  }
+  int held = open_judge_stream(f.port());
+  REQUIRE(read_until(held, "judge.queued").find("judge.queued") != std::string::npos);
   auto second = f.get("/api/v1/judge/00000000000000aa/events");
   CHECK(second.status == 429);
+  // The client leaves while the daemon sends nothing (no event, no keep-alive): the front
+  // notices from the client's socket, not at its next write, and the slot is free again long
+  // before the stream's silence limit (45 s) would have ended it.
   ::close(held);
   CHECK(f.get("/api/v1/health").status == 200);
+  const auto guard = std::chrono::steady_clock::now() + 20s;
+  std::string again;
+  while (std::chrono::steady_clock::now() < guard) {
+    int fd = open_judge_stream(f.port());
+    again = read_until(fd, "\r\n\r\n");
+    if (again.rfind("HTTP/1.1 200", 0) == 0) again = read_until(fd, "judge.queued");
+    ::close(fd);
+    if (again.find("judge.queued") != std::string::npos) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  CHECK(again.find("judge.queued") != std::string::npos);
+}
+
+TEST_CASE("front: HEAD is a GET's headers without its body, on the API and the static files") {
+  TempDir ui;
+  { std::ofstream(ui / "index.html") << "<!doctype html><title>lab</title>"; }
+  Front f({}, ui.path());
+  for (const std::string target : {"/api/v1/health", "/api/v1/scenarios", "/", "/metrics"}) {
+    CAPTURE(target);
+    auto get = f.get(target);
+    REQUIRE(get.status == 200);
+    // HEAD, then a GET on the same connection: had the HEAD's answer carried a body, the GET's
+    // answer would not parse.
+    int fd = connect_loopback(f.port());
+    REQUIRE(send_all(fd, "HEAD " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    std::string head;
+    char buf[4096];
+    while (head.find("\r\n\r\n") == std::string::npos) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      REQUIRE(n > 0);
+      head.append(buf, size_t(n));
+    }
+    CHECK(head.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(head.size() == head.find("\r\n\r\n") + 4);  // nothing after the headers
+    auto h = parse_response(head);
+    if (target != "/metrics") {  // the metrics' text changes between two reads
+      CHECK(h.header("content-length") == std::to_string(get.body.size()));
+    }
+    CHECK(h.header("content-type") == get.header("content-type"));
+    REQUIRE(send_all(fd, "GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    auto after = read_response(fd, 30s);
+    CHECK(after.status == 200);
+    ::close(fd);
+  }
+  // HEAD where only POST is offered, and on an event stream: 405 naming what is. (Read up to
+  // the headers: a HEAD's Content-Length is the GET's, with no body after it.)
+  auto head_only = [&](const std::string& target) {
+    int fd = connect_loopback(f.port());
+    REQUIRE(send_all(fd, "HEAD " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    std::string raw;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) raw.append(buf, size_t(n));
+    ::close(fd);
+    CHECK(raw.size() == raw.find("\r\n\r\n") + 4);
+    return raw;
+  };
+  auto post_only = head_only("/api/v1/operator/checkpoint");
+  CHECK_MESSAGE(post_only.rfind("HTTP/1.1 405", 0) == 0, post_only);
+  CHECK(post_only.find("\r\nAllow: POST\r\n") != std::string::npos);
+  auto stream = head_only("/api/v1/judge/00000000000000aa/events");
+  CHECK(stream.rfind("HTTP/1.1 405", 0) == 0);
+  CHECK(!f.daemon().last("judge.events"));
+  CHECK(http(f.port(), "DELETE", "/api/v1/health").header("allow") == "GET, HEAD");
+}
+
+TEST_CASE("front: a drain answers the request under way, closes idle connections and streams") {
+  Limits limits;
+  limits.header_timeout = 120s;  // an idle connection is closed by the drain, not by this
+  limits.stream_silence = 120s;
+  Front f(limits);
+  f.daemon().set_handler([](const rpc::Request& r) {
+    DoubleAnswer a = DaemonDouble::default_answer(r);
+    if (r.op == "scenarios.list") a.delay = 1500ms;  // the request under way
+    return r.op == "judge.events" ? held_judge_stream() : a;
+  });
+  // An idle keep-alive connection (one answer read, waiting for its next request).
+  int idle = connect_loopback(f.port());
+  REQUIRE(send_all(idle, "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"));
+  {
+    // One answer, read by its Content-Length (the connection stays open).
+    std::string raw;
+    char b[4096];
+    size_t end = std::string::npos;
+    while ((end = raw.find("\r\n\r\n")) == std::string::npos ||
+           raw.size() <
+               end + 4 +
+                   std::stoul(parse_response(raw.substr(0, end + 4)).header("content-length"))) {
+      ssize_t n = ::recv(idle, b, sizeof b, 0);
+      REQUIRE(n > 0);
+      raw.append(b, size_t(n));
+    }
+    CHECK(parse_response(raw).status == 200);
+  }
+  // An event stream, open.
+  int stream = open_judge_stream(f.port());
+  REQUIRE(read_until(stream, "judge.queued").find("judge.queued") != std::string::npos);
+  char buf[4096];
+  // A request under way when the drain begins.
+  HttpResponse slow;
+  std::thread t([&] { slow = f.get("/api/v1/scenarios"); });
+  while (!f.daemon().last("scenarios.list")) std::this_thread::sleep_for(10ms);
+  const uint16_t port = f.port();
+  f.drain(60s);
+  // The idle connection and the stream end (each read sees the close; the guard is far below
+  // both limits above).
+  auto closed = [&](int fd) {
+    pollfd p{fd, POLLIN, 0};
+    for (;;) {
+      if (::poll(&p, 1, 30'000) <= 0) return false;
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) return true;
+    }
+  };
+  CHECK(closed(idle));
+  CHECK(closed(stream));
+  ::close(idle);
+  ::close(stream);
+  t.join();
+  CHECK(slow.status == 200);  // answered in full, though the drain began before its answer
+  CHECK(slow.body.find("scenarios.list") != std::string::npos);
+  CHECK(slow.header("connection") == "close");
+  f.wait_stopped();  // the loops end once no connection is left, long before the 60 s grace
+  CHECK(connect_loopback(port) < 0);
 }
 
 TEST_CASE("front: /metrics carries the front's series, then the daemon's") {

@@ -197,11 +197,11 @@ TEST_CASE("route: 404 unknown, 405 with Allow, 400 for a path parameter off its 
 
   Refusal m = refused(req("DELETE", "/api/v1/health"));
   CHECK(m.error.status == 405);
-  CHECK(m.allow == "GET");
+  CHECK(m.allow == "GET, HEAD");  // HEAD is answered as a GET without its body
   CHECK(m.error.code == "method_not_allowed");
   Refusal both = refused(req("PUT", "/api/v1/attempts/" + kAttempt + "/receipt"));
-  CHECK(both.allow == "GET, POST");
-  CHECK(refused(req("POST", "/api/v1/attempts/" + kAttempt + "/evidence")).allow == "GET");
+  CHECK(both.allow == "GET, HEAD, POST");
+  CHECK(refused(req("POST", "/api/v1/attempts/" + kAttempt + "/evidence")).allow == "GET, HEAD");
 }
 
 TEST_CASE("route: path parameters are checked against their patterns") {

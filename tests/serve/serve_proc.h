@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -44,7 +45,11 @@ struct Serve {
   std::string stdout_text;
   std::filesystem::path err_file;
 
-  Serve(const std::vector<std::string>& args, std::filesystem::path err) : err_file(err) {
+  // `as_user`: started as that user (uid, gid, no supplementary groups), as a service manager's
+  // User= would; otherwise as this process (root).
+  Serve(const std::vector<std::string>& args, std::filesystem::path err,
+        const passwd* as_user = nullptr)
+      : err_file(err) {
     int p[2];
     REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
     std::vector<std::string> argv_s = {aura_bin(), "serve"};
@@ -58,6 +63,12 @@ struct Serve {
       ::dup2(p[1], 1);
       int e = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(e, 2);
+      if (as_user != nullptr &&
+          (::setgroups(0, nullptr) != 0 ||
+           ::setresgid(as_user->pw_gid, as_user->pw_gid, as_user->pw_gid) != 0 ||
+           ::setresuid(as_user->pw_uid, as_user->pw_uid, as_user->pw_uid) != 0)) {
+        ::_exit(126);
+      }
       ::execv(argv[0], argv.data());
       ::_exit(127);
     }
