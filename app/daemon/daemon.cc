@@ -78,6 +78,12 @@ Result<std::unique_ptr<Daemon>> Daemon::open(const Options& options, LogLine log
   auto impl = std::make_unique<Impl>();
   impl->opt = options;
   impl->log = std::move(log);
+  if (impl->log) {
+    // The sink takes whole lines; the daemon's log callback takes one text without its '\n'.
+    impl->requests_log = std::make_unique<LineBatcher>([&l = impl->log](std::string_view lines) {
+      l(std::string(lines.substr(0, lines.size() - 1)));
+    });
+  }
   impl->started_at = now_rfc3339();
   Impl& d = *impl;
   AURA_RETURN_IF_ERROR(app::check_folders(d.opt.folders));
@@ -239,8 +245,9 @@ Status Daemon::serve() {
 }
 
 void Daemon::Impl::connection(int fd, bool peer_is_root) {
+  rpc::FrameReader frames(fd);
   while (!stopping) {
-    auto f = rpc::read_frame(fd, kIdle, kWholeFrame);
+    auto f = frames.next(kIdle, kWholeFrame);
     if (!f.ok() || !f->has_value()) return;
     const rpc::Frame& frame = **f;
     std::string seen_id;
@@ -276,7 +283,7 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
         .num("status", reply.status)
         .real("ms", secs * 1000);
     if (reply.error) line.str("error", reply.error->code);
-    log_line(line.done());
+    if (requests_log) requests_log->add(line.done());
     auto encoded = reply.encode();
     if (encoded.size() > rpc::kMaxReplyBytes) {
       rpc::Reply big;

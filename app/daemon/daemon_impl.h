@@ -19,6 +19,7 @@
 #include "app/lab/access.h"
 #include "app/lab/session.h"
 #include "app/rpc/message.h"
+#include "engine/common/line_batcher.h"
 #include "engine/json/json_reader.h"
 #include "projections/lab/lab_projections.h"
 
@@ -74,9 +75,14 @@ struct Daemon::Impl {
   Result<std::unique_ptr<EventLog>> still_view() const;
   // The projections caught up with the log, under proj_mu (held by the caller).
   Status catch_up_locked();
+  // A line of another kind than a request's: written at once, after the waiting request lines.
   void log_line(const std::string& json) {
-    if (log) log(json);
+    if (!log) return;
+    if (requests_log) requests_log->flush();
+    log(json);
   }
+  // A request's line: written in a batch (within 200 ms), like the front's request log.
+  std::unique_ptr<LineBatcher> requests_log;
 };
 
 // Reads an op's args strictly (their object), naming "args" in paths.

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -149,20 +150,76 @@ Result<std::optional<Frame>> read_frame(int fd, std::chrono::milliseconds idle,
   return std::optional<Frame>(std::move(f));
 }
 
+Status FrameReader::fill(Clock::time_point deadline, bool* closed) {
+  if (start_ > 0 && start_ == buf_.size()) {
+    buf_.clear();
+    start_ = 0;
+  }
+  if (!chunk_) chunk_ = std::make_unique_for_overwrite<char[]>(kChunk);
+  for (;;) {
+    ssize_t n = ::recv(fd_, chunk_.get(), kChunk, MSG_DONTWAIT);
+    if (n > 0) {
+      buf_.append(chunk_.get(), size_t(n));
+      return Status::ok();
+    }
+    if (n == 0) {
+      *closed = true;
+      return Status::unavailable("daemon protocol: connection closed");
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Status::io(std::string("daemon protocol: read: ") + std::strerror(errno));
+    }
+    if (Status s = wait_ready(fd_, POLLIN, deadline, "daemon protocol: read"); !s.is_ok()) {
+      return s;
+    }
+  }
+}
+
+Result<std::optional<Frame>> FrameReader::next(std::chrono::milliseconds idle,
+                                               std::chrono::milliseconds whole) {
+  bool closed = false;
+  if (buf_.size() == start_) {
+    Status s = fill(Clock::now() + idle, &closed);
+    if (closed) return std::optional<Frame>();  // an orderly close between frames
+    if (!s.is_ok()) return s;
+  }
+  const auto deadline = Clock::now() + whole;
+  while (buf_.size() - start_ < kHeaderBytes) {
+    if (Status s = fill(deadline, &closed); !s.is_ok()) return s;
+  }
+  auto h = decode_header(std::span<const uint8_t, kHeaderBytes>(
+      reinterpret_cast<const uint8_t*>(buf_.data() + start_), kHeaderBytes));
+  if (!h.ok()) return h.status();
+  const size_t size = kHeaderBytes + h->length;
+  while (buf_.size() - start_ < size) {
+    if (Status s = fill(deadline, &closed); !s.is_ok()) return s;
+  }
+  Frame f;
+  f.kind = h->kind;
+  f.body.assign(buf_, start_ + kHeaderBytes, h->length);
+  start_ += size;
+  return std::optional<Frame>(std::move(f));
+}
+
 Status write_frame(int fd, Kind kind, std::string_view body, std::chrono::milliseconds whole) {
   auto bytes = encode_frame(kind, body);
   if (!bytes.ok()) return bytes.status();
   auto deadline = Clock::now() + whole;
   size_t done = 0;
+  // Sent at once when the socket has room (the usual case); waited for only when it has none.
   while (done < bytes->size()) {
-    if (Status s = wait_ready(fd, POLLOUT, deadline, "daemon protocol: write"); !s.is_ok())
-      return s;
-    ssize_t n = ::send(fd, bytes->data() + done, bytes->size() - done, MSG_NOSIGNAL);
+    ssize_t n = ::send(fd, bytes->data() + done, bytes->size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       done += size_t(n);
       continue;
     }
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (Status s = wait_ready(fd, POLLOUT, deadline, "daemon protocol: write"); !s.is_ok())
+        return s;
+      continue;
+    }
     return Status::io(std::string("daemon protocol: write: ") + std::strerror(errno));
   }
   return Status::ok();

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,6 +53,25 @@ using Clock = std::chrono::steady_clock;
 // frame or a socket error is kUnavailable or kIo naming what happened.
 Result<std::optional<Frame>> read_frame(int fd, std::chrono::milliseconds idle,
                                         std::chrono::milliseconds whole);
+
+// The frames of one connection, read through a buffer: one read takes what the peer has sent
+// (often a whole frame, or several), so a frame costs about one wait and one read instead of
+// one per part. Same rules and errors as read_frame. Not thread-safe.
+class FrameReader {
+ public:
+  explicit FrameReader(int fd) : fd_(fd) {}
+  Result<std::optional<Frame>> next(std::chrono::milliseconds idle,
+                                    std::chrono::milliseconds whole);
+
+ private:
+  // Reads what is there (at least one byte) by `deadline`; `*closed` on an end of stream.
+  Status fill(Clock::time_point deadline, bool* closed);
+  static constexpr size_t kChunk = 64 * 1024;
+  int fd_;
+  std::unique_ptr<char[]> chunk_;  // what one read takes (not zeroed: a read fills it)
+  std::string buf_;
+  size_t start_ = 0;  // where the unread bytes of buf_ begin
+};
 
 // Writes a whole frame within `whole` (MSG_NOSIGNAL: a closed peer is an error, not a signal).
 Status write_frame(int fd, Kind kind, std::string_view body, std::chrono::milliseconds whole);

@@ -20,6 +20,13 @@ std::string utc_timestamp_ms() {
   return buf;
 }
 
+AccessLog::AccessLog(std::ostream* out)
+    : out_(out), batch_([this](std::string_view lines) {
+        std::lock_guard lock(mu_);
+        out_->write(lines.data(), std::streamsize(lines.size()));
+        out_->flush();
+      }) {}
+
 void AccessLog::write(const AccessRecord& r) {
   if (out_ == nullptr) return;
   std::string line = JsonWriter()
@@ -31,9 +38,7 @@ void AccessLog::write(const AccessRecord& r) {
                          .real("ms", r.ms)
                          .num("bytes", r.bytes)
                          .done();
-  line += '\n';
-  std::lock_guard lock(mu_);
-  *out_ << line << std::flush;
+  batch_.add(line);
 }
 
 void AccessLog::note(std::string_view event, std::string_view detail) {
@@ -41,6 +46,7 @@ void AccessLog::note(std::string_view event, std::string_view detail) {
   std::string line =
       JsonWriter().str("ts", utc_timestamp_ms()).str("event", event).str("detail", detail).done();
   line += '\n';
+  batch_.flush();
   std::lock_guard lock(mu_);
   *out_ << line << std::flush;
 }

@@ -1,6 +1,8 @@
 // The front's request log: one JSON object per line on a stream (stderr in `aura serve`), one
 // line per request. It holds what is needed to follow a request into the daemon's log and
-// nothing secret: never a header value, a token or a cookie. Thread-safe.
+// nothing secret: never a header value, a token or a cookie. Request lines are written in
+// batches (within 200 ms, engine/common/line_batcher.h); a note is written at once, after
+// them. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,8 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+
+#include "engine/common/line_batcher.h"
 
 namespace aura::serve {
 
@@ -22,8 +26,10 @@ struct AccessRecord {
 
 class AccessLog {
  public:
-  explicit AccessLog(std::ostream* out) : out_(out) {}
+  explicit AccessLog(std::ostream* out);
   void write(const AccessRecord& r);
+  // Writes the waiting request lines now.
+  void flush() { batch_.flush(); }
   // A line for something that is not a request (a refused connection, a daemon failure):
   // {"ts", "event", "detail"}. `detail` must hold no secret.
   void note(std::string_view event, std::string_view detail);
@@ -31,6 +37,7 @@ class AccessLog {
  private:
   std::mutex mu_;
   std::ostream* out_;
+  LineBatcher batch_;
 };
 
 // "2024-05-01T12:00:00.123Z"

@@ -23,6 +23,7 @@ struct DaemonConnection {
   // read); `start` is where the unread ones begin.
   std::vector<uint8_t> in;
   size_t start = 0;
+  std::unique_ptr<uint8_t[]> chunk;  // what one read takes (not zeroed: the read fills it)
   Clock::time_point last_used = Clock::now();
   bool reused = false;
 };
@@ -44,12 +45,11 @@ asio::awaitable<error_code> read_more(DaemonConnection& c, Clock::time_point dea
     c.in.clear();
     c.start = 0;
   }
-  const size_t had = c.in.size();
-  c.in.resize(had + kReadChunk);
+  if (!c.chunk) c.chunk = std::make_unique_for_overwrite<uint8_t[]>(kReadChunk);
   c.stream.expires_at(deadline);
   auto [ec, n] =
-      co_await c.stream.async_read_some(asio::buffer(c.in.data() + had, kReadChunk), kNothrow);
-  c.in.resize(had + n);
+      co_await c.stream.async_read_some(asio::buffer(c.chunk.get(), kReadChunk), kNothrow);
+  c.in.insert(c.in.end(), c.chunk.get(), c.chunk.get() + n);
   co_return ec;
 }
 
@@ -73,7 +73,7 @@ asio::awaitable<Result<std::optional<rpc::Frame>>> read_frame(DaemonConnection& 
       std::span<const uint8_t, rpc::kHeaderBytes>(c.in.data() + c.start, rpc::kHeaderBytes));
   if (!h.ok()) co_return Status::corruption(h.status().message());
   const size_t whole = rpc::kHeaderBytes + h->length;
-  if (c.in.size() - c.start < whole) c.in.reserve(c.start + whole + kReadChunk);
+  if (c.in.size() - c.start < whole) c.in.reserve(c.start + whole);
   while (c.in.size() - c.start < whole) {
     if (error_code ec = co_await read_more(c, deadline)) co_return transport("read", ec);
   }

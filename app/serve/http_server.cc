@@ -754,6 +754,7 @@ void Server::run() {
   st->loops.front()->ioc.run();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();
+  st->log.flush();
 }
 
 void Server::drain(std::chrono::milliseconds grace) {

@@ -117,6 +117,70 @@ TEST_CASE("read_frame: a frame, an orderly close, a stall inside a frame") {
   CHECK(!closed->has_value());
 }
 
+TEST_CASE("FrameReader: frames that arrive together, split, after a bad header, and a close") {
+  Pair p;
+  // Two frames in one write: two frames, in order, the second from what the first read left.
+  std::string two = *encode_frame(Kind::kRequest, "{\"n\":1}") + *encode_frame(Kind::kEvent, "e");
+  REQUIRE(::send(p.a, two.data(), two.size(), 0) == ssize_t(two.size()));
+  FrameReader r(p.b);
+  auto f1 = r.next(std::chrono::seconds(1), std::chrono::seconds(1));
+  auto f2 = r.next(std::chrono::seconds(1), std::chrono::seconds(1));
+  REQUIRE((f1.ok() && f1->has_value() && f2.ok() && f2->has_value()));
+  CHECK((*f1)->body == "{\"n\":1}");
+  CHECK((*f2)->kind == Kind::kEvent);
+  CHECK((*f2)->body == "e");
+
+  // One frame over a 70,000-byte body (more than one read's chunk), sent in three parts.
+  std::string big = *encode_frame(Kind::kReply, std::string(70000, 'x'));
+  std::thread sender([&] {
+    for (size_t at = 0; at < big.size(); at += 30000) {
+      size_t n = std::min<size_t>(30000, big.size() - at);
+      REQUIRE(::send(p.a, big.data() + at, n, 0) == ssize_t(n));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  auto f3 = r.next(std::chrono::seconds(5), std::chrono::seconds(5));
+  sender.join();
+  REQUIRE((f3.ok() && f3->has_value()));
+  CHECK((*f3)->body == std::string(70000, 'x'));
+
+  // Half a header, then nothing: the whole-frame deadline ends it.
+  std::string half = encode_frame(Kind::kRequest, "{}")->substr(0, 4);
+  REQUIRE(::send(p.a, half.data(), half.size(), 0) == 4);
+  auto stalled = r.next(std::chrono::seconds(1), std::chrono::milliseconds(100));
+  CHECK(!stalled.ok());
+
+  // A header that is not the protocol's is refused before its body.
+  Pair q;
+  std::string bad = *encode_frame(Kind::kRequest, "{}");
+  bad[0] = 'X';
+  REQUIRE(::send(q.a, bad.data(), bad.size(), 0) == ssize_t(bad.size()));
+  FrameReader rq(q.b);
+  auto refused = rq.next(std::chrono::seconds(1), std::chrono::seconds(1));
+  CHECK(!refused.ok());
+  CHECK(refused.status().message().find("bad magic") != std::string::npos);
+
+  // The peer closes between frames: an orderly end; inside a frame: an error.
+  Pair c;
+  std::string one = *encode_frame(Kind::kRequest, "{}");
+  REQUIRE(::send(c.a, one.data(), one.size(), 0) == ssize_t(one.size()));
+  REQUIRE(::send(c.a, one.data(), 5, 0) == 5);
+  ::close(c.a);
+  c.a = -1;
+  FrameReader rc(c.b);
+  auto whole = rc.next(std::chrono::seconds(1), std::chrono::seconds(1));
+  REQUIRE((whole.ok() && whole->has_value()));
+  auto cut = rc.next(std::chrono::seconds(1), std::chrono::seconds(1));
+  CHECK(!cut.ok());
+  Pair e;
+  ::close(e.a);
+  e.a = -1;
+  FrameReader re(e.b);
+  auto end = re.next(std::chrono::seconds(1), std::chrono::seconds(1));
+  REQUIRE(end.ok());
+  CHECK(!end->has_value());
+}
+
 TEST_CASE("requests are read strictly, naming the JSON path") {
   auto ok = parse_request(
       R"({"v":1,"op":"attempt.state","request_id":"00000000000000aa",)"
