@@ -303,8 +303,15 @@ std::optional<int> forward_attempt(Invocation& inv) {
     body = std::move(bytes).value();
   } else if (command == "authorize") {
     body = JsonWriter().str("sha256", inv.positional[1]).done();
-  } else if (command == "ack" && inv.has("note")) {
-    body = JsonWriter().str("note", inv.get("note")).done();
+  } else if (command == "ack") {
+    JsonWriter ack;
+    if (inv.has("note")) ack.str("note", inv.get("note"));
+    if (inv.has("readback")) {
+      auto seq = inv.get_u64("readback", 0);
+      if (!seq.ok()) return inv.fail(seq.status(), 2);
+      ack.num("readback_seq", *seq);
+    }
+    body = ack.done();
   } else if (command == "reflect") {
     body = JsonWriter().str("text", inv.get("text")).done();
   } else if ((command == "abandon" || command == "reset") && inv.has("reason")) {

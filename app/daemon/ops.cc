@@ -361,6 +361,26 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
     auto st = e.state(id);
     return ok(st.ok() ? app::attempt_view_json(*st) : "{}");
   }
+  // What the supervisor read back of each action of the last apply (ack.readback).
+  auto readback_json = [](const attempt::AckResult& r) {
+    JsonArray lines;
+    for (const auto& l : r.lines) {
+      JsonArray diffs;
+      for (const auto& df : l.readback.differences) diffs.str(df);
+      lines.raw(JsonWriter()
+                    .num("index", l.index)
+                    .str("call", l.call)
+                    .boolean("typed", l.readback.typed)
+                    .str("observed", l.readback.observed)
+                    .raw("differences", diffs.done())
+                    .done());
+    }
+    return JsonWriter()
+        .num("readback_seq", r.readback_seq)
+        .boolean("as_requested", r.as_requested)
+        .raw("lines", lines.done())
+        .done();
+  };
   if (cmd == "probe") {
     // The body is the call: {"call":NAME,"params":{...}}; the engine validates it whole.
     auto call = body.required_string("call", 64);
@@ -381,6 +401,8 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
                   .boolean("truncated", p->truncated)
                   .str("error", p->error)
                   .str("output", p->output)
+                  .boolean("refused", p->refused)  // refused before reading: nothing spent
+                  .num("cost", p->cost)
                   .num("spent", p->spent)
                   .num("budget", p->budget)
                   .done());
@@ -408,40 +430,30 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
     if (!ap.ok()) return refused(ap.status(), &x->state);
     JsonArray lines;
     for (const auto& l : ap->lines) lines.str(l);
-    return ok(JsonWriter()
-                  .num("actions", ap->actions)
-                  .num("failed", ap->failed)
-                  .boolean("aborted", ap->aborted)
-                  .raw("lines", lines.done())
-                  .done());
+    JsonWriter out;
+    out.num("actions", ap->actions)
+        .num("failed", ap->failed)
+        .boolean("aborted", ap->aborted)
+        .raw("lines", lines.done());
+    // The readback to acknowledge next (ack names its readback_seq), or why there is none.
+    if (ap->readback.readback_seq != 0) {
+      out.raw("readback", readback_json(ap->readback));
+    } else {
+      out.str("readback_error", ap->readback_error);
+    }
+    return ok(out.done());
   }
   if (cmd == "ack") {
     auto note = text_member(body, "note", false);
     if (!note.ok()) return fail(note.status());
+    // The readback the learner was shown (apply's answer names its seq); a stale one is refused.
+    auto shown = body.optional_u64("readback_seq");
+    if (!shown.ok()) return fail(shown.status());
     if (Status s = body_done(); !s.is_ok()) return fail(s);
     attempt::AckResult res;
-    Status s = e.ack(id, learner, *note, &res);
-    JsonArray lines;
-    for (const auto& l : res.lines) {
-      JsonArray diffs;
-      for (const auto& df : l.readback.differences) diffs.str(df);
-      lines.raw(JsonWriter()
-                    .num("index", l.index)
-                    .str("call", l.call)
-                    .boolean("typed", l.readback.typed)
-                    .str("observed", l.readback.observed)
-                    .raw("differences", diffs.done())
-                    .done());
-    }
-    if (!s.is_ok()) {
-      ApiError err = refused(s, &x->state).error.value();
-      return fail(err);
-    }
-    return ok(JsonWriter()
-                  .num("readback_seq", res.readback_seq)
-                  .boolean("as_requested", res.as_requested)
-                  .raw("lines", lines.done())
-                  .done());
+    Status s = e.ack(id, learner, *note, &res, *shown);
+    if (!s.is_ok()) return refused(s, &x->state);
+    return ok(readback_json(res));
   }
   if (cmd == "verify") {
     if (Status s = body_done(); !s.is_ok()) return fail(s);

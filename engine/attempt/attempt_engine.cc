@@ -502,6 +502,12 @@ Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view l
   AURA_ASSIGN_OR_RETURN(call,
                         scenario::parse_call(call_text, b.manifest.probes, b.manifest, "probe"));
   const scenario::CallSpec* spec = b.manifest.find_probe(call.name);
+  if (s.probes_refused >= kMaxRefusedProbes) {
+    return Status::failed_precondition(
+        "attempt " + s.id + " has had " + std::to_string(s.probes_refused) +
+        " probes refused before reading anything, the most an attempt may have (they cost "
+        "nothing, so their number is bounded); the catalog lists each probe's allowed prefixes");
+  }
   if (s.spent + spec->cost > s.probe_budget) {
     return Status::failed_precondition(
         "probe " + call.name + " costs " + std::to_string(spec->cost) + " but only " +

@@ -30,6 +30,9 @@
 namespace aura::attempt {
 
 inline constexpr size_t kMaxLearnerTextBytes = 4096;  // prediction, note, reflection, reason
+// A refused probe costs nothing, so their number is bounded instead: past it a probe is refused
+// before it runs and nothing is appended (a learner cannot grow the log without end for free).
+inline constexpr uint32_t kMaxRefusedProbes = 32;
 
 // A world driver for a manifest's "driver" name, or nullptr when this build has none.
 using DriverFactory = std::function<std::unique_ptr<world::WorldDriver>(std::string_view name)>;

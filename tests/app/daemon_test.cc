@@ -280,7 +280,16 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   CHECK(!early.error->next.empty());
   CHECK(cmd("predict", R"({"hypothesis":"stale-override","expect":"an override in host vars"})")
             .status == 200);
-  for (const auto& p : gold->probe_calls_json) CHECK(cmd("probe", p).status == 200);
+  for (const auto& p : gold->probe_calls_json) {
+    auto probed = cmd("probe", p);
+    CHECK(probed.status == 200);
+    CHECK(probed.body_json.find("\"refused\":false") != std::string::npos);
+  }
+  // A probe the lab refuses before reading (a folder, not a file) costs nothing and says so.
+  auto folder = cmd("probe", R"({"call":"file.read","params":{"path":"/fleet/host_vars"}})");
+  CHECK(folder.status == 200);
+  CHECK(folder.body_json.find("\"refused\":true") != std::string::npos);
+  CHECK(folder.body_json.find("\"cost\":0") != std::string::npos);
   auto ev = op("attempt.evidence", ",\"evidence\":\"ev-1\"");
   CHECK(ev.status == 200);
   CHECK(member(ev.body_json, "content").find("app_root") != std::string::npos);
@@ -294,8 +303,18 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   CHECK(op("attempt.validate", ",\"ir\":" + gold->ir_json).body_json.find("\"ok\":true") !=
         std::string::npos);
   CHECK(cmd("intervention", gold->ir_json).status == 200);
-  CHECK(cmd("apply").status == 200);
-  CHECK(cmd("ack", R"({"note":"as asked"})").status == 200);
+  // apply answers with the readback to acknowledge; ack names it, and a stale seq is refused.
+  auto applied = cmd("apply");
+  CHECK(applied.status == 200);
+  const auto rb_at = applied.body_json.find("\"readback\":{\"readback_seq\":");
+  REQUIRE(rb_at != std::string::npos);
+  const std::string rb_seq = std::to_string(std::stoull(applied.body_json.substr(rb_at + 27, 20)));
+  CHECK(applied.body_json.find("\"as_requested\":true") != std::string::npos);
+  auto stale = cmd("ack", R"({"note":"as asked","readback_seq":1})");
+  CHECK(stale.status == 409);
+  auto acked = cmd("ack", R"({"note":"as asked","readback_seq":)" + rb_seq + "}");
+  CHECK(acked.status == 200);
+  CHECK(acked.body_json.find("\"readback_seq\":" + rb_seq) != std::string::npos);
   auto verified = cmd("verify");
   CHECK(verified.status == 200);
   CHECK(member(verified.body_json, "recovered") == "true");

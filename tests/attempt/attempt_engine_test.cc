@@ -311,6 +311,20 @@ TEST_CASE("attempt: a probe whose target the driver refuses costs nothing and sa
   REQUIRE(st.ok());
   CHECK(st->probes == 5);
   CHECK(st->probes_refused == 3);
+
+  // Free, but bounded: past kMaxRefusedProbes a probe is refused before it runs, and nothing is
+  // appended; a probe that would be charged is refused the same way (the attempt is capped).
+  for (uint32_t i = 3; i < attempt::kMaxRefusedProbes; ++i) {
+    auto r = e.probe(a, "alice", R"({"call":"file.read","params":{"path":"/fleet"}})");
+    REQUIRE(r.ok());
+    CHECK(r->refused);
+  }
+  const uint64_t head = lab.log->head().seq;
+  auto over = e.probe(a, "alice", R"({"call":"file.read","params":{"path":"/fleet"}})");
+  REQUIRE(!over.ok());
+  CHECK(over.status().message().find("the most an attempt may have") != std::string::npos);
+  CHECK(lab.log->head().seq == head);
+  CHECK(spent_now() == 2);
 }
 
 TEST_CASE("attempt: a script runs only after its exact digest is authorised") {
