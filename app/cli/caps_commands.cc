@@ -7,6 +7,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/cli/daemon_forward.h"
 #include "app/lab/capabilities.h"
 #include "engine/common/json_writer.h"
 #include "projections/lab/capability_projection.h"
@@ -56,6 +57,9 @@ Result<std::vector<lab::LabRequirement>> loaded_requirements(const EventLog& log
 int caps_measure(Invocation& inv) {
   // Recorded unless --no-record: the writer is opened first, so nothing is measured for a
   // record that could not be made.
+  if (!inv.has("no-record")) {
+    if (auto forwarded = forward_operator(inv)) return *forwarded;
+  }
   std::optional<Writer> w;
   if (!inv.has("no-record")) {
     auto opened = open_writer(inv);

@@ -118,6 +118,36 @@ std::optional<int> forward_snapshot(Invocation& inv) {
   return 0;
 }
 
+std::optional<int> forward_operator(Invocation& inv) {
+  auto socket = running_daemon(inv);
+  if (!socket) return std::nullopt;
+  const bool checkpoint = inv.command->path == "log checkpoint";
+  const std::string op = checkpoint ? "operator.checkpoint" : "operator.refresh";
+  auto r = call(*socket, op, "{}", std::chrono::minutes(10));
+  if (!r) return inv.fail(Status::unavailable("the lab's daemon stopped answering"));
+  if (r->status != 200) {
+    return inv.fail(Status::failed_precondition(
+        r->error ? r->error->message : op + " answered " + std::to_string(r->status)));
+  }
+  json::Reader reader;
+  auto o = reader.parse_object(r->body_json);
+  if (!o.ok()) return inv.fail(o.status());
+  if (checkpoint) {
+    std::cout << text(*o, "note");
+    inv.emit_json(JsonWriter().boolean("ok", true).raw("size", text(*o, "size")).done());
+  } else {
+    std::cout << "measured and recorded by the lab's daemon (capabilities.measured at seq "
+              << text(*o, "seq") << "; " << text(*o, "available")
+              << " capabilities available); 'aura caps show' prints the panel\n";
+    inv.emit_json(JsonWriter()
+                      .boolean("ok", true)
+                      .raw("seq", text(*o, "seq"))
+                      .raw("available", text(*o, "available"))
+                      .done());
+  }
+  return 0;
+}
+
 std::optional<int> forward_judge(Invocation& inv) {
   auto found = running_daemon(inv);
   if (!found) return std::nullopt;  // no daemon: run in this process

@@ -17,6 +17,11 @@ std::optional<int> forward_judge(Invocation& inv);
 // operator token), printed as the in-process command prints it; nullopt when no daemon answers.
 std::optional<int> forward_snapshot(Invocation& inv);
 
+// `aura log checkpoint` (operator.checkpoint: the signed note printed) and `aura caps` when it
+// records (operator.refresh: measured and recorded by the daemon) through the daemon; nullopt
+// when no daemon answers.
+std::optional<int> forward_operator(Invocation& inv);
+
 // `aura attempt start|predict|probe|submit|authorize|apply|ack|verify|gate|receipt|reflect|
 // abandon|reset` through the daemon's attempt ops (root on the machine needs no attempt token):
 // the answer's members, then the attempt's phase and next step. `gate` follows the attempt until

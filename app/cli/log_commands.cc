@@ -302,6 +302,7 @@ int log_tail(Invocation& inv) {
 }
 
 int log_checkpoint(Invocation& inv) {
+  if (auto forwarded = forward_operator(inv)) return *forwarded;
   auto w = open_writer(inv);
   if (!w.ok()) return inv.fail(w.status());
   auto c = w->log->checkpoint();

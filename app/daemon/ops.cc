@@ -889,7 +889,7 @@ Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
   if (r.op == "operator.checkpoint") {
     auto cp = log.checkpoint();
     if (!cp.ok()) return fail(cp.status());
-    return ok(JsonWriter().num("size", cp->size).done());
+    return ok(JsonWriter().num("size", cp->size).str("note", cp->signed_note).done());
   }
   if (r.op == "operator.rebuild") {
     std::lock_guard lock(d.proj_mu);

@@ -498,6 +498,27 @@ TEST_CASE("aura log snapshot on a data folder a daemon holds: the daemon makes i
   CHECK_MESSAGE(restored.exit_code == 0, restored.describe());
 }
 
+TEST_CASE("aura log checkpoint and aura caps on a data folder a daemon holds: the daemon does it") {
+  DaemonProc d;
+  const std::vector<std::string> where = {"--data", (d.dir / "data").string(), "--keys",
+                                          (d.dir / "keys").string()};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.end(), where.begin(), where.end());
+    return testing::run_aura(args);
+  };
+  const uint64_t before = std::stoull(member(d.call("health").body_json, "log_head"));
+  auto cp = with({"log", "checkpoint", "--json"});
+  CHECK_MESSAGE(cp.exit_code == 0, cp.describe());
+  CHECK(cp.out.find("\n\xe2\x80\x94 ") != std::string::npos);  // a signed note's signature line
+  CHECK(std::stoull(member(cp.last_line(), "size")) >= before);
+  auto caps = with({"caps", "--json"});
+  CHECK_MESSAGE(caps.exit_code == 0, caps.describe());
+  CHECK(caps.out.find("measured and recorded by the lab's daemon") != std::string::npos);
+  const uint64_t seq = std::stoull(member(caps.last_line(), "seq"));
+  CHECK(seq > before);
+  CHECK(d.call("health").status == 200);
+}
+
 TEST_CASE("aura attempt commands on a data folder a daemon holds: a whole t0 attempt through it") {
   DaemonProc d;
   const scenario::Manifest m = t0_manifest();
