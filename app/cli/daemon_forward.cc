@@ -388,6 +388,21 @@ std::optional<int> forward_attempt(Invocation& inv) {
     json::Reader reader;
     auto o = reader.parse_object(st->body_json);
     if (o.ok()) {
+      // What the gate found, in the grader's learner-safe words (after a gate command only).
+      if (command == "gate") {
+        if (auto fs = o->optional_value("findings")) {
+          if (auto list = fs->as_array(); list.ok()) {
+            for (const auto& item : list->elements()) {
+              auto f = item.as_object();
+              if (!f.ok()) continue;
+              std::cout << "  " << text(*f, "property") << ": fail / "
+                        << (text(*f, "check").empty() ? "" : text(*f, "check") + ": ")
+                        << text(*f, "description") << " -- observed: " << text(*f, "observed")
+                        << "\n";
+            }
+          }
+        }
+      }
       std::cout << "attempt " << attempt << " is now in phase " << text(*o, "phase");
       if (!text(*o, "verdict").empty()) std::cout << " (verdict " << text(*o, "verdict") << ")";
       std::cout << "\nnext: " << text(*o, "next") << "\n";

@@ -280,6 +280,19 @@ std::string attempt_view_json(const attempt::AttemptState& s) {
   if (s.revision > 0) j.num("ir_revision", s.revision).str("ir_sha256", s.ir_sha256);
   j.raw("scripts_pending", scripts.done());
   j.boolean("applied", s.applied).boolean("recovered", s.recovered_live);
+  if (!s.findings.empty()) {
+    // The failed properties, as the grader words them for a learner (never a world's layout).
+    JsonArray findings;
+    for (const auto& f : s.findings) {
+      findings.raw(JsonWriter()
+                       .str("property", f.property)
+                       .str("check", f.check)
+                       .str("description", f.description)
+                       .str("observed", f.observed)
+                       .done());
+    }
+    j.raw("findings", findings.done());
+  }
   if (!s.verdict.empty()) j.str("verdict", s.verdict);
   if (!s.receipt_sha256.empty()) j.str("receipt_sha256", s.receipt_sha256);
   j.num("first_seq", s.first_seq).num("last_seq", s.last_seq);

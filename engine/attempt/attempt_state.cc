@@ -164,6 +164,14 @@ Status fold_next(AttemptState& s, ev::PayloadReader& r, const EventView& e) {
   } else if (type == ev::kGateStarted) {
     AURA_RETURN_IF_ERROR(decode_in_fold<ev::GateStarted>(r, e).status());
     s.gate_seq = e.seq;
+    s.findings.clear();
+  } else if (type == ev::kGateProperty) {
+    ev::GateProperty p;
+    AURA_ASSIGN_OR_RETURN(p, decode_in_fold<ev::GateProperty>(r, e));
+    if (!p.finding_observed.empty()) {
+      s.findings.push_back({std::move(p.property), std::move(p.finding_check),
+                            std::move(p.finding_description), std::move(p.finding_observed)});
+    }
   } else if (type == ev::kGateVerdict) {
     ev::GateVerdict p;
     AURA_ASSIGN_OR_RETURN(p, decode_in_fold<ev::GateVerdict>(r, e));

@@ -80,7 +80,13 @@ struct AttemptState {
   std::string readback_sha256;  // of its "actions" bytes (attempt.acknowledged cites it)
   bool recovered_live = false;  // attempt.verified
   uint64_t gate_seq = 0;        // seq of gate.started, 0 if none
-  std::string verdict;          // gate.verdict's verdict, empty before
+  // What the learner is told of each property the last gate failed (gate.property's finding,
+  // learner-safe by construction: engine/gate/feedback.h), in the gate's order.
+  struct Finding {
+    std::string property, check, description, observed;
+  };
+  std::vector<Finding> findings;
+  std::string verdict;  // gate.verdict's verdict, empty before
   std::string receipt_sha256;
 
   uint64_t first_seq = 0;

@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <string>
 
+#include "app/lab/folders.h"
+#include "app/lab/views.h"
+#include "engine/attempt/attempt_state.h"
 #include "tests/app/learner_secrets.h"
 #include "tests/attempt/engine_lab.h"
 #include "tests/cli/cli_util.h"
@@ -374,4 +377,24 @@ TEST_CASE("aura attempt gate: a failed property says its check and what was seen
     CHECK(shown.find(h) == std::string::npos);
   }
   CHECK(shown.find("twin-1") == std::string::npos);  // not even the twin's world id
+
+  // The attempt's state (what `attempt show`, the API and a CLI beside the daemon read) keeps
+  // the findings, folded from gate.property: the same words, no more.
+  auto log = aura::app::open_reader(s.lab.data());
+  REQUIRE(log.ok());
+  auto folded = aura::attempt::replay_attempt(**log, id);
+  REQUIRE(folded.ok());
+  const std::string state = aura::app::attempt_view_json(*folded);
+  INFO(state);
+  CHECK(state.find(R"("findings":[{"property":"primary","check":"fleet-converged",)") !=
+        std::string::npos);
+  CHECK(state.find(R"({"property":"twin","check":"fleet-healthy","description":")" +
+                   description("fleet-healthy") +
+                   R"(","observed":"did not hold on 1 of 1 hidden twin world)") !=
+        std::string::npos);
+  for (const std::string& h : hidden) {
+    CAPTURE(h);
+    CHECK(state.find(h) == std::string::npos);
+  }
+  CHECK(state.find("twin-1") == std::string::npos);
 }
