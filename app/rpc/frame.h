@@ -23,7 +23,8 @@ inline constexpr size_t kHeaderBytes = 8;
 enum class Kind : uint8_t { kRequest = 1, kReply = 2, kEvent = 3, kKeepAlive = 4 };
 std::string_view kind_name(Kind k);
 
-inline constexpr size_t kMaxRequestBytes = 327680;  // an IR of 256 KiB and its envelope
+// A receipt of 1 MiB to verify (the largest body the front takes) and its envelope.
+inline constexpr size_t kMaxRequestBytes = (size_t(1) << 20) + 64 * 1024;
 inline constexpr size_t kMaxReplyBytes = size_t(8) << 20;
 inline constexpr size_t kMaxEventBytes = size_t(1) << 20;
 size_t max_body(Kind k);

@@ -398,7 +398,10 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stre
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(std::uint32_t(limits.header_bytes));
-    parser.body_limit(limits.ir_body_bytes);
+    // No body limit while the head is read (Beast would refuse a long Content-Length there as
+    // a malformed head); the route's limit is checked from the head below, then set for the
+    // body's read.
+    parser.body_limit(boost::none);
     lowest(stream).expires_after(limits.header_timeout);
     const uint64_t wait =
         st->wait_begin(loop.ioc.get_executor(), [&stream] { lowest(stream).cancel(); });

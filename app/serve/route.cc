@@ -195,10 +195,11 @@ std::variant<RouteMatch, RouteRefusal> match_route(std::string_view method, std:
     if (pat[i] == "{scenario}") m.scenario = v;
     if (pat[i] == "{command}") m.command = v;
   }
-  // An InterventionIR, and a receipt (real ones run to about 160 KiB), take the larger limit.
-  const bool large = m.spec->body == BodyRule::kIr || m.spec->body == BodyRule::kReceipt ||
-                     m.command == "intervention";
-  m.max_body_bytes = large ? limits.ir_body_bytes : limits.body_bytes;
+  // An InterventionIR takes the larger limit, a receipt the largest.
+  const bool ir = m.spec->body == BodyRule::kIr || m.command == "intervention";
+  m.max_body_bytes = m.spec->body == BodyRule::kReceipt ? limits.receipt_body_bytes
+                     : ir                               ? limits.ir_body_bytes
+                                                        : limits.body_bytes;
   return m;
 }
 

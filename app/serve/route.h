@@ -30,7 +30,7 @@ enum class BodyRule {
   kJudgeEnqueue,   // {scenario}
   kCommand,        // by the command: predict, probe, authorize, ack, reflect, abandon, reset
   kIr,             // an InterventionIR (submit and validate): 256 KiB
-  kReceipt,        // a receipt file (a DSSE envelope): 256 KiB
+  kReceipt,        // a receipt file (a DSSE envelope): 1 MiB
 };
 
 struct RouteSpec {

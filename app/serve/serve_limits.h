@@ -12,8 +12,11 @@ struct Limits {
   size_t header_bytes = 16 * 1024;    // the request line and header block (431 past it)
   size_t header_fields = 64;          // header fields of one request (431 past it)
   size_t body_bytes = 64 * 1024;      // a request body (413 past it)...
-  size_t ir_body_bytes = 256 * 1024;  // ...but an InterventionIR (submit, validate), a receipt
-  size_t json_depth = 32;             // nesting of a JSON body (400 past it)
+  size_t ir_body_bytes = 256 * 1024;  // ...but an InterventionIR (submit, validate)...
+  // ...and a receipt to verify: an O2 receipt is about 140 KiB and one with more worlds, facts
+  // and events is larger (the format allows 16 MiB; `aura receipt verify` reads those).
+  size_t receipt_body_bytes = 1024 * 1024;
+  size_t json_depth = 32;                            // nesting of a JSON body (400 past it)
   std::chrono::milliseconds header_timeout{10'000};  // from waiting for a request to its headers
   std::chrono::milliseconds body_timeout{30'000};    // from the headers to the whole body
   std::chrono::milliseconds write_timeout{30'000};   // one response (or one event) to the client

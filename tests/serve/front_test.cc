@@ -524,6 +524,23 @@ TEST_CASE("front: event streams past their cap get 429; a stream ends when its c
   CHECK(again.find("judge.queued") != std::string::npos);
 }
 
+TEST_CASE("front: a receipt of 300 KiB reaches the daemon to be verified; one over 1 MiB is 413") {
+  Front f;
+  const auto receipt = [](size_t payload) {
+    return R"({"payloadType":"application/vnd.aura.receipt+json","payload":")" +
+           std::string(payload, 'A') + R"(","signatures":[]})";
+  };
+  auto mid = f.post("/api/v1/receipts/verify", receipt(300 * 1024));
+  CHECK(mid.status == 200);
+  auto seen = f.daemon().last("receipt.verify");
+  REQUIRE(seen.has_value());
+  CHECK(seen->args_json.size() > 300 * 1024);
+  auto over = f.post("/api/v1/receipts/verify", receipt(1100 * 1024));
+  CHECK(over.status == 413);
+  CHECK_MESSAGE(error_code_of(over) == "too_large", over.body);
+  CHECK(f.get("/api/v1/health").status == 200);
+}
+
 TEST_CASE("front: HEAD is a GET's headers without its body, on the API and the static files") {
   TempDir ui;
   { std::ofstream(ui / "index.html") << "<!doctype html><title>lab</title>"; }

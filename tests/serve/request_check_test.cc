@@ -37,8 +37,8 @@ ApiRequest with_cap(ApiRequest r) {
   return r;
 }
 
-Forward forwarded(const ApiRequest& r) {
-  auto out = prepare_forward(r, origins(), Limits{});
+Forward forwarded(const ApiRequest& r, Limits limits = {}) {
+  auto out = prepare_forward(r, origins(), limits);
   if (auto* no = std::get_if<Refusal>(&out)) {
     FAIL_CHECK("refused: " << no->error.body());
     return {};
@@ -294,6 +294,20 @@ TEST_CASE("bodies: media type, size, strict JSON and members, each with its stat
   ApiRequest big = req("POST", "/api/v1/attempts", R"({"scenario":"O1","learner":"ada"})");
   CHECK(refused(big, small).error.status == 413);
   CHECK(refused(big, small).error.code == "too_large");
+  // Each route class has its own limit: an IR past the IR limit, a receipt past the receipt's.
+  Limits classes;
+  classes.body_bytes = 16;
+  classes.ir_body_bytes = 64;
+  classes.receipt_body_bytes = 256;
+  const std::string envelope =
+      R"({"payloadType":"x","payload":")" + std::string(150, 'A') + R"(","signatures":[]})";
+  CHECK(forwarded(req("POST", "/api/v1/receipts/verify", envelope), classes).op ==
+        "receipt.verify");
+  CHECK(refused(req("POST", "/api/v1/receipts/verify", envelope + std::string(100, ' ')), classes)
+            .error.status == 413);
+  CHECK(refused(with_cap(req("POST", "/api/v1/attempts/" + kAttempt + "/intervention", envelope)),
+                classes)
+            .error.status == 413);
   // 400: malformed JSON names the path; unknown and duplicate members; depth; UTF-8; types.
   struct Bad {
     std::string body, path, words;
