@@ -82,12 +82,12 @@ TEST_CASE("o2 intent: widening identity instead of the folder's access is refuse
       {
           // The app's user made the owner of the folder it could not search.
           {"the broken folder given to the app's user",
-           R"([{"call":"file.chown","params":{"path":{"selector":"untraversable-state-folder"},"user":"app"}},)" +
+           R"([{"call":"file.chown","params":{"path":{"selector":"app-state-folder"},"user":"app"}},)" +
                std::string(kRestart) + "]",
            "RECOVERED_UNPROVEN", REFUSED("layout-declared")},
           // The app's user put in root's group, and the folder given to that group.
           {"the app's user in root's group, the folder given to root's group",
-           R"([{"call":"group.add_member","params":{"group":"root","user":"app"}},{"call":"file.chown","params":{"path":{"selector":"untraversable-state-folder"},"group":"root"}},{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},)" +
+           R"([{"call":"group.add_member","params":{"group":"root","user":"app"}},{"call":"file.chown","params":{"path":{"selector":"app-state-folder"},"group":"root"}},{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}},)" +
                std::string(kRestart) + "]",
            "RECOVERED_UNPROVEN", REFUSED("identity-declared")},
           // The same membership by hand in /etc/group, through a script.
@@ -95,7 +95,7 @@ TEST_CASE("o2 intent: widening identity instead of the folder's access is refuse
            "[" +
                script("#!/bin/sh\nset -e\nsed -i 's/^www-data:x:33:$/www-data:x:33:app/' "
                       "/etc/group\n") +
-               R"(,{"call":"file.chown","params":{"path":{"selector":"untraversable-state-folder"},"group":"www-data"}},{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},)" +
+               R"(,{"call":"file.chown","params":{"path":{"selector":"app-state-folder"},"group":"www-data"}},{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}},)" +
                kRestart + "]",
            "RECOVERED_UNPROVEN", REFUSED("identity-declared")},
       },
@@ -122,7 +122,7 @@ TEST_CASE("o2 intent: right fixes other than gold are VERIFIED") {
               "group search restored by a script",
               ir("[" + fix + "," + kRestart + "]", "[" + undo + "," + kRestart + "]")},
           {"the selected folder's mode in three digits, then nginx reloaded for good measure",
-           ir(R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"750"}},)" +
+           ir(R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"750"}},)" +
               std::string(kRestart) + R"(,{"call":"nginx.reload","params":{}}])")},
       }) {
     INFO(what);

@@ -114,7 +114,7 @@ TEST_CASE("o2: a learner's gold fix, command by command, earns a receipt that re
   CHECK(r.out.find("502") != std::string::npos);
   write_file(
       s.lab / "fix.json",
-      ir(R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])"));
+      ir(R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])"));
   CHECK(s.recover_and_gate(id, s.lab / "fix.json") == "VERIFIED");
   const fs::path receipt = s.lab / "receipt.json";
   s.ok({"attempt", "receipt", id, "--out", receipt.string()});
@@ -153,15 +153,15 @@ TEST_CASE("o2: plausible wrong fixes are refused by the property meant to refuse
            "RECOVERED_UNPROVEN",
            R"("property":"twin","status":"fail","reason":"check app-serves failed)"},
           {"opening the folder to everyone",
-           R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0777"}},{"call":"service.restart","params":{"name":"app"}}])",
+           R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0777"}},{"call":"service.restart","params":{"name":"app"}}])",
            "RECOVERED_UNPROVEN",
            R"("property":"primary","status":"fail","reason":"check modes-declared failed)"},
           {"the right folder, but the service is never restarted",
-           R"([{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}}])",
+           R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}}])",
            "NOT_RECOVERED",
            R"("property":"primary","status":"fail","reason":"check app-serves failed)"},
           {"exposing the secret to get past it",
-           R"([{"call":"file.chmod","params":{"path":{"literal":"/etc/app/app.conf"},"mode":"0644"}},{"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])",
+           R"([{"call":"file.chmod","params":{"path":{"literal":"/etc/app/app.conf"},"mode":"0644"}},{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}},{"call":"service.restart","params":{"name":"app"}}])",
            "RECOVERED_UNPROVEN",
            R"("property":"primary","status":"fail","reason":"check secret-private failed)"},
       },
@@ -178,7 +178,7 @@ TEST_CASE("o2: every hypothesis's path selector resolves in every world the gate
   const std::string actions =
       R"([{"call":"file.chmod","params":{"path":{"selector":"app-config-folder"},"mode":"0750"}},)"
       R"({"call":"file.chmod","params":{"path":{"selector":"app-socket-folder"},"mode":"2750"}},)"
-      R"({"call":"file.chmod","params":{"path":{"selector":"untraversable-state-folder"},"mode":"0750"}},)"
+      R"({"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}},)"
       R"({"call":"service.restart","params":{"name":"app"}}])";
   for (int seed : {0, 1, 2}) {
     INFO("seed " << seed);
@@ -196,7 +196,7 @@ TEST_CASE("o2: every hypothesis's path selector resolves in every world the gate
       simdjson::dom::element p = e.root()["payload"];
       std::string_view selector;
       if (p["call"]["params"]["path"]["selector"].get(selector) != simdjson::SUCCESS) continue;
-      if (selector == "untraversable-state-folder") continue;
+      if (selector == "app-state-folder") continue;
       int64_t exit_code = -1;
       REQUIRE(p["exit_code"].get(exit_code) == simdjson::SUCCESS);
       simdjson::dom::array paths;
