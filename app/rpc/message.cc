@@ -87,7 +87,10 @@ ApiError api_error(int status, std::string_view code, std::string message) {
   return e;
 }
 
-ApiError api_error_from(const Status& s) {
+namespace {
+
+// The API error for a status's code.
+ApiError api_error_by_code(const Status& s) {
   switch (s.code()) {
     case ErrorCode::kInvalidArgument:
       return api_error(400, "malformed", s.message());
@@ -102,6 +105,14 @@ ApiError api_error_from(const Status& s) {
     default:
       return api_error(500, "internal", s.message());
   }
+}
+
+}  // namespace
+
+ApiError api_error_from(const Status& s) {
+  ApiError e = api_error_by_code(s);
+  e.expected = s.expected();  // the valid names, when the error is an unknown one
+  return e;
 }
 
 std::string Request::encode() const {

@@ -472,9 +472,11 @@ Status AttemptEngine::predict(std::string_view id, std::string_view learner,
   const bool known = std::any_of(m.hypotheses.begin(), m.hypotheses.end(),
                                  [&](const auto& h) { return h.id == hypothesis; });
   if (!known) {
-    return Status::invalid(scenario::unknown_name(
-        "hypothesis \"" + safe_text(hypothesis, 64) + "\"", hypothesis,
-        "is not one of the scenario's", "its hypotheses", scenario::hypothesis_ids(m)));
+    return Status::invalid(
+               scenario::unknown_name("hypothesis \"" + safe_text(hypothesis, 64) + "\"",
+                                      hypothesis, "is not one of the scenario's", "its hypotheses",
+                                      scenario::hypothesis_ids(m)))
+        .with_expected(scenario::hypothesis_ids(m));
   }
   AURA_RETURN_IF_ERROR(learner_text("the expectation", expect, false));
   if (confidence > 100) return Status::invalid("confidence must be 0..100");

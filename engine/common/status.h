@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace aura {
 
@@ -41,15 +42,33 @@ class [[nodiscard]] Status {
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
 
-  // Returns this status with "context: " prefixed to its message (ok stays ok).
+  // Returns this status with "context: " prefixed to its message (ok stays ok); what it
+  // expected is kept.
   Status with_context(std::string_view context) const {
     if (is_ok()) return *this;
-    return {code_, std::string(context) + ": " + message_};
+    Status s{code_, std::string(context) + ": " + message_};
+    s.expected_ = expected_;
+    return s;
+  }
+  // The valid names, when the error is an unknown one (the message lists them too): for front
+  // ends that show them as choices (the API's `expected`).
+  Status with_expected(std::vector<std::string> names) const {
+    Status s = *this;
+    if (!is_ok()) s.expected_ = std::move(names);
+    return s;
+  }
+  const std::vector<std::string>& expected() const { return expected_; }
+  // Another message for the same error, keeping its code and what it expected.
+  Status with_message(std::string message) const {
+    Status s = *this;
+    s.message_ = std::move(message);
+    return s;
   }
 
  private:
   ErrorCode code_ = ErrorCode::kOk;
   std::string message_;
+  std::vector<std::string> expected_;
 };
 
 // Either a T or a non-ok Status.

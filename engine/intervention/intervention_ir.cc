@@ -114,9 +114,10 @@ Result<std::string> parse_hypothesis(const Value& v, const scenario::Manifest& m
   bool known = std::any_of(manifest.hypotheses.begin(), manifest.hypotheses.end(),
                            [&](const scenario::Hypothesis& h) { return h.id == id; });
   if (!known) {
-    return v.error(scenario::unknown_name(sj::quoted(id), id,
-                                          "is not a hypothesis of this scenario", "its hypotheses",
-                                          scenario::hypothesis_ids(manifest)));
+    return v
+        .error(scenario::unknown_name(sj::quoted(id), id, "is not a hypothesis of this scenario",
+                                      "its hypotheses", scenario::hypothesis_ids(manifest)))
+        .with_expected(scenario::hypothesis_ids(manifest));
   }
   return std::string(id);
 }
@@ -165,9 +166,10 @@ Result<std::vector<std::string>> parse_checks(const Value& v, scenario::CheckKin
     const scenario::CheckSpec* check = manifest.find_check(id);
     const std::string label = "its " + std::string(scenario::check_kind_name(kind)) + "s";
     if (check == nullptr) {
-      return item.error(scenario::unknown_name(sj::quoted(id), id,
-                                               "is not a check of this scenario", label,
-                                               scenario::check_ids(manifest, kind)));
+      return item
+          .error(scenario::unknown_name(sj::quoted(id), id, "is not a check of this scenario",
+                                        label, scenario::check_ids(manifest, kind)))
+          .with_expected(scenario::check_ids(manifest, kind));
     }
     if (check->kind != kind) {
       return item.error(sj::quoted(id) + " is " + with_article(check->kind) + " check, not " +

@@ -210,7 +210,7 @@ Status check_target(const ParamSchema& schema, const Target& target, const Manif
       if (t.kind == schema.target_kind) names.push_back(t.name);
     std::string message = "no target term named " + call_reader::quoted(target.name);
     if (auto near = nearest_name(target.name, names)) message += " (did you mean " + *near + "?)";
-    return wrong(message + "; " + terms_of_kind);
+    return wrong(message + "; " + terms_of_kind).with_expected(std::move(names));
   }
   bool want_selector = target.kind == Target::Kind::kSelector;
   if (term->selector != want_selector) {
@@ -362,7 +362,7 @@ Result<Target> parse_target(const strict::Value& value) {
 Status check_param_at(const ParamSchema& schema, const ParamValue& value, const Manifest& manifest,
                       const strict::Value& at) {
   Status problem = check_value(schema, value, manifest);
-  return problem.is_ok() ? problem : at.error(problem.message());
+  return problem.is_ok() ? problem : at.error(problem.message()).with_expected(problem.expected());
 }
 
 Result<Call> parse_call_value(const strict::Value& value, const std::vector<CallSpec>& catalog,
@@ -377,11 +377,15 @@ Result<Call> parse_call_value(const strict::Value& value, const std::vector<Call
   std::string_view name;
   AURA_ASSIGN_OR_RETURN(name, call_value->as_string(mf::kMaxCallNameBytes));
   if (!is_call_name(name)) {
-    return call_value->error(unknown_call(name, catalog, manifest, "is not a call name"));
+    return call_value->error(unknown_call(name, catalog, manifest, "is not a call name"))
+        .with_expected(call_names(catalog));
   }
   auto spec = std::find_if(catalog.begin(), catalog.end(),
                            [&](const CallSpec& s) { return s.name == name; });
-  if (spec == catalog.end()) return call_value->error(unknown_call(name, catalog, manifest));
+  if (spec == catalog.end()) {
+    return call_value->error(unknown_call(name, catalog, manifest))
+        .with_expected(call_names(catalog));
+  }
 
   std::vector<std::optional<strict::Value>> given(spec->params.size());
   strict::Object params;
@@ -461,7 +465,7 @@ Status check_param(const ParamSchema& schema, const ParamValue& value, const Man
                    std::string_view json_path) {
   Status problem = check_value(schema, value, manifest);
   if (problem.is_ok()) return problem;
-  return Status::invalid(std::string(json_path) + ": " + problem.message());
+  return problem.with_message(std::string(json_path) + ": " + problem.message());
 }
 
 bool is_normalised_absolute_path(std::string_view path) {

@@ -278,8 +278,21 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   CHECK(early.status == 409);
   CHECK(early.error->phase == "observe");
   CHECK(!early.error->next.empty());
+  // An unknown name is refused listing the valid ones, as data too (`expected`).
+  const auto lists = [](const rpc::Reply& r, const std::string& name) {
+    return r.error && std::find(r.error->expected.begin(), r.error->expected.end(), name) !=
+                          r.error->expected.end();
+  };
+  auto typo = cmd("predict", R"({"hypothesis":"stale-overide","expect":"an override"})");
+  CHECK(typo.status == 400);
+  CHECK(lists(typo, "stale-override"));
+  CHECK(lists(typo, "bad-release"));
   CHECK(cmd("predict", R"({"hypothesis":"stale-override","expect":"an override in host vars"})")
             .status == 200);
+  auto no_probe = cmd("probe", R"({"call":"file.raed","params":{"path":"/fleet/inventory.conf"}})");
+  CHECK(no_probe.status == 400);
+  CHECK(lists(no_probe, "file.read"));
+  CHECK(no_probe.error->message.find("did you mean file.read?") != std::string::npos);
   for (const auto& p : gold->probe_calls_json) {
     auto probed = cmd("probe", p);
     CHECK(probed.status == 200);
