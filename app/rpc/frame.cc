@@ -150,16 +150,34 @@ Result<std::optional<Frame>> read_frame(int fd, std::chrono::milliseconds idle,
   return std::optional<Frame>(std::move(f));
 }
 
-Status FrameReader::fill(Clock::time_point deadline, bool* closed) {
-  if (start_ > 0 && start_ == buf_.size()) {
+void FrameBuffer::append(const char* bytes, size_t n) {
+  if (empty()) {
     buf_.clear();
     start_ = 0;
   }
+  buf_.append(bytes, n);
+}
+
+Result<std::optional<Frame>> FrameBuffer::take() {
+  if (buf_.size() - start_ < kHeaderBytes) return std::optional<Frame>();
+  auto h = decode_header(std::span<const uint8_t, kHeaderBytes>(
+      reinterpret_cast<const uint8_t*>(buf_.data() + start_), kHeaderBytes));
+  if (!h.ok()) return h.status();
+  const size_t size = kHeaderBytes + h->length;
+  if (buf_.size() - start_ < size) return std::optional<Frame>();
+  Frame f;
+  f.kind = h->kind;
+  f.body.assign(buf_, start_ + kHeaderBytes, h->length);
+  start_ += size;
+  return std::optional<Frame>(std::move(f));
+}
+
+Status FrameReader::fill(Clock::time_point deadline, bool* closed) {
   if (!chunk_) chunk_ = std::make_unique_for_overwrite<char[]>(kChunk);
   for (;;) {
     ssize_t n = ::recv(fd_, chunk_.get(), kChunk, MSG_DONTWAIT);
     if (n > 0) {
-      buf_.append(chunk_.get(), size_t(n));
+      frames_.append(chunk_.get(), size_t(n));
       return Status::ok();
     }
     if (n == 0) {
@@ -179,27 +197,17 @@ Status FrameReader::fill(Clock::time_point deadline, bool* closed) {
 Result<std::optional<Frame>> FrameReader::next(std::chrono::milliseconds idle,
                                                std::chrono::milliseconds whole) {
   bool closed = false;
-  if (buf_.size() == start_) {
+  if (frames_.empty()) {
     Status s = fill(Clock::now() + idle, &closed);
     if (closed) return std::optional<Frame>();  // an orderly close between frames
     if (!s.is_ok()) return s;
   }
   const auto deadline = Clock::now() + whole;
-  while (buf_.size() - start_ < kHeaderBytes) {
+  for (;;) {
+    auto f = frames_.take();
+    if (!f.ok() || f->has_value()) return f;
     if (Status s = fill(deadline, &closed); !s.is_ok()) return s;
   }
-  auto h = decode_header(std::span<const uint8_t, kHeaderBytes>(
-      reinterpret_cast<const uint8_t*>(buf_.data() + start_), kHeaderBytes));
-  if (!h.ok()) return h.status();
-  const size_t size = kHeaderBytes + h->length;
-  while (buf_.size() - start_ < size) {
-    if (Status s = fill(deadline, &closed); !s.is_ok()) return s;
-  }
-  Frame f;
-  f.kind = h->kind;
-  f.body.assign(buf_, start_ + kHeaderBytes, h->length);
-  start_ += size;
-  return std::optional<Frame>(std::move(f));
 }
 
 Status write_frame(int fd, Kind kind, std::string_view body, std::chrono::milliseconds whole) {

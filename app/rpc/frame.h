@@ -58,6 +58,23 @@ Result<std::optional<Frame>> read_frame(int fd, std::chrono::milliseconds idle,
 // The frames of one connection, read through a buffer: one read takes what the peer has sent
 // (often a whole frame, or several), so a frame costs about one wait and one read instead of
 // one per part. Same rules and errors as read_frame. Not thread-safe.
+// The frames in the bytes read so far from one connection: the protocol's framing with no I/O,
+// shared by FrameReader (blocking) and the front's asynchronous daemon link. A header is checked
+// as soon as its 8 bytes are there, before any of its body is waited for.
+class FrameBuffer {
+ public:
+  void append(const char* bytes, size_t n);
+  // No byte of a frame is waiting.
+  bool empty() const { return start_ == buf_.size(); }
+  // The next whole frame; nullopt while more bytes are needed; kInvalidArgument for a header
+  // that decode_header refuses.
+  Result<std::optional<Frame>> take();
+
+ private:
+  std::string buf_;
+  size_t start_ = 0;  // where the unread bytes of buf_ begin
+};
+
 class FrameReader {
  public:
   explicit FrameReader(int fd) : fd_(fd) {}
@@ -70,8 +87,7 @@ class FrameReader {
   static constexpr size_t kChunk = 64 * 1024;
   int fd_;
   std::unique_ptr<char[]> chunk_;  // what one read takes (not zeroed: a read fills it)
-  std::string buf_;
-  size_t start_ = 0;  // where the unread bytes of buf_ begin
+  FrameBuffer frames_;
 };
 
 // Writes a whole frame within `whole` (MSG_NOSIGNAL: a closed peer is an error, not a signal).

@@ -2,7 +2,6 @@
 
 #include <sys/socket.h>
 
-#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -19,11 +18,8 @@ struct DaemonConnection {
   explicit DaemonConnection(asio::any_io_executor ex) : stream(ex) {}
   // Beast's stream gives each read and write one deadline (its own timer, no extra coroutine).
   beast::basic_stream<asio::local::stream_protocol> stream;
-  // Bytes read past the last frame taken (a frame and the start of the next may come in one
-  // read); `start` is where the unread ones begin.
-  std::vector<uint8_t> in;
-  size_t start = 0;
-  std::unique_ptr<uint8_t[]> chunk;  // what one read takes (not zeroed: the read fills it)
+  rpc::FrameBuffer frames;        // bytes read and not yet taken as a frame
+  std::unique_ptr<char[]> chunk;  // what one read takes (not zeroed: the read fills it)
   Clock::time_point last_used = Clock::now();
   bool reused = false;
 };
@@ -39,17 +35,13 @@ Status transport(std::string_view what, const error_code& ec) {
   return Status::unavailable("daemon " + std::string(what) + ": " + ec.message());
 }
 
-// Reads more bytes into c.in (at most one chunk) by `deadline`.
+// Reads more bytes into c.frames (at most one chunk) by `deadline`.
 asio::awaitable<error_code> read_more(DaemonConnection& c, Clock::time_point deadline) {
-  if (c.start > 0 && c.start == c.in.size()) {
-    c.in.clear();
-    c.start = 0;
-  }
-  if (!c.chunk) c.chunk = std::make_unique_for_overwrite<uint8_t[]>(kReadChunk);
+  if (!c.chunk) c.chunk = std::make_unique_for_overwrite<char[]>(kReadChunk);
   c.stream.expires_at(deadline);
   auto [ec, n] =
       co_await c.stream.async_read_some(asio::buffer(c.chunk.get(), kReadChunk), kNothrow);
-  c.in.insert(c.in.end(), c.chunk.get(), c.chunk.get() + n);
+  c.frames.append(c.chunk.get(), n);
   co_return ec;
 }
 
@@ -58,31 +50,20 @@ asio::awaitable<error_code> read_more(DaemonConnection& c, Clock::time_point dea
 asio::awaitable<Result<std::optional<rpc::Frame>>> read_frame(DaemonConnection& c,
                                                               std::chrono::milliseconds idle,
                                                               bool* began) {
-  if (began) *began = c.in.size() > c.start;
-  if (c.in.size() == c.start) {
+  if (began) *began = !c.frames.empty();
+  if (c.frames.empty()) {
     error_code ec = co_await read_more(c, Clock::now() + idle);
-    if (ec == asio::error::eof && c.in.size() == c.start) co_return std::optional<rpc::Frame>();
+    if (ec == asio::error::eof && c.frames.empty()) co_return std::optional<rpc::Frame>();
     if (ec) co_return transport("read", ec);
   }
   if (began) *began = true;
   const auto deadline = Clock::now() + std::chrono::seconds(30);
-  while (c.in.size() - c.start < rpc::kHeaderBytes) {
+  for (;;) {
+    auto f = c.frames.take();
+    if (!f.ok()) co_return Status::corruption(f.status().message());
+    if (f->has_value()) co_return f;
     if (error_code ec = co_await read_more(c, deadline)) co_return transport("read", ec);
   }
-  auto h = rpc::decode_header(
-      std::span<const uint8_t, rpc::kHeaderBytes>(c.in.data() + c.start, rpc::kHeaderBytes));
-  if (!h.ok()) co_return Status::corruption(h.status().message());
-  const size_t whole = rpc::kHeaderBytes + h->length;
-  if (c.in.size() - c.start < whole) c.in.reserve(c.start + whole);
-  while (c.in.size() - c.start < whole) {
-    if (error_code ec = co_await read_more(c, deadline)) co_return transport("read", ec);
-  }
-  rpc::Frame f;
-  f.kind = h->kind;
-  const char* body = reinterpret_cast<const char*>(c.in.data() + c.start + rpc::kHeaderBytes);
-  f.body.assign(body, h->length);
-  c.start += whole;
-  co_return std::optional<rpc::Frame>(std::move(f));
 }
 
 }  // namespace

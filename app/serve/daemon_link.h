@@ -81,7 +81,6 @@ class DaemonLink {
   asio::awaitable<Result<Opened>> open_stream(rpc::Request request,
                                               std::chrono::milliseconds timeout);
 
-  size_t open_streams() const { return streams_->load(); }
   asio::any_io_executor executor() const { return ex_; }
 
  private:

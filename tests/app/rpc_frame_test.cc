@@ -117,6 +117,30 @@ TEST_CASE("read_frame: a frame, an orderly close, a stall inside a frame") {
   CHECK(!closed->has_value());
 }
 
+TEST_CASE("FrameBuffer: a frame only once whole, byte by byte; a bad header before its body") {
+  FrameBuffer b;
+  const std::string one = *encode_frame(Kind::kReply, "{\"a\":1}");
+  for (size_t i = 0; i + 1 < one.size(); ++i) {
+    b.append(one.data() + i, 1);
+    auto f = b.take();
+    REQUIRE(f.ok());
+    CHECK(!f->has_value());
+    CHECK(!b.empty());
+  }
+  b.append(one.data() + one.size() - 1, 1);
+  auto f = b.take();
+  REQUIRE((f.ok() && f->has_value()));
+  CHECK((*f)->body == "{\"a\":1}");
+  CHECK(b.empty());
+  // A header no frame has: refused with its 8 bytes, whatever body length it claims.
+  std::string bad = encode_frame(Kind::kRequest, "{}")->substr(0, kHeaderBytes);
+  bad[2] = 9;  // version
+  b.append(bad.data(), bad.size());
+  auto refused = b.take();
+  CHECK(!refused.ok());
+  CHECK(refused.status().message().find("version 9") != std::string::npos);
+}
+
 TEST_CASE("FrameReader: frames that arrive together, split, after a bad header, and a close") {
   Pair p;
   // Two frames in one write: two frames, in order, the second from what the first read left.
