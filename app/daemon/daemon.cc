@@ -26,8 +26,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto kIdle = 120s;       // between requests
-constexpr auto kWholeFrame = 30s;  // once a frame has begun
+constexpr auto kIdle = 120s;                        // between requests
+constexpr auto kWholeFrame = 30s;                   // once a frame has begun
+constexpr size_t kMaxBatch = 64;                    // replies written together at most
+constexpr size_t kMaxBatchBytes = size_t(1) << 20;  // and their bytes, before a write
 
 std::string errno_text(std::string_view what) {
   return std::string(what) + ": " + std::strerror(errno);
@@ -246,16 +248,38 @@ Status Daemon::serve() {
 
 void Daemon::Impl::connection(int fd, bool peer_is_root) {
   rpc::FrameReader frames(fd);
+  // Replies not written yet. A client may send requests without waiting for their replies
+  // (pipelining); those already there are answered in order and their replies written together.
+  std::string out;
+  size_t queued = 0;
+  auto queue = [&](const std::string& body) {
+    auto bytes = rpc::encode_frame(rpc::Kind::kReply, body);
+    if (bytes.ok()) out += *bytes;
+    ++queued;
+  };
+  auto flush = [&] {
+    bool ok = out.empty() || rpc::write_frames(fd, out, kWholeFrame).is_ok();
+    out.clear();
+    queued = 0;
+    return ok;
+  };
   while (!stopping) {
+    if (!out.empty() && (queued >= kMaxBatch || out.size() >= kMaxBatchBytes || !frames.ready())) {
+      if (!flush()) return;
+    }
     auto f = frames.next(kIdle, kWholeFrame);
-    if (!f.ok() || !f->has_value()) return;
+    if (!f.ok() || !f->has_value()) {
+      (void)flush();
+      return;
+    }
     const rpc::Frame& frame = **f;
     std::string seen_id;
     rpc::Reply reply;
     if (frame.kind != rpc::Kind::kRequest) {
       reply.status = 400;
       reply.error = rpc::api_error(400, "malformed", "daemon protocol: expected a request frame");
-      (void)rpc::write_frame(fd, rpc::Kind::kReply, reply.encode(), kWholeFrame);
+      queue(reply.encode());
+      (void)flush();
       return;
     }
     auto req = rpc::parse_request(frame.body, &seen_id);
@@ -263,11 +287,12 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
       reply.request_id = seen_id.empty() ? std::string(16, '0') : seen_id;
       reply.error = rpc::api_error(400, "malformed", req.status().message());
       reply.status = 400;
-      (void)rpc::write_frame(fd, rpc::Kind::kReply, reply.encode(), kWholeFrame);
+      queue(reply.encode());
       continue;
     }
     req->peer_is_root = peer_is_root;
     if (is_stream_op(req->op)) {
+      if (!flush()) return;
       stream(fd, *req);
       return;  // a stream ends its connection
     }
@@ -292,8 +317,9 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
       big.error = rpc::api_error(500, "internal", "the answer is over the reply cap");
       encoded = big.encode();
     }
-    if (!rpc::write_frame(fd, rpc::Kind::kReply, encoded, kWholeFrame).is_ok()) return;
+    queue(encoded);
   }
+  (void)flush();
 }
 
 Status Daemon::Impl::catch_up_locked() {

@@ -172,6 +172,26 @@ Result<std::optional<Frame>> FrameBuffer::take() {
   return std::optional<Frame>(std::move(f));
 }
 
+bool FrameBuffer::has_frame() const {
+  if (buf_.size() - start_ < kHeaderBytes) return false;
+  auto h = decode_header(std::span<const uint8_t, kHeaderBytes>(
+      reinterpret_cast<const uint8_t*>(buf_.data() + start_), kHeaderBytes));
+  return !h.ok() || buf_.size() - start_ >= kHeaderBytes + h->length;
+}
+
+bool FrameReader::ready() {
+  if (frames_.has_frame()) return true;
+  if (!chunk_) chunk_ = std::make_unique_for_overwrite<char[]>(kChunk);
+  ssize_t n;
+  do {
+    n = ::recv(fd_, chunk_.get(), kChunk, MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  // An end of stream or an error is left for next() to find and report.
+  if (n <= 0) return false;
+  frames_.append(chunk_.get(), size_t(n));
+  return frames_.has_frame();
+}
+
 Status FrameReader::fill(Clock::time_point deadline, bool* closed) {
   if (!chunk_) chunk_ = std::make_unique_for_overwrite<char[]>(kChunk);
   for (;;) {
@@ -213,11 +233,15 @@ Result<std::optional<Frame>> FrameReader::next(std::chrono::milliseconds idle,
 Status write_frame(int fd, Kind kind, std::string_view body, std::chrono::milliseconds whole) {
   auto bytes = encode_frame(kind, body);
   if (!bytes.ok()) return bytes.status();
+  return write_frames(fd, *bytes, whole);
+}
+
+Status write_frames(int fd, std::string_view bytes, std::chrono::milliseconds whole) {
   auto deadline = Clock::now() + whole;
   size_t done = 0;
   // Sent at once when the socket has room (the usual case); waited for only when it has none.
-  while (done < bytes->size()) {
-    ssize_t n = ::send(fd, bytes->data() + done, bytes->size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (done < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       done += size_t(n);
       continue;

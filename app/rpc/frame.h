@@ -69,6 +69,8 @@ class FrameBuffer {
   // The next whole frame; nullopt while more bytes are needed; kInvalidArgument for a header
   // that decode_header refuses.
   Result<std::optional<Frame>> take();
+  // take() would not wait for more bytes: a whole frame is there, or a header it refuses.
+  bool has_frame() const;
 
  private:
   std::string buf_;
@@ -80,6 +82,9 @@ class FrameReader {
   explicit FrameReader(int fd) : fd_(fd) {}
   Result<std::optional<Frame>> next(std::chrono::milliseconds idle,
                                     std::chrono::milliseconds whole);
+  // next() would answer without waiting: a whole frame was already read, or is there to be read
+  // at once (one read that does not wait). A pipelining peer's requests are answered together.
+  bool ready();
 
  private:
   // Reads what is there (at least one byte) by `deadline`; `*closed` on an end of stream.
@@ -92,5 +97,7 @@ class FrameReader {
 
 // Writes a whole frame within `whole` (MSG_NOSIGNAL: a closed peer is an error, not a signal).
 Status write_frame(int fd, Kind kind, std::string_view body, std::chrono::milliseconds whole);
+// Writes bytes already framed (one or several whole frames) within `whole`, as write_frame.
+Status write_frames(int fd, std::string_view bytes, std::chrono::milliseconds whole);
 
 }  // namespace aura::rpc

@@ -6,7 +6,9 @@
 #include <doctest/doctest.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "app/rpc/client.h"
+#include "app/rpc/frame.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/file_io.h"
 #include "engine/crypto/sha256.h"
@@ -119,6 +123,52 @@ TEST_CASE("public reads, malformed args, unknown ops; the daemon keeps serving")
   CHECK(unknown.status == 404);
   CHECK(!unknown.error->expected.empty());
   CHECK(d.call("health").status == 200);
+
+  // Pipelined: requests sent in one write without waiting are answered in their order, each
+  // by its own reply, a malformed one in its place; the connection then serves on.
+  {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, d.socket.c_str(), sizeof addr.sun_path - 1);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    struct Sent {
+      std::string id;
+      int status;
+    };
+    std::vector<Sent> sent;
+    std::string bytes;
+    auto add = [&](const std::string& op, const std::string& args, int status) {
+      rpc::Request r{op, rpc::new_request_id(), rpc::AuthKind::kNone, "", args};
+      sent.push_back({r.request_id, status});
+      bytes += *rpc::encode_frame(rpc::Kind::kRequest, r.encode());
+    };
+    for (int i = 0; i < 40; ++i) {
+      add("health", "{}", 200);
+      add("scenarios.get", R"({"scenario":"nope"})", 404);
+      add("attempt.state", R"({"attempt":"not-an-id"})", 400);
+    }
+    sent.push_back({std::string(16, '0'), 400});  // no request_id: 400, answered as all zeros
+    bytes += *rpc::encode_frame(rpc::Kind::kRequest, R"({"v":1,"op":"health"})");
+    add("health", "{}", 200);
+    REQUIRE(rpc::write_frames(fd, bytes, 10s).is_ok());
+    rpc::FrameReader frames(fd);
+    for (size_t i = 0; i < sent.size(); ++i) {
+      auto f = frames.next(30s, 30s);
+      REQUIRE((f.ok() && f->has_value()));
+      auto reply = rpc::parse_reply((*f)->body);
+      REQUIRE(reply.ok());
+      CHECK_MESSAGE(reply->request_id == sent[i].id, "reply " << i);
+      CHECK_MESSAGE(reply->status == sent[i].status, "reply " << i);
+    }
+    rpc::Request again{"health", rpc::new_request_id(), rpc::AuthKind::kNone, "", "{}"};
+    REQUIRE(rpc::write_frame(fd, rpc::Kind::kRequest, again.encode(), 10s).is_ok());
+    auto f = frames.next(30s, 30s);
+    REQUIRE((f.ok() && f->has_value()));
+    CHECK(rpc::parse_reply((*f)->body)->request_id == again.request_id);
+    ::close(fd);
+  }
   CHECK(d.stop() == 0);
 }
 

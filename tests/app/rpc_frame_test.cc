@@ -205,6 +205,51 @@ TEST_CASE("FrameReader: frames that arrive together, split, after a bad header, 
   CHECK(!end->has_value());
 }
 
+TEST_CASE("FrameReader::ready: frames already sent are seen without waiting; write_frames") {
+  Pair p;
+  FrameReader r(p.b);
+  // Nothing sent: not ready, and asking does not wait.
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK(!r.ready());
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1));
+  // Three frames in one write_frames: ready before each of the three, not after.
+  std::string three = *encode_frame(Kind::kRequest, "{\"n\":1}") +
+                      *encode_frame(Kind::kRequest, "{\"n\":2}") +
+                      *encode_frame(Kind::kRequest, "{\"n\":3}");
+  REQUIRE(write_frames(p.a, three, std::chrono::seconds(1)).is_ok());
+  for (int n = 1; n <= 3; ++n) {
+    CHECK(r.ready());
+    auto f = r.next(std::chrono::seconds(1), std::chrono::seconds(1));
+    REQUIRE((f.ok() && f->has_value()));
+    CHECK((*f)->body == "{\"n\":" + std::to_string(n) + "}");
+  }
+  CHECK(!r.ready());
+  // Part of a frame is not ready; its rest makes it so.
+  std::string one = *encode_frame(Kind::kRequest, "{\"n\":4}");
+  REQUIRE(::send(p.a, one.data(), 10, 0) == 10);
+  CHECK(!r.ready());
+  REQUIRE(::send(p.a, one.data() + 10, one.size() - 10, 0) == ssize_t(one.size() - 10));
+  CHECK(r.ready());
+  auto f4 = r.next(std::chrono::seconds(1), std::chrono::seconds(1));
+  REQUIRE((f4.ok() && f4->has_value()));
+  CHECK((*f4)->body == "{\"n\":4}");
+  // A bad header is ready at once (next() refuses it without waiting for a body).
+  std::string bad = *encode_frame(Kind::kRequest, "{}");
+  bad[2] = 9;
+  REQUIRE(::send(p.a, bad.data(), kHeaderBytes, 0) == ssize_t(kHeaderBytes));
+  CHECK(r.ready());
+  CHECK(!r.next(std::chrono::seconds(1), std::chrono::seconds(1)).ok());
+
+  FrameBuffer b;
+  CHECK(!b.has_frame());
+  b.append(one.data(), one.size() - 1);
+  CHECK(!b.has_frame());
+  b.append(one.data() + one.size() - 1, 1);
+  CHECK(b.has_frame());
+  REQUIRE(b.take().ok());
+  CHECK(!b.has_frame());
+}
+
 TEST_CASE("requests are read strictly, naming the JSON path") {
   auto ok = parse_request(
       R"({"v":1,"op":"attempt.state","request_id":"00000000000000aa",)"
