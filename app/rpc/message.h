@@ -52,6 +52,12 @@ struct Request {
   std::string encode() const;
 };
 
+// The operations the daemon answers from memory or a short read of the log, never waiting on
+// a lock that a long operation (a world's build, a projection rebuild, a verify) holds: a
+// client may pipeline them on one connection (the daemon answers in order) without one waiting
+// long behind another. health, attempt.state, judge.list, judge.get, lab.key.
+bool is_quick_op(std::string_view op);
+
 // Reads a request body strictly: v first and 1, known members only, bounds. Errors name the
 // JSON path; the request_id read so far (empty if none) comes back for the error reply.
 Result<Request> parse_request(std::string_view body, std::string* request_id_seen = nullptr);

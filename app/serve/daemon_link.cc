@@ -3,6 +3,9 @@
 #include <sys/socket.h>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/basic_stream.hpp>
@@ -64,6 +67,104 @@ asio::awaitable<Result<std::optional<rpc::Frame>>> read_frame(DaemonConnection& 
     if (f->has_value()) co_return f;
     if (error_code ec = co_await read_more(c, deadline)) co_return transport("read", ec);
   }
+}
+
+}  // namespace
+
+// ---- the pipelined connection ----
+
+// A quick call waiting on the pipe for its reply.
+struct PipeCall {
+  explicit PipeCall(asio::any_io_executor ex) : wake(ex) {}
+  std::string request_id;
+  asio::steady_timer wake;  // expires at the call's deadline; cancelled when its answer is in
+  std::optional<Result<rpc::Reply>> result;
+};
+
+// Requests are written as they come (those queued while a write is under way go together in
+// the next), and the daemon's replies are read in the order of `waiting`. Lives while the link
+// or one of its two coroutines holds it.
+struct Pipe {
+  std::unique_ptr<DaemonConnection> conn;  // null while connecting
+  std::string out;                         // framed requests not written yet
+  std::string sending;                     // those being written
+  bool connecting = false, writing = false, reading = false, dead = false;
+  bool final = false;  // ended so that its calls are not asked again (a timeout, no daemon)
+  std::deque<std::shared_ptr<PipeCall>> waiting;  // sent or queued, in order
+  Clock::time_point last_used = Clock::now();
+};
+
+namespace {
+
+// Ends the pipe: every call on it gets `why`; the next quick call connects a new one.
+void end_pipe(Pipe& p, const Status& why) {
+  if (p.dead) return;
+  p.dead = true;
+  error_code ignored;
+  if (p.conn) p.conn->stream.socket().close(ignored);
+  for (auto& c : p.waiting) {
+    c->result = why;
+    c->wake.cancel();
+  }
+  p.waiting.clear();
+}
+
+asio::awaitable<void> pipe_writer(std::shared_ptr<Pipe> p) {
+  while (!p->dead && !p->out.empty()) {
+    p->sending.swap(p->out);
+    p->out.clear();
+    auto [ec, n] =
+        co_await asio::async_write(p->conn->stream.socket(), asio::buffer(p->sending), kNothrow);
+    if (ec) end_pipe(*p, transport("write", ec));
+  }
+  p->writing = false;
+}
+
+asio::awaitable<void> pipe_reader(std::shared_ptr<Pipe> p) {
+  DaemonConnection& c = *p->conn;
+  if (!c.chunk) c.chunk = std::make_unique_for_overwrite<char[]>(kReadChunk);
+  while (!p->dead && !p->waiting.empty()) {
+    auto f = c.frames.take();
+    if (!f.ok()) {
+      end_pipe(*p, Status::corruption(f.status().message()));
+      break;
+    }
+    if (!f->has_value()) {
+      // No deadline here: each call has its own, and one that passes ends the pipe.
+      auto [ec, n] = co_await c.stream.socket().async_read_some(
+          asio::buffer(c.chunk.get(), kReadChunk), kNothrow);
+      c.frames.append(c.chunk.get(), n);
+      if (ec == asio::error::eof) {
+        end_pipe(*p, Status::unavailable("the daemon closed the connection"));
+      } else if (ec) {
+        end_pipe(*p, transport("read", ec));
+      }
+      continue;
+    }
+    Status bad;
+    std::optional<rpc::Reply> reply;
+    if ((*f)->kind != rpc::Kind::kReply) {
+      bad = Status::corruption("daemon protocol: expected a reply, got a " +
+                               std::string(rpc::kind_name((*f)->kind)));
+    } else if (auto r = rpc::parse_reply((*f)->body); !r.ok()) {
+      bad = Status::corruption(r.status().message());
+    } else if (r->request_id != p->waiting.front()->request_id) {
+      bad = Status::corruption("daemon protocol: the reply answers request " +
+                               r->request_id.substr(0, 16) + ", not " +
+                               p->waiting.front()->request_id);
+    } else {
+      reply = std::move(r).value();
+    }
+    if (!reply) {
+      end_pipe(*p, bad);
+      break;
+    }
+    auto call = std::move(p->waiting.front());
+    p->waiting.pop_front();
+    call->result = std::move(*reply);
+    call->wake.cancel();
+  }
+  p->reading = false;
 }
 
 }  // namespace
@@ -181,8 +282,82 @@ asio::awaitable<Result<rpc::Reply>> DaemonLink::exchange(DaemonConnection& c,
   co_return r;
 }
 
+asio::awaitable<void> DaemonLink::connect_pipe(std::shared_ptr<Pipe> p) {
+  auto c = co_await connect();
+  p->connecting = false;
+  if (!c.ok()) {
+    p->final = true;  // going alone would meet the same refusal
+    end_pipe(*p, c.status());
+    co_return;
+  }
+  if (p->dead) co_return;  // every call on it timed out meanwhile
+  p->conn = std::move(c).value();
+  start_pipe(p);
+}
+
+void DaemonLink::start_pipe(const std::shared_ptr<Pipe>& p) {
+  if (p->connecting || p->dead || p->waiting.empty()) return;
+  // The flags are set here: a spawned coroutine starts only after its spawner yields.
+  if (!p->writing) {
+    p->writing = true;
+    asio::co_spawn(ex_, pipe_writer(p), asio::detached);
+  }
+  if (!p->reading) {
+    p->reading = true;
+    asio::co_spawn(ex_, pipe_reader(p), asio::detached);
+  }
+}
+
+asio::awaitable<std::optional<Result<rpc::Reply>>> DaemonLink::call_pipelined(
+    const rpc::Request& request, std::chrono::milliseconds timeout) {
+  using Out = std::optional<Result<rpc::Reply>>;
+  if (pipe_ && !pipe_->dead && !pipe_->connecting && pipe_->waiting.empty() &&
+      Clock::now() - pipe_->last_used >= options_.idle_reuse) {
+    // Idle long enough that the daemon may be closing it: a fresh one instead.
+    end_pipe(*pipe_, Status::unavailable("idle"));
+  }
+  if (pipe_ && pipe_->dead) pipe_.reset();
+  if (!pipe_) {
+    // Calls that come while it connects queue on it and are written once it is there.
+    pipe_ = std::make_shared<Pipe>();
+    pipe_->connecting = true;
+    asio::co_spawn(ex_, connect_pipe(pipe_), asio::detached);
+  }
+  std::shared_ptr<Pipe> p = pipe_;
+  if (p->waiting.size() >= options_.max_pipelined) co_return Out();
+  auto bytes = rpc::encode_frame(rpc::Kind::kRequest, request.encode());
+  if (!bytes.ok()) co_return Out(bytes.status());
+  auto call = std::make_shared<PipeCall>(ex_);
+  call->request_id = request.request_id;
+  call->wake.expires_after(timeout);
+  p->out += *bytes;
+  p->waiting.push_back(call);
+  p->last_used = Clock::now();
+  start_pipe(p);
+  (void)co_await call->wake.async_wait(kNothrow);
+  if (!call->result) {
+    // Past its deadline: the daemon is not answering quick calls, and each behind it waits on
+    // the same reply. All of them end, and the next call starts a new connection.
+    p->final = true;
+    end_pipe(*p, Status::unavailable("daemon read: timed out"));
+  }
+  // A quick operation only reads: one whose pipe failed on the way (the daemon had closed it,
+  // or broke the protocol) goes once more, alone. One the daemon left unanswered, or that
+  // could not connect, does not.
+  if (call->result->ok() || p->final) co_return std::move(call->result);
+  co_return Out();
+}
+
 asio::awaitable<Result<rpc::Reply>> DaemonLink::call(rpc::Request request,
                                                      std::chrono::milliseconds timeout) {
+  if (rpc::is_quick_op(request.op)) {
+    if (auto r = co_await call_pipelined(request, timeout)) co_return std::move(*r);
+  }
+  co_return co_await call_alone(request, timeout);
+}
+
+asio::awaitable<Result<rpc::Reply>> DaemonLink::call_alone(const rpc::Request& request,
+                                                           std::chrono::milliseconds timeout) {
   // A call slot; given back however this ends.
   co_await call_slots_.async_send(error_code{}, asio::use_awaitable);
   struct Release {

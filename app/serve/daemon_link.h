@@ -14,6 +14,7 @@
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,8 @@ namespace asio = boost::asio;
 
 // One connection to the daemon (a socket and when it was last used).
 struct DaemonConnection;
+// The link's pipelined connection (quick operations' requests written without waiting).
+struct Pipe;
 
 // An open event stream: the daemon's frames after its first reply. Holds a stream slot until
 // destroyed.
@@ -58,6 +61,9 @@ struct DaemonLinkOptions {
   size_t max_streams = 48;
   size_t max_idle = 16;
   std::chrono::milliseconds idle_reuse{60'000};
+  // Quick operations (rpc::is_quick_op) waiting on the pipelined connection at most; past it
+  // a call takes a connection of its own.
+  size_t max_pipelined = 256;
 };
 
 class DaemonLink {
@@ -68,9 +74,12 @@ class DaemonLink {
              std::atomic<size_t>* streams = nullptr);
   ~DaemonLink();
 
-  // One request and its reply. Waits for a call slot first. kUnavailable when no daemon
+  // One request and its reply. A quick operation (rpc::is_quick_op) goes on the link's
+  // pipelined connection: its request is written at once, behind the others' and often in the
+  // same write, and the daemon answers them in order (docs/formats/daemon-protocol.md). Any
+  // other waits for a call slot and has a connection to itself. kUnavailable when no daemon
   // answers (nothing listens, it closed, it timed out); kCorruption for a reply that breaks the
-  // protocol. An error reply is a Reply with error set.
+  // protocol. An error reply is a Reply with error set. Called from the link's executor only.
   asio::awaitable<Result<rpc::Reply>> call(rpc::Request request, std::chrono::milliseconds timeout);
 
   struct Opened {
@@ -91,6 +100,13 @@ class DaemonLink {
                                                std::chrono::milliseconds timeout, bool* retry);
   std::unique_ptr<DaemonConnection> take_idle();
   void give_back(std::unique_ptr<DaemonConnection> c);
+  // A call on a connection of its own (a call slot held throughout).
+  asio::awaitable<Result<rpc::Reply>> call_alone(const rpc::Request& request,
+                                                 std::chrono::milliseconds timeout);
+  // A quick operation's call on the pipelined connection; nullopt when it should go alone
+  // instead (the pipe is full, or it failed on the way).
+  asio::awaitable<std::optional<Result<rpc::Reply>>> call_pipelined(
+      const rpc::Request& request, std::chrono::milliseconds timeout);
 
   asio::any_io_executor ex_;
   DaemonLinkOptions options_;
@@ -100,6 +116,11 @@ class DaemonLink {
   std::atomic<size_t>* streams_;
   std::mutex mu_;
   std::vector<std::unique_ptr<DaemonConnection>> idle_;
+  // Connects `p` and starts its writer and reader; ends it with the error when that fails.
+  asio::awaitable<void> connect_pipe(std::shared_ptr<Pipe> p);
+  // Starts p's writer and reader where they are not running and it has calls.
+  void start_pipe(const std::shared_ptr<Pipe>& p);
+  std::shared_ptr<Pipe> pipe_;  // touched on the link's executor only
 };
 
 }  // namespace aura::serve

@@ -128,6 +128,7 @@ void DaemonDouble::serve(int fd) {
       }
       answer = h(*req);
       if (answer.delay.count() > 0) std::this_thread::sleep_for(answer.delay);
+      if (answer.close) break;
       reply.request_id = req->request_id;
       reply.status = answer.status;
       if (answer.status >= 400) {

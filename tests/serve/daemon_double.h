@@ -28,6 +28,8 @@ struct DoubleAnswer {
   bool hold_open = false;
   // Do not answer at all before this long has passed (a slow daemon).
   std::chrono::milliseconds delay{0};
+  // Close the connection instead of answering (a daemon that went away mid-call).
+  bool close = false;
 };
 
 class DaemonDouble {
