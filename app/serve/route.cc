@@ -128,9 +128,16 @@ std::variant<RouteMatch, RouteRefusal> match_route(std::string_view method, std:
     return refusal;
   }
   const auto segs = split_path(path.substr(kApiPrefix.size()));
+  // Each pattern's segments, split once.
+  static const std::vector<std::vector<std::string_view>> patterns = [] {
+    std::vector<std::vector<std::string_view>> out;
+    for (const RouteSpec& r : api_routes()) out.push_back(split_path(r.pattern));
+    return out;
+  }();
   std::vector<Candidate> found;
-  for (const RouteSpec& r : api_routes()) {
-    const auto pat = split_path(r.pattern);
+  for (size_t k = 0; k < api_routes().size(); ++k) {
+    const RouteSpec& r = api_routes()[k];
+    const auto& pat = patterns[k];
     if (pat.size() != segs.size()) continue;
     size_t literals = 0;
     bool ok = true;
@@ -179,7 +186,7 @@ std::variant<RouteMatch, RouteRefusal> match_route(std::string_view method, std:
   RouteMatch m;
   m.spec = best->spec;
   m.route = std::string(kApiPrefix) + std::string(m.spec->pattern);
-  const auto pat = split_path(m.spec->pattern);
+  const auto& pat = patterns[size_t(m.spec - api_routes().data())];
   for (size_t i = 0; i < pat.size(); ++i) {
     if (!is_param(pat[i])) continue;
     if (auto e = check_param(pat[i], segs[i])) {

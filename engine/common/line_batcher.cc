@@ -17,7 +17,8 @@ LineBatcher::~LineBatcher() {
 
 void LineBatcher::add(std::string_view line) {
   std::unique_lock lock(mu_);
-  if (waiting_.empty()) first_ = std::chrono::steady_clock::now();
+  const bool was_empty = waiting_.empty();
+  if (was_empty) first_ = std::chrono::steady_clock::now();
   waiting_.append(line);
   waiting_ += '\n';
   if (!flusher_.joinable() && !stopping_) flusher_ = std::thread([this] { run(); });
@@ -25,7 +26,9 @@ void LineBatcher::add(std::string_view line) {
     write_locked(lock);
     return;
   }
-  cv_.notify_one();
+  // Only the first line of a batch wakes the flusher (it then waits for the batch's due time;
+  // waking it for every line would cost a context switch each).
+  if (was_empty) cv_.notify_one();
 }
 
 void LineBatcher::flush() {

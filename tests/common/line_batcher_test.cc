@@ -79,6 +79,31 @@ TEST_CASE("line batcher: the flusher writes a line without flush(), and destruct
   CHECK(t.got() == "last\n");
 }
 
+TEST_CASE(
+    "line batcher: lines added to a waiting batch, or after a full one, are written by the "
+    "flusher") {
+  // Only a batch's first line wakes the flusher: the others, and a batch begun just after a
+  // full one was written, must still go out by the flusher's own due time.
+  Sink s;
+  LineBatcher b(s.fn(), 20ms, 64);
+  auto wait_for = [&](const std::string& want) {
+    const auto guard = std::chrono::steady_clock::now() + 30s;
+    while (s.got() != want && std::chrono::steady_clock::now() < guard) {
+      std::this_thread::sleep_for(5ms);
+    }
+    return s.got();
+  };
+  b.add("one");
+  b.add("two");
+  CHECK(wait_for("one\ntwo\n") == "one\ntwo\n");
+  b.add(std::string(40, 'a'));
+  b.add(std::string(40, 'b'));  // over 64: written at once, the flusher not woken
+  b.add("late");
+  const std::string want =
+      "one\ntwo\n" + std::string(40, 'a') + "\n" + std::string(40, 'b') + "\nlate\n";
+  CHECK(wait_for(want) == want);
+}
+
 TEST_CASE("line batcher: lines from many threads arrive whole, each thread's in order") {
   Sink s;
   {
