@@ -178,8 +178,11 @@ void print(const char* who, const LoadResult& r) {
 int bench_serve(Invocation& inv) {
   auto conns = inv.get_u64("connections", 64);
   auto secs = inv.get_u64("seconds", 10);
-  if (!conns.ok() || !secs.ok() || *conns < 1 || *conns > 512 || *secs < 1 || *secs > 600) {
-    return inv.fail(Status::invalid("--connections must be 1..512 and --seconds 1..600"), 2);
+  auto rounds = inv.get_u64("rounds", 3);
+  if (!conns.ok() || !secs.ok() || !rounds.ok() || *conns < 1 || *conns > 512 || *secs < 1 ||
+      *secs > 600 || *rounds < 1 || *rounds > 10) {
+    return inv.fail(
+        Status::invalid("--connections must be 1..512, --seconds 1..600 and --rounds 1..10"), 2);
   }
   if (::access("/usr/sbin/nginx", X_OK) != 0) {
     return inv.fail(Status::unavailable("the peer needs Debian's nginx (/usr/sbin/nginx)"));
@@ -272,14 +275,44 @@ int bench_serve(Invocation& inv) {
 
   std::cout << "attempt-state reads, " << *conns << " keep-alive connections, " << *secs
             << " s each, a " << size << "-byte JSON body, loopback:" << std::endl;
-  (void)load(port, get, *conns, 1);  // warm-up
-  LoadResult front = load(port, get, *conns, double(*secs));
-  print("aura serve GET /api/v1/attempts/ID", front);
+  // Rounds, each aura serve then nginx: the peer's own figure moves from run to run (by a
+  // fifth here), so each round's ratio is printed and the median ratio is the result.
+  (void)load(port, get, *conns, 1);  // warm-ups
   (void)load(peer_port, peer_get, *conns, 1);
-  LoadResult peer = load(peer_port, peer_get, *conns, double(*secs));
-  print("nginx (static file, the peer)", peer);
-  const double ratio = peer.requests ? double(front.requests) / double(peer.requests) : 0;
-  std::printf("  ratio %.2f of the peer's throughput\n", ratio);
+  std::vector<LoadResult> fronts, peers;
+  std::vector<double> ratios;
+  for (uint64_t round = 1; round <= *rounds; ++round) {
+    if (*rounds > 1) std::cout << " round " << round << " of " << *rounds << ":" << std::endl;
+    fronts.push_back(load(port, get, *conns, double(*secs)));
+    print("aura serve GET /api/v1/attempts/ID", fronts.back());
+    peers.push_back(load(peer_port, peer_get, *conns, double(*secs)));
+    print("nginx (static file, the peer)", peers.back());
+    const LoadResult &f = fronts.back(), &p = peers.back();
+    ratios.push_back(p.requests ? (f.requests / f.seconds) / (p.requests / p.seconds) : 0);
+    std::printf("  ratio %.2f of the peer's throughput\n", ratios.back());
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  std::vector<double> front_rps, peer_rps;
+  double worst_p99 = 0;
+  for (const auto& f : fronts) {
+    front_rps.push_back(f.requests / f.seconds);
+    worst_p99 = std::max(worst_p99, f.p99_ms);
+  }
+  for (const auto& p : peers) peer_rps.push_back(p.requests / p.seconds);
+  const double ratio = median(ratios);
+  if (*rounds > 1) {
+    std::printf(
+        " median of %llu rounds: aura serve %.0f req/s, nginx %.0f req/s, ratio %.2f (rounds "
+        "%.2f to %.2f); aura serve's p99 at most %.2f ms\n",
+        (unsigned long long)*rounds, median(front_rps), median(peer_rps), ratio,
+        *std::min_element(ratios.begin(), ratios.end()),
+        *std::max_element(ratios.begin(), ratios.end()), worst_p99);
+  }
+  uint64_t front_failures = 0;
+  for (const auto& f : fronts) front_failures += f.failures;
 
   // An event's way to the stream: a command that appends, timed to the event's arrival.
   int sse = connect_loopback(port);
@@ -316,13 +349,11 @@ int bench_serve(Invocation& inv) {
                     .num("connections", *conns)
                     .num("seconds", *secs)
                     .num("body_bytes", uint64_t(size))
-                    .real("serve_rps", front.requests / front.seconds)
-                    .real("serve_p50_ms", front.p50_ms)
-                    .real("serve_p99_ms", front.p99_ms)
-                    .num("serve_failures", front.failures)
-                    .real("nginx_rps", peer.requests / peer.seconds)
-                    .real("nginx_p50_ms", peer.p50_ms)
-                    .real("nginx_p99_ms", peer.p99_ms)
+                    .num("rounds", *rounds)
+                    .real("serve_rps", median(front_rps))
+                    .real("serve_p99_ms_max", worst_p99)
+                    .num("serve_failures", front_failures)
+                    .real("nginx_rps", median(peer_rps))
                     .real("ratio", ratio)
                     .real("sse_arrival_ms", arrival_ms)
                     .done());
@@ -340,11 +371,13 @@ void register_bench_serve_commands(CommandTable& r) {
          "Starts aura serve (and its daemon) on a fresh lab in a temporary folder and a free\n"
          "loopback port, starts a t0 attempt, then reads its state with N keep-alive connections\n"
          "for S seconds; the same client then reads a static file of the same size from Debian's\n"
-         "nginx on loopback (the peer, same run). Prints requests/s and p50/p99 for both, and the\n"
+         "nginx on loopback (the peer, same run), R rounds of the two. Prints requests/s and\n"
+         "p50/p99 for both each round, the median ratio of the rounds, and the\n"
          "time from a predict command's send to its event on the attempt's event stream. Run it\n"
          "from the repository root (the bundled scenarios of --scenarios are copied).",
          {{"connections", "N", "keep-alive connections (1..512, default 64)"},
           {"seconds", "S", "seconds per measured run (1..600, default 10)"},
+          {"rounds", "R", "rounds of aura serve then nginx (1..10, default 3)"},
           {"scenarios", "DIR", "the bundled scenarios (default ./scenarios)"}},
          0,
          0,
