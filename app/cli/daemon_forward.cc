@@ -3,7 +3,10 @@
 // as Judge Mode in the browser) and follows it to its verdicts.
 #include "app/cli/daemon_forward.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -45,6 +48,26 @@ std::string text(const json::Object& o, std::string_view name) {
   if (!v) return "";
   auto s = v->as_string();
   return s.ok() ? std::string(*s) : v->minified();
+}
+
+// An answer's body as an object, or the command's failure (the daemon's words).
+std::optional<json::Object> answered(Invocation& inv, const std::optional<rpc::Reply>& r,
+                                     std::string_view op, json::Reader& reader, int* code) {
+  if (!r) {
+    *code = inv.fail(Status::unavailable("the lab's daemon stopped answering"));
+    return std::nullopt;
+  }
+  if (r->status != 200) {
+    *code = inv.fail(Status::failed_precondition(
+        r->error ? r->error->message : std::string(op) + " answered " + std::to_string(r->status)));
+    return std::nullopt;
+  }
+  auto o = reader.parse_object(r->body_json);
+  if (!o.ok()) {
+    *code = inv.fail(o.status());
+    return std::nullopt;
+  }
+  return *o;
 }
 
 // One finished case of a daemon judge run, printed as the in-process judge prints it.
@@ -123,15 +146,10 @@ std::optional<int> forward_operator(Invocation& inv) {
   if (!socket) return std::nullopt;
   const bool checkpoint = inv.command->path == "log checkpoint";
   const std::string op = checkpoint ? "operator.checkpoint" : "operator.refresh";
-  auto r = call(*socket, op, "{}", std::chrono::minutes(10));
-  if (!r) return inv.fail(Status::unavailable("the lab's daemon stopped answering"));
-  if (r->status != 200) {
-    return inv.fail(Status::failed_precondition(
-        r->error ? r->error->message : op + " answered " + std::to_string(r->status)));
-  }
   json::Reader reader;
-  auto o = reader.parse_object(r->body_json);
-  if (!o.ok()) return inv.fail(o.status());
+  int code = 0;
+  auto o = answered(inv, call(*socket, op, "{}", std::chrono::minutes(10)), op, reader, &code);
+  if (!o) return code;
   if (checkpoint) {
     std::cout << text(*o, "note");
     inv.emit_json(JsonWriter().boolean("ok", true).raw("size", text(*o, "size")).done());
@@ -410,6 +428,160 @@ std::optional<int> forward_attempt(Invocation& inv) {
     last = st->body_json;
   }
   inv.emit_json(last);
+  return 0;
+}
+
+namespace {
+
+volatile std::sig_atomic_t g_worker_stop = 0;
+void on_worker_signal(int) { g_worker_stop = 1; }
+
+}  // namespace
+
+std::optional<int> forward_log_append(Invocation& inv, const EventDraft& event) {
+  auto socket = running_daemon(inv);
+  if (!socket) return std::nullopt;
+  json::Reader payload_reader;
+  if (auto p = payload_reader.parse_object(event.payload); !p.ok()) {
+    return inv.fail(p.status().with_context("--payload"), 2);
+  }
+  auto r = call(*socket, "log.append",
+                JsonWriter()
+                    .str("stream", event.stream)
+                    .str("type", event.type)
+                    .str("actor", event.actor)
+                    .raw("payload", event.payload)
+                    .done(),
+                60s);
+  json::Reader reader;
+  int code = 0;
+  auto o = answered(inv, r, "log.append", reader, &code);
+  if (!o) return code;
+  std::cout << "appended seq=" << text(*o, "seq") << " hash=" << text(*o, "hash")
+            << " (by the lab's daemon)\n";
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .raw("seq", text(*o, "seq"))
+                    .str("hash", text(*o, "hash"))
+                    .done());
+  return 0;
+}
+
+namespace {
+
+std::string dirs_json(const std::vector<fs::path>& dirs) {
+  JsonArray list;
+  for (const fs::path& d : dirs) list.str(fs::absolute(d).lexically_normal().string());
+  return JsonWriter().raw("dirs", list.done()).done();
+}
+
+// A load's or a set-up's answer: its lines printed; the JSON's ok and counts.
+JsonWriter print_loaded(const Invocation& inv, const json::Object& o, std::string_view did) {
+  std::cout << "the lab's daemon holds " << inv.data_dir.string() << "; " << did << ":\n"
+            << text(o, "lines");
+  JsonWriter j;
+  j.boolean("ok", text(o, "rejected") == "0")
+      .raw("loaded", text(o, "loaded"))
+      .raw("rejected", text(o, "rejected"))
+      .raw("packages", text(o, "packages"));
+  return j;
+}
+
+}  // namespace
+
+std::optional<int> forward_scenario_load(Invocation& inv, const std::vector<fs::path>& dirs) {
+  auto socket = running_daemon(inv);
+  if (!socket) return std::nullopt;
+  auto r = call(*socket, "scenario.load", dirs_json(dirs), std::chrono::minutes(10));
+  json::Reader reader;
+  int code = 0;
+  auto o = answered(inv, r, "scenario.load", reader, &code);
+  if (!o) return code;
+  inv.emit_json(print_loaded(inv, *o, "it loaded").done());
+  return text(*o, "rejected") == "0" ? 0 : 1;
+}
+
+std::optional<int> forward_setup(Invocation& inv, const std::vector<fs::path>& dirs,
+                                 const std::function<Status()>& after) {
+  auto socket = running_daemon(inv);
+  if (!socket) return std::nullopt;
+  auto r = call(*socket, "lab.setup", dirs_json(dirs), std::chrono::minutes(10));
+  json::Reader reader;
+  int code = 0;
+  auto o = answered(inv, r, "lab.setup", reader, &code);
+  if (!o) return code;
+  JsonWriter j = print_loaded(inv, *o, "it set the lab up");
+  if (Status s = after(); !s.is_ok()) return inv.fail(s);
+  j.raw("capabilities_seq", text(*o, "capabilities_seq"))
+      .raw("lab_key_created", text(*o, "lab_key_created"))
+      .str("lab_key", text(*o, "lab_key"))
+      .raw("publisher_key_created", text(*o, "publisher_key_created"))
+      .str("publisher", text(*o, "publisher"))
+      .raw("signed", text(*o, "signed"))
+      .raw("kept", text(*o, "kept"));
+  inv.emit_json(j.done());
+  return text(*o, "rejected") == "0" ? 0 : 1;
+}
+
+std::optional<int> forward_worker(Invocation& inv, uint64_t watch, const LiveCount& live) {
+  auto socket = running_daemon(inv);
+  if (!socket) return std::nullopt;
+  json::Reader reader;
+  int code = 0;
+  auto reaped = answered(inv, call(*socket, "operator.reap", "{}", std::chrono::minutes(5)),
+                         "operator.reap", reader, &code);
+  if (!reaped) return code;
+  std::cout << "the lab's daemon holds " << inv.data_dir.string()
+            << " and supervises its worlds; it reaped " << text(*reaped, "runs")
+            << " runs or worlds left by an earlier process (" << text(*reaped, "paths")
+            << " names removed)";
+  if (text(*reaped, "seq") != "0") std::cout << ", recorded as seq " << text(*reaped, "seq");
+  std::cout << "\n";
+  json::Reader caps_reader;
+  auto caps = answered(inv, call(*socket, "operator.refresh", "{}", std::chrono::minutes(5)),
+                       "operator.refresh", caps_reader, &code);
+  if (!caps) return code;
+  std::cout << "capabilities: " << text(*caps, "available") << " available, recorded as seq "
+            << text(*caps, "seq") << " (aura caps show)\n";
+  auto counted = live();
+  if (!counted.ok()) return inv.fail(counted.status());
+  std::cout << "live: " << counted->first << " worlds or runs holding " << counted->second
+            << " recorded names\n";
+  uint64_t rounds = 0;
+  if (watch != 0) {
+    ::signal(SIGINT, on_worker_signal);
+    ::signal(SIGTERM, on_worker_signal);
+    std::cout << "watching: the daemon reaps every " << watch << " s until SIGINT or SIGTERM"
+              << std::endl;
+    while (!g_worker_stop) {
+      for (uint64_t i = 0; i < watch * 10 && !g_worker_stop; ++i) ::usleep(100'000);
+      if (g_worker_stop) break;
+      json::Reader again_reader;
+      auto again = answered(inv, call(*socket, "operator.reap", "{}", std::chrono::minutes(5)),
+                            "operator.reap", again_reader, &code);
+      if (!again) return code;
+      ++rounds;
+      if (text(*again, "seq") != "0") {
+        std::cout << "reaped " << text(*again, "runs") << " (seq " << text(*again, "seq") << ")"
+                  << std::endl;
+      }
+    }
+    std::cout << "stopped after " << rounds << " rounds\n";
+  }
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .raw("reaped", JsonWriter()
+                                       .raw("runs", text(*reaped, "runs"))
+                                       .raw("paths", text(*reaped, "paths"))
+                                       .raw("seq", text(*reaped, "seq"))
+                                       .raw("orphan_runs", text(*reaped, "orphan_runs"))
+                                       .raw("failures", text(*reaped, "failures"))
+                                       .done())
+                    .raw("capabilities_seq", text(*caps, "seq"))
+                    .num("live_owners", uint64_t(counted->first))
+                    .num("live_names", uint64_t(counted->second))
+                    .num("watch_rounds", rounds)
+                    .done());
   return 0;
 }
 

@@ -2,9 +2,15 @@
 // (DATA/../run/daemon.sock, as root) instead of failing because the daemon holds the data folder.
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "app/cli/cli.h"
+#include "engine/log/event.h"
 
 namespace aura::cli {
 
@@ -27,5 +33,26 @@ std::optional<int> forward_operator(Invocation& inv);
 // the answer's members, then the attempt's phase and next step. `gate` follows the attempt until
 // its verdict. nullopt for any other command, or when no daemon answers.
 std::optional<int> forward_attempt(Invocation& inv);
+
+// `aura log append` (log.append: the event as given, held to the same rules by the daemon) and
+// `aura scenario load DIR...` (scenario.load: each folder loaded against the keys folder's trust
+// store and recorded by the daemon) through the daemon, printed as the command prints them;
+// nullopt when no daemon answers.
+std::optional<int> forward_log_append(Invocation& inv, const EventDraft& event);
+std::optional<int> forward_scenario_load(Invocation& inv,
+                                         const std::vector<std::filesystem::path>& dirs);
+
+// `aura setup` on a lab a daemon holds (lab.setup: the keys kept, the packages signed, loaded
+// and recorded by the daemon, the panel measured), its lines printed; the JSON's members are
+// the daemon's, `more` adds the caller's. nullopt when no daemon answers.
+std::optional<int> forward_setup(Invocation& inv, const std::vector<std::filesystem::path>& dirs,
+                                 const std::function<Status()>& after);
+
+// `aura worker` beside the daemon: the daemon reaps (operator.reap) and measures the capability
+// panel (operator.refresh); `live` counts what is live (read from the sandbox folder: worlds
+// or runs, and the names they hold); with --watch N (`watch`) the daemon is asked to reap
+// every N seconds until SIGINT or SIGTERM. nullopt when no daemon answers.
+using LiveCount = std::function<Result<std::pair<size_t, size_t>>()>;
+std::optional<int> forward_worker(Invocation& inv, uint64_t watch, const LiveCount& live);
 
 }  // namespace aura::cli

@@ -9,6 +9,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
 #include "app/cli/daemon_forward.h"
+#include "app/lab/operator_events.h"
 #include "engine/blob/blob_store.h"
 #include "engine/blob/evidence_ref.h"
 #include "engine/checkpoint/checkpoint.h"
@@ -83,46 +84,17 @@ int blob_put(Invocation& inv) {
 
 // ---- log ----
 
-// `log append` writes the operator's own events only. What the engine, the supervisor, the
-// gate, receipts, runners, attempts, the scenario registry and the capability panel record is
-// a fact only when the code that measured or decided it wrote it, never a command line.
-constexpr std::string_view kOperatorTypePrefix = "operator.";
-
-Status check_operator_event(const EventDraft& d) {
-  if (!d.type.starts_with(kOperatorTypePrefix) || d.type.size() == kOperatorTypePrefix.size()) {
-    return Status::invalid(
-        "refused type \"" + d.type + "\": log append writes only operator events, of type " +
-        std::string(kOperatorTypePrefix) +
-        "NAME (e.g. operator.note); the engine, supervisor, gate, receipt, runner, attempt, "
-        "scenario and capability types are written only by the lab itself");
-  }
-  if (d.actor != kOperatorActor) {
-    return Status::invalid("refused actor \"" + d.actor +
-                           "\": log append writes only as the actor \"" +
-                           std::string(kOperatorActor) + "\"");
-  }
-  // The lab's own streams: an attempt's (its receipt binds every event of it) and the lab's
-  // registries (scenarios, capabilities, supervisor).
-  for (std::string_view reserved : {"attempt/", "lab/"}) {
-    if (d.stream.starts_with(reserved)) {
-      return Status::invalid("refused stream \"" + d.stream + "\": streams under " +
-                             std::string(reserved) +
-                             " are written only by the lab itself; use an operator stream such "
-                             "as ops/notes");
-    }
-  }
-  return Status::ok();
-}
-
 int log_append(Invocation& inv) {
   EventDraft d{inv.get("stream"), inv.get("type"), inv.get("actor", std::string(kOperatorActor)),
                inv.get("payload", "{}")};
-  if (Status s = check_operator_event(d); !s.is_ok()) return inv.fail(s, 2);
+  if (Status s = app::check_operator_event(d); !s.is_ok()) return inv.fail(s, 2);
   if (d.payload.rfind("@", 0) == 0) {
     auto p = read_small_file(d.payload.substr(1), 2 << 20);
     if (!p.ok()) return inv.fail(p.status());
     d.payload = std::move(p).value();
   }
+  // A running daemon holds the data folder: it appends (and checks the event again).
+  if (auto forwarded = forward_log_append(inv, d)) return *forwarded;
   auto w = open_writer(inv);
   if (!w.ok()) return inv.fail(w.status());
   auto a = w->log->append(d);  // refuses refs to blobs not already stored
@@ -578,7 +550,8 @@ void register_log_commands(CommandTable& r) {
          "Every other type (engine, supervisor, gate, receipt, runner, attempt, scenario,\n"
          "capabilities) is written only by the lab itself; it, or another actor, is refused with\n"
          "exit status 2 and nothing is appended. So is a stream of the lab's own (attempt/...,\n"
-         "lab/...): an attempt's stream is what its receipt binds.",
+         "lab/...): an attempt's stream is what its receipt binds. When the lab's daemon holds\n"
+         "--data, it appends the event (and checks it again).",
          {{"stream", "S", "stream name, e.g. ops/notes"},
           {"type", "T", "event type operator.NAME, e.g. operator.note"},
           {"actor", "A", "who: operator (the default, and the only one accepted)"},

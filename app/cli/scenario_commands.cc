@@ -9,6 +9,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/cli/daemon_forward.h"
 #include "app/lab/front_user.h"
 #include "app/lab/scenario_registry.h"
 #include "engine/common/json_writer.h"
@@ -193,47 +194,24 @@ Result<std::vector<fs::path>> package_dirs(const Invocation& inv) {
 // One line per package, a summary, and with --json one object; exit 0 only if all loaded.
 int report(const Invocation& inv, const std::vector<Outcome>& outcomes,
            const std::function<void(JsonWriter&)>& more_json = {}) {
-  JsonArray packages;
-  size_t loaded = 0;
-  for (const Outcome& o : outcomes) {
-    JsonWriter p;
-    p.str("dir", app::registry_dir(o.dir)).str("status", o.loaded ? "loaded" : "rejected");
-    if (o.loaded) {
-      ++loaded;
-      std::cout << "loaded   " << o.pkg.id << " " << o.pkg.version << " (" << o.dir.string()
-                << ") sha256:" << to_hex(o.pkg.package_digest) << " publisher " << o.pkg.publisher
-                << "\n";
-      p.str("id", o.pkg.id)
-          .str("version", o.pkg.version)
-          .str("package_digest", to_hex(o.pkg.package_digest))
-          .str("publisher", o.pkg.publisher);
-    } else {
-      std::cout << "rejected " << o.dir.string() << ": " << o.reason << "\n";
-      p.str("reason", app::event_text(o.reason, kMaxReasonBytes));
-    }
-    packages.raw(p.num("seq", o.seq).done());
-  }
-  const size_t refused = outcomes.size() - loaded;
-  std::cout << loaded << " loaded, " << refused << " rejected";
-  if (!outcomes.empty()) {
-    std::cout << "; recorded in " << kRegistryStream << " at seq " << outcomes.front().first_seq
-              << ".." << outcomes.back().seq;
-  }
-  std::cout << "\n";
+  const app::OutcomeReport r = app::report_outcomes(outcomes);
+  std::cout << r.lines;
   JsonWriter json;
-  json.boolean("ok", refused == 0)
-      .num("loaded", uint64_t(loaded))
-      .num("rejected", uint64_t(refused))
-      .raw("packages", packages.done());
+  json.boolean("ok", r.rejected == 0)
+      .num("loaded", uint64_t(r.loaded))
+      .num("rejected", uint64_t(r.rejected))
+      .raw("packages", r.packages_json);
   if (more_json) more_json(json);
   inv.emit_json(json.done());
-  return refused == 0 ? 0 : 1;
+  return r.rejected == 0 ? 0 : 1;
 }
 
 int scenario_load(Invocation& inv) {
   if (empty_path_flag(inv, "scenarios")) return 2;
   auto dirs = package_dirs(inv);
   if (!dirs.ok()) return inv.fail(dirs.status());
+  // A running daemon holds the data folder: it loads and records them.
+  if (auto forwarded = forward_scenario_load(inv, *dirs)) return *forwarded;
   auto trust = publisher_trust(inv);
   if (!trust.ok()) return inv.fail(trust.status());
   auto w = open_writer(inv);
@@ -249,16 +227,22 @@ int setup(Invocation& inv) {
   if (Status s = check_folders(inv); !s.is_ok()) return inv.fail(s);
   auto dirs = package_dirs(inv);
   if (!dirs.ok()) return inv.fail(dirs.status());
+  // The HTTP front's user (aura serve drops to it).
+  auto front_user = [] {
+    bool user_created = false;
+    if (Status s = app::ensure_front_user(app::kDefaultFrontUser, &user_created); !s.is_ok()) {
+      return s.with_context("the front's user");
+    }
+    if (user_created)
+      std::cout << "created system user " << app::kDefaultFrontUser << " for aura serve\n";
+    return Status::ok();
+  };
+  // A running daemon holds the data folder: it does the lab's part.
+  if (auto forwarded = forward_setup(inv, *dirs, front_user)) return *forwarded;
   auto r = app::setup(folders_of(inv), *dirs,
                       [](const std::string& line) { std::cout << line << "\n"; });
   if (!r.ok()) return inv.fail(r.status());
-  // The HTTP front's user (aura serve drops to it).
-  bool user_created = false;
-  if (Status s = app::ensure_front_user(app::kDefaultFrontUser, &user_created); !s.is_ok()) {
-    return inv.fail(s.with_context("the front's user"));
-  }
-  if (user_created)
-    std::cout << "created system user " << app::kDefaultFrontUser << " for aura serve\n";
+  if (Status s = front_user(); !s.is_ok()) return inv.fail(s);
   return report(inv, r->outcomes, [&](JsonWriter& json) {
     json.num("capabilities_seq", r->capabilities.seq);
     json.boolean("lab_key_created", r->lab_key_created)
@@ -329,7 +313,8 @@ void register_scenario_commands(CommandTable& r) {
        "the trust store KEYS/publishers, then has its world driver check the manifest. Every\n"
        "folder tried is recorded in the stream lab/scenarios of the log in --data; a loaded\n"
        "package's manifest.json is stored as a blob. Exit status 0 only if every package "
-       "loaded.\nSee docs/SCENARIOS.md.",
+       "loaded.\nWhen the lab's daemon holds --data, it loads and records them (new attempts use\n"
+       "them at once). See docs/SCENARIOS.md.",
        {{"scenarios", "DIR", "folder of package folders (default ./scenarios)"}},
        0,
        kMaxPackagesPerRun,
@@ -345,7 +330,9 @@ void register_scenario_commands(CommandTable& r) {
          "with 'aura scenario sign DIR'). A package without a SHA256SUMS is refused the same way.\n"
          "Each signing is recorded (scenario.signed), then the packages are loaded as 'aura "
          "scenario\n"
-         "load' does. Safe to run again. Exit status 0 only if every package loaded.",
+         "load' does. Safe to run again. Exit status 0 only if every package loaded. When the\n"
+         "lab's daemon holds --data, it does all of this with its own writer; the front's user\n"
+         "is created here.",
          {{"scenarios", "DIR", "folder of bundled package folders (default ./scenarios)"}},
          0,
          0,

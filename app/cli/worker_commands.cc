@@ -14,6 +14,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/cli/daemon_forward.h"
 #include "app/lab/capabilities.h"
 #include "engine/common/json_writer.h"
 #include "workers/sandbox/leak_ledger.h"
@@ -56,10 +57,17 @@ int worker(Invocation& inv) {
       return inv.fail(Status::invalid("--watch takes 1..86400 seconds"), 2);
     watch = *w;
   }
+  const fs::path state_dir = fs::absolute(inv.data_dir / "sandbox");
+  // A running daemon holds the data folder and is the supervisor: it reaps and measures.
+  auto live = [&]() -> Result<std::pair<size_t, size_t>> {
+    auto l = live_of(state_dir);
+    if (!l.ok()) return l.status();
+    return std::pair{l->owners, l->names};
+  };
+  if (auto forwarded = forward_worker(inv, watch, live)) return *forwarded;
   auto writer = open_writer(inv);
   if (!writer.ok()) return inv.fail(writer.status());
   EventLog& log = *writer->log;
-  const fs::path state_dir = fs::absolute(inv.data_dir / "sandbox");
 
   auto reaped = supervisor::reap_and_record(state_dir, log);
   if (!reaped.ok()) return inv.fail(reaped.status().with_context("reap"));
@@ -77,9 +85,9 @@ int worker(Invocation& inv) {
             << caps->measurement.capabilities.size() << " available, recorded as seq " << caps->seq
             << " (aura caps show)\n";
 
-  auto live = live_of(state_dir);
-  if (!live.ok()) return inv.fail(live.status());
-  std::cout << "live: " << live->owners << " worlds or runs holding " << live->names
+  auto now_live = live_of(state_dir);
+  if (!now_live.ok()) return inv.fail(now_live.status());
+  std::cout << "live: " << now_live->owners << " worlds or runs holding " << now_live->names
             << " recorded names\n";
 
   int rounds = 0;
@@ -111,8 +119,8 @@ int worker(Invocation& inv) {
                                        .raw("failures", failures.done())
                                        .done())
                     .num("capabilities_seq", caps->seq)
-                    .num("live_owners", uint64_t(live->owners))
-                    .num("live_names", uint64_t(live->names))
+                    .num("live_owners", uint64_t(now_live->owners))
+                    .num("live_names", uint64_t(now_live->names))
                     .num("watch_rounds", uint64_t(rounds))
                     .done());
   return 0;
@@ -130,7 +138,9 @@ void register_worker_commands(CommandTable& r) {
        "network namespaces, uid\nranges), recorded as one supervisor.reaped event; measures the "
        "capability panel and records it\n(capabilities.measured); prints how many worlds and runs "
        "are live. Worlds a learner keeps (their\nholder process runs) are left alone. With "
-       "--watch N it stays up and reaps every N seconds until\nSIGINT or SIGTERM.\nWith --json "
+       "--watch N it stays up and reaps every N seconds until\nSIGINT or SIGTERM. When the lab's "
+       "daemon holds --data, the daemon is the supervisor: it\nreaps and measures when asked "
+       "(with --watch, every N seconds).\nWith --json "
        "the last line is {\"ok\":true,\"reaped\":{runs,paths,seq,failures},"
        "\"capabilities_seq\":N,\n\"live_owners\":N,\"live_names\":N,\"watch_rounds\":N}.",
        {{"watch", "N", "stay up, reaping every N seconds (1..86400)"}},

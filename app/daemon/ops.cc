@@ -10,6 +10,9 @@
 #include "app/daemon/daemon_impl.h"
 #include "app/lab/access.h"
 #include "app/lab/capabilities.h"
+#include "app/lab/folders.h"
+#include "app/lab/operator_events.h"
+#include "app/lab/scenario_registry.h"
 #include "app/lab/views.h"
 #include "app/rpc/frame.h"
 #include "engine/attempt/attempt_state.h"
@@ -944,9 +947,116 @@ Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
   if (r.op == "operator.reap") {
     auto reaped = supervisor::reap_and_record(fs::absolute(d.opt.folders.data / "sandbox"), log);
     if (!reaped.ok()) return fail(reaped.status());
-    return ok("{}");
+    JsonArray failures;
+    for (const auto& f : reaped->failures) failures.str(f);
+    return ok(JsonWriter()
+                  .num("runs", uint64_t(reaped->runs_reaped))
+                  .num("paths", uint64_t(reaped->paths_removed))
+                  .num("orphan_runs", uint64_t(reaped->orphan_runs_reaped))
+                  .num("seq", reaped->seq)
+                  .raw("failures", failures.done())
+                  .done());
   }
   return fail(api_error(404, "not_found", "no operator op " + r.op));
+}
+
+// ---- root's own: what the `aura` command does on a lab whose daemon holds it ----
+
+// Ops only root on the lab's machine may ask (SO_PEERCRED): they take paths on the machine or
+// write events by hand. The front never sends them (no route does) and is refused if it does.
+std::optional<Reply> root_only(const Request& r) {
+  if (r.peer_is_root && r.auth == rpc::AuthKind::kNone) return std::nullopt;
+  return fail(api_error(403, "forbidden", r.op + " is only for root on the lab's machine"));
+}
+
+// `aura log append`: one operator event, held to what the command holds it to.
+Reply op_log_append(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  if (auto no = root_only(r)) return *no;
+  EventDraft e;
+  for (auto [name, field] :
+       {std::pair{"stream", &e.stream}, std::pair{"type", &e.type}, std::pair{"actor", &e.actor}}) {
+    auto v = a.required_string(name, 256);
+    if (!v.ok()) return fail(v.status());
+    *field = std::string(*v);
+  }
+  auto payload = a.value("payload");
+  if (!payload.ok()) return fail(payload.status());
+  if (!payload->as_object().ok()) return fail(a.error("payload", "must be a JSON object"));
+  e.payload = payload->minified();
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  if (Status s = app::check_operator_event(e); !s.is_ok()) return fail(s);
+  auto appended = d.session->writer.log->append(e);
+  if (!appended.ok()) return fail(appended.status());
+  return ok(JsonWriter().num("seq", appended->seq).str("hash", to_hex(appended->hash)).done());
+}
+
+// The package folders of args.dirs: absolute paths, at most kMaxPackagesPerRun.
+Result<std::vector<fs::path>> package_dirs_arg(const json::Object& a) {
+  auto list = a.value("dirs");
+  if (!list.ok()) return list.status();
+  auto arr = list->as_array();
+  if (!arr.ok()) return a.error("dirs", "must be an array of absolute paths");
+  AURA_RETURN_IF_ERROR(app::check_package_count(arr->elements().size()));
+  std::vector<fs::path> dirs;
+  for (const auto& v : arr->elements()) {
+    auto p = v.as_string();
+    if (!p.ok() || p->empty() || p->size() > 4096 || (*p)[0] != '/') {
+      return a.error("dirs", "each must be an absolute path");
+    }
+    dirs.emplace_back(std::string(*p));
+  }
+  return dirs;
+}
+
+// `aura scenario load DIR...`: each folder loaded against the keys folder's trust store, as
+// the command loads it, and recorded by the daemon's writer.
+Reply op_scenario_load(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  if (auto no = root_only(r)) return *no;
+  auto dirs = package_dirs_arg(a);
+  if (!dirs.ok()) return fail(dirs.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  auto trust = app::publisher_trust(d.opt.folders.keys);
+  if (!trust.ok()) return fail(trust.status());
+  std::vector<app::Outcome> outcomes;
+  for (const fs::path& dir : *dirs) outcomes.push_back(app::load_one(dir, *trust));
+  if (Status s = app::record(d.session->writer, outcomes); !s.is_ok()) return fail(s);
+  const app::OutcomeReport rep = app::report_outcomes(outcomes);
+  return ok(JsonWriter()
+                .str("lines", rep.lines)
+                .num("loaded", uint64_t(rep.loaded))
+                .num("rejected", uint64_t(rep.rejected))
+                .raw("packages", rep.packages_json)
+                .done());
+}
+
+// `aura setup` on a lab the daemon holds: its keys are kept, each bundled package signed when
+// its files match their SHA256SUMS, then loaded and recorded by the daemon's writer, and the
+// capability panel measured (app::setup with the daemon's writer). The front's user is the
+// command's to create.
+Reply op_lab_setup(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  if (auto no = root_only(r)) return *no;
+  auto dirs = package_dirs_arg(a);
+  if (!dirs.ok()) return fail(dirs.status());
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  std::string lines;
+  auto rep = app::setup(
+      d.opt.folders, *dirs, [&](const std::string& line) { lines += line + "\n"; },
+      &d.session->writer);
+  if (!rep.ok()) return fail(rep.status());
+  const app::OutcomeReport out = app::report_outcomes(rep->outcomes);
+  return ok(JsonWriter()
+                .str("lines", lines + out.lines)
+                .num("loaded", uint64_t(out.loaded))
+                .num("rejected", uint64_t(out.rejected))
+                .raw("packages", out.packages_json)
+                .num("capabilities_seq", rep->capabilities.seq)
+                .boolean("lab_key_created", rep->lab_key_created)
+                .str("lab_key", rep->lab_key)
+                .boolean("publisher_key_created", rep->publisher_key_created)
+                .str("publisher", rep->publisher)
+                .num("signed", uint64_t(rep->signed_count))
+                .num("kept", uint64_t(rep->kept_count))
+                .done());
 }
 
 Reply op_metrics(Daemon::Impl& d) {
@@ -998,6 +1108,9 @@ Reply Daemon::Impl::handle(const Request& r) {
   if (op == "receipt.get") return op_receipt_get(*this, a);
   if (op == "receipt.verify") return op_receipt_verify(*this, a);
   if (op == "proof") return op_proof(*this);
+  if (op == "log.append") return op_log_append(*this, r, a);
+  if (op == "scenario.load") return op_scenario_load(*this, r, a);
+  if (op == "lab.setup") return op_lab_setup(*this, r, a);
   if (op == "lab.key") return op_lab_key(*this);
   if (op == "proof.receipt") return op_proof_receipt(*this, a);
   if (op == "metrics") return op_metrics(*this);

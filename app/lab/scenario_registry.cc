@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "engine/blob/evidence_ref.h"
 #include "engine/common/json_writer.h"
@@ -200,7 +201,7 @@ size_t SetupReport::loaded() const {
 }
 
 Result<SetupReport> setup(const LabFolders& f, const std::vector<fs::path>& dirs,
-                          const ProgressLine& progress) {
+                          const ProgressLine& progress, Writer* held) {
   AURA_RETURN_IF_ERROR(check_folders(f));
   AURA_RETURN_IF_ERROR(check_package_count(dirs.size()));
   const auto say = [&](const std::string& line) {
@@ -236,8 +237,13 @@ Result<SetupReport> setup(const LabFolders& f, const std::vector<fs::path>& dirs
   //    package that came without a SHA256SUMS: nothing says it is as published, and it is
   //    refused, untouched. Every signing is recorded (scenario.signed) before the package is
   //    loaded as `aura scenario load` does.
-  auto w = open_writer(f);
-  if (!w.ok()) return w.status();
+  std::optional<Writer> own;
+  if (held == nullptr) {
+    auto opened = open_writer(f);
+    if (!opened.ok()) return opened.status();
+    own.emplace(std::move(opened).value());
+  }
+  Writer* w = held != nullptr ? held : &*own;
   for (const fs::path& dir : dirs) {
     if (path_is_within(publisher->key_file, dir) || path_is_within(trust->dir(), dir)) {
       report.outcomes.push_back(rejected(dir, "the publisher key " + publisher->key_file.string() +
@@ -297,6 +303,40 @@ Result<SetupReport> setup(const LabFolders& f, const std::vector<fs::path>& dirs
     if (!c.available) say("  unavailable: " + c.name + ": " + c.reason);
   }
   return report;
+}
+
+OutcomeReport report_outcomes(const std::vector<Outcome>& outcomes) {
+  OutcomeReport r;
+  std::ostringstream out;
+  JsonArray packages;
+  for (const Outcome& o : outcomes) {
+    JsonWriter p;
+    p.str("dir", registry_dir(o.dir)).str("status", o.loaded ? "loaded" : "rejected");
+    if (o.loaded) {
+      ++r.loaded;
+      out << "loaded   " << o.pkg.id << " " << o.pkg.version << " (" << o.dir.string()
+          << ") sha256:" << to_hex(o.pkg.package_digest) << " publisher " << o.pkg.publisher
+          << "\n";
+      p.str("id", o.pkg.id)
+          .str("version", o.pkg.version)
+          .str("package_digest", to_hex(o.pkg.package_digest))
+          .str("publisher", o.pkg.publisher);
+    } else {
+      out << "rejected " << o.dir.string() << ": " << o.reason << "\n";
+      p.str("reason", event_text(o.reason, kMaxReasonBytes));
+    }
+    packages.raw(p.num("seq", o.seq).done());
+  }
+  r.rejected = outcomes.size() - r.loaded;
+  out << r.loaded << " loaded, " << r.rejected << " rejected";
+  if (!outcomes.empty()) {
+    out << "; recorded in " << kRegistryStream << " at seq " << outcomes.front().first_seq << ".."
+        << outcomes.back().seq;
+  }
+  out << "\n";
+  r.lines = out.str();
+  r.packages_json = packages.done();
+  return r;
 }
 
 }  // namespace aura::app

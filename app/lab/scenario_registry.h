@@ -72,6 +72,16 @@ Outcome load_one(const std::filesystem::path& dir, const TrustStore& trust);
 // signing first, if any) in one atomic append; fills in each outcome's seqs.
 Status record(Writer& w, std::vector<Outcome>& outcomes);
 
+// What a load did, as `aura scenario load` prints it (one line per package, then a summary)
+// and as its JSON carries it: the same from the CLI and from the daemon that holds the lab.
+struct OutcomeReport {
+  std::string lines;
+  std::string
+      packages_json;  // [{dir, status, id, version, package_digest, publisher | reason, seq}]
+  size_t loaded = 0, rejected = 0;
+};
+OutcomeReport report_outcomes(const std::vector<Outcome>& outcomes);
+
 // One progress line (what set-up did, as it does it).
 using ProgressLine = std::function<void(const std::string& line)>;
 
@@ -89,7 +99,9 @@ struct SetupReport {
 // Sets the lab up (or again: keys and already signed packages are kept) with the package
 // folders `dirs`. Fails only when the lab itself cannot be set up; a package that does not
 // load is an outcome.
+// `held`: the writer of the process that holds the data folder (the daemon); null: set-up opens
+// its own.
 Result<SetupReport> setup(const LabFolders& f, const std::vector<std::filesystem::path>& dirs,
-                          const ProgressLine& progress = {});
+                          const ProgressLine& progress = {}, Writer* held = nullptr);
 
 }  // namespace aura::app

@@ -52,8 +52,9 @@ using aura::testing::member;
 using aura::testing::quoted;
 using aura::testing::t0_manifest;
 
-namespace {  // The status of one call made as the front's user (aura-web, created when missing, as
-             // `aura
+namespace {
+
+// The status of one call made as the front's user (aura-web, created when missing, as `aura
 // setup` would), from a child that drops to it; 0 when no reply came.
 int status_as_front(DaemonProc& d, const std::string& op, const std::string& args,
                     rpc::AuthKind auth = rpc::AuthKind::kNone, const std::string& secret = "") {
@@ -561,7 +562,9 @@ TEST_CASE("aura log snapshot on a data folder a daemon holds: the daemon makes i
   CHECK_MESSAGE(restored.exit_code == 0, restored.describe());
 }
 
-TEST_CASE("aura log checkpoint and aura caps on a data folder a daemon holds: the daemon does it") {
+TEST_CASE(
+    "aura log checkpoint, caps, log append, scenario load and worker on a data folder a daemon "
+    "holds: the daemon does it") {
   DaemonProc d;
   const std::vector<std::string> where = {"--data", (d.dir / "data").string(), "--keys",
                                           (d.dir / "keys").string()};
@@ -579,6 +582,66 @@ TEST_CASE("aura log checkpoint and aura caps on a data folder a daemon holds: th
   CHECK(caps.out.find("measured and recorded by the lab's daemon") != std::string::npos);
   const uint64_t seq = std::stoull(member(caps.last_line(), "seq"));
   CHECK(seq > before);
+  CHECK(d.call("health").status == 200);
+
+  // aura log append: the daemon appends an operator event, and refuses what the command
+  // refuses (another type, a lab stream) with the same words.
+  auto note = with({"log", "append", "--stream", "ops/notes", "--type", events::kOperatorNote,
+                    "--payload", R"({"text":"rotated the operator token"})", "--json"});
+  CHECK_MESSAGE(note.exit_code == 0, note.describe());
+  CHECK(note.out.find("by the lab's daemon") != std::string::npos);
+  const uint64_t note_seq = std::stoull(member(note.last_line(), "seq"));
+  CHECK(note_seq > seq);
+  auto forged = with({"log", "append", "--stream", "ops/notes", "--type", events::kGateVerdict,
+                      "--payload", "{}"});
+  CHECK(forged.exit_code != 0);
+  CHECK(forged.err.find("refused type") != std::string::npos);
+  auto lab_stream =
+      d.call("log.append", R"({"stream":"lab/scenarios","type":"operator.note","actor":"operator",)"
+                           R"("payload":{}})");
+  CHECK(lab_stream.status == 400);
+  REQUIRE(lab_stream.error);
+  CHECK(lab_stream.error->message.find("refused stream") != std::string::npos);
+
+  // aura scenario load: the daemon loads and records each folder; one that is not a package
+  // is rejected by name.
+  fs::create_directories(d.dir / "not-a-package");
+  auto load = with({"scenario", "load", (d.dir / "scenarios" / "t0-config-drift").string(),
+                    (d.dir / "not-a-package").string(), "--json"});
+  CHECK(load.exit_code == 1);  // one rejected
+  CHECK(load.out.find("loaded   t0-config-drift") != std::string::npos);
+  CHECK(load.out.find("rejected " + (d.dir / "not-a-package").string()) != std::string::npos);
+  CHECK(member(load.last_line(), "loaded") == "1");
+  CHECK(member(load.last_line(), "rejected") == "1");
+  CHECK(d.call("scenarios.get", R"({"scenario":"t0"})").status == 200);
+  auto relative = d.call("scenario.load", R"({"dirs":["scenarios/t0-config-drift"]})");
+  CHECK(relative.status == 400);
+
+  // aura setup: the daemon keeps the keys and the packages it signed at first use, loads and
+  // records them again and measures the panel.
+  auto setup = with({"setup", "--scenarios", (d.dir / "scenarios").string(), "--json"});
+  CHECK_MESSAGE(setup.exit_code == 0, setup.describe());
+  CHECK(setup.out.find("it set the lab up") != std::string::npos);
+  CHECK(setup.out.find("kept the existing lab signing key") != std::string::npos);
+  CHECK(setup.out.find("kept     t0-config-drift") != std::string::npos);
+  CHECK(member(setup.last_line(), "rejected") == "0");
+  CHECK(std::stoull(member(setup.last_line(), "kept")) >= 3);
+  CHECK(member(setup.last_line(), "lab_key_created") == "false");
+
+  // aura worker: the daemon reaps and measures; the worker reports.
+  auto worker = with({"worker", "--json"});
+  CHECK_MESSAGE(worker.exit_code == 0, worker.describe());
+  CHECK(worker.out.find("supervises its worlds") != std::string::npos);
+  CHECK(std::stoull(member(worker.last_line(), "capabilities_seq")) > note_seq);
+
+  // The front's user is refused every one of them: they take paths on the machine, or write
+  // events by hand.
+  CHECK(status_as_front(d, "log.append",
+                        R"({"stream":"ops/notes","type":"operator.note","actor":"operator",)"
+                        R"("payload":{}})") == 403);
+  CHECK(status_as_front(
+            d, "scenario.load",
+            "{\"dirs\":[\"" + (d.dir / "scenarios" / "t0-config-drift").string() + "\"]}") == 403);
   CHECK(d.call("health").status == 200);
 }
 
