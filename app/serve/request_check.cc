@@ -119,10 +119,6 @@ std::variant<std::string, ApiError> operator_token_of(const ApiRequest& r) {
   return std::string(*token);
 }
 
-ApiError require_empty(const json::Object& o) {
-  return malformed_json(o.done());  // names the first member: none is accepted
-}
-
 // One action of an InterventionIR: {call, params?} or {script, target}.
 std::optional<ApiError> check_action(const json::Value& v) {
   auto o = v.as_object();
