@@ -501,6 +501,39 @@ std::optional<int> forward_scenario_load(Invocation& inv, const std::vector<fs::
   return text(*o, "rejected") == "0" ? 0 : 1;
 }
 
+std::optional<int> forward_scenario_sign(Invocation& inv, const fs::path& dir,
+                                         const fs::path& key) {
+  auto socket = running_daemon(inv);
+  if (!socket) return std::nullopt;
+  auto r = call(*socket, "scenario.sign",
+                JsonWriter()
+                    .str("dir", fs::absolute(dir).lexically_normal().string())
+                    .str("key", fs::absolute(key).lexically_normal().string())
+                    .done(),
+                std::chrono::minutes(5));
+  json::Reader reader;
+  int code = 0;
+  auto o = answered(inv, r, "scenario.sign", reader, &code);
+  if (!o) return code;
+  std::cout << "signed " << text(*o, "id") << " " << text(*o, "version") << " ("
+            << text(*o, "files") << " files)\n  digest:    sha256:" << text(*o, "package_digest")
+            << "\n  publisher: " << text(*o, "publisher")
+            << "\n  recorded:  by the lab's daemon at seq " << text(*o, "seq") << " ("
+            << inv.data_dir.string() << ")\n";
+  inv.emit_json(JsonWriter()
+                    .boolean("ok", true)
+                    .str("id", text(*o, "id"))
+                    .str("version", text(*o, "version"))
+                    .str("package_digest", text(*o, "package_digest"))
+                    .str("manifest_sha256", text(*o, "manifest_sha256"))
+                    .str("publisher", text(*o, "publisher"))
+                    .raw("files", text(*o, "files"))
+                    .boolean("recorded", true)
+                    .raw("seq", text(*o, "seq"))
+                    .done());
+  return 0;
+}
+
 std::optional<int> forward_setup(Invocation& inv, const std::vector<fs::path>& dirs,
                                  const std::function<Status()>& after) {
   auto socket = running_daemon(inv);

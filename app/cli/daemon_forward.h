@@ -42,6 +42,11 @@ std::optional<int> forward_log_append(Invocation& inv, const EventDraft& event);
 std::optional<int> forward_scenario_load(Invocation& inv,
                                          const std::vector<std::filesystem::path>& dirs);
 
+// `aura scenario sign DIR` on a lab a daemon holds (scenario.sign: the daemon signs DIR with
+// `key` and records it), printed as the command prints it; nullopt when no daemon answers.
+std::optional<int> forward_scenario_sign(Invocation& inv, const std::filesystem::path& dir,
+                                         const std::filesystem::path& key);
+
 // `aura setup` on a lab a daemon holds (lab.setup: the keys kept, the packages signed, loaded
 // and recorded by the daemon, the panel measured), its lines printed; the JSON's members are
 // the daemon's, `more` adds the caller's. nullopt when no daemon answers.

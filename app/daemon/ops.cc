@@ -21,10 +21,13 @@
 #include "engine/events/attempt_events.h"
 #include "engine/events/event_types.h"
 #include "engine/intervention/intervention_ir.h"
+#include "engine/log/data_dir.h"
 #include "engine/log/snapshot.h"
 #include "engine/merkle/merkle.h"
+#include "engine/package/publisher_key.h"
 #include "engine/receipt/receipt.h"
 #include "engine/receipt/receipt_format.h"
+#include "engine/scenario/scenario_package.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura::daemon {
@@ -1029,6 +1032,45 @@ Reply op_scenario_load(Daemon::Impl& d, const Request& r, const json::Object& a)
                 .done());
 }
 
+// `aura scenario sign DIR`: the folder signed with the publisher key root names and the
+// signing recorded (scenario.signed) by the daemon's writer.
+Reply op_scenario_sign(Daemon::Impl& d, const Request& r, const json::Object& a) {
+  if (auto no = root_only(r)) return *no;
+  fs::path paths[2];
+  const char* names[2] = {"dir", "key"};
+  for (int i = 0; i < 2; ++i) {
+    auto v = a.required_string(names[i], 4096);
+    if (!v.ok()) return fail(v.status());
+    if (v->empty() || (*v)[0] != '/') return fail(a.error(names[i], "must be an absolute path"));
+    paths[i] = std::string(*v);
+  }
+  if (Status s = a.done(); !s.is_ok()) return fail(s);
+  const fs::path &dir = paths[0], &key = paths[1];
+  if (path_is_within(key, dir)) {
+    return fail(Status::invalid("publisher key " + key.string() + " lies inside the package " +
+                                dir.string() + "; keep keys outside what they sign"));
+  }
+  auto signer = load_publisher_key(key);
+  if (!signer.ok()) return fail(signer.status());
+  auto pkg = scenario::sign_scenario_package(dir, *signer);
+  if (!pkg.ok()) return fail(pkg.status());
+  auto appended =
+      d.session->writer.log->append(app::signed_event(dir, *pkg, *signer, "scenario sign", false));
+  if (!appended.ok()) {
+    return fail(
+        appended.status().with_context("signed " + dir.string() + " but could not record it"));
+  }
+  return ok(JsonWriter()
+                .str("id", pkg->id)
+                .str("version", pkg->version)
+                .str("package_digest", to_hex(pkg->package_digest))
+                .str("manifest_sha256", to_hex(pkg->manifest_sha256))
+                .str("publisher", pkg->publisher)
+                .num("files", uint64_t(pkg->files.size()))
+                .num("seq", appended->seq)
+                .done());
+}
+
 // `aura setup` on a lab the daemon holds: its keys are kept, each bundled package signed when
 // its files match their SHA256SUMS, then loaded and recorded by the daemon's writer, and the
 // capability panel measured (app::setup with the daemon's writer). The front's user is the
@@ -1111,6 +1153,7 @@ Reply Daemon::Impl::handle(const Request& r) {
   if (op == "log.append") return op_log_append(*this, r, a);
   if (op == "scenario.load") return op_scenario_load(*this, r, a);
   if (op == "lab.setup") return op_lab_setup(*this, r, a);
+  if (op == "scenario.sign") return op_scenario_sign(*this, r, a);
   if (op == "lab.key") return op_lab_key(*this);
   if (op == "proof.receipt") return op_proof_receipt(*this, a);
   if (op == "metrics") return op_metrics(*this);

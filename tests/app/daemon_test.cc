@@ -617,6 +617,20 @@ TEST_CASE(
   auto relative = d.call("scenario.load", R"({"dirs":["scenarios/t0-config-drift"]})");
   CHECK(relative.status == 400);
 
+  // aura scenario sign: the daemon signs a copy with the publisher key and records it; the
+  // copy then loads.
+  fs::copy(d.dir / "scenarios" / "t0-config-drift", d.dir / "t0-copy", fs::copy_options::recursive);
+  auto sign = with({"scenario", "sign", (d.dir / "t0-copy").string(), "--json"});
+  CHECK_MESSAGE(sign.exit_code == 0, sign.describe());
+  CHECK(sign.out.find("recorded:  by the lab's daemon") != std::string::npos);
+  CHECK(member(sign.last_line(), "id") == "t0-config-drift");
+  auto copy = with({"scenario", "load", (d.dir / "t0-copy").string()});
+  CHECK_MESSAGE(copy.exit_code == 0, copy.describe());
+  auto key_inside =
+      d.call("scenario.sign", "{\"dir\":\"" + (d.dir / "t0-copy").string() + "\",\"key\":\"" +
+                                  (d.dir / "t0-copy" / "k").string() + "\"}");
+  CHECK(key_inside.status == 400);
+
   // aura setup: the daemon keeps the keys and the packages it signed at first use, loads and
   // records them again and measures the panel.
   auto setup = with({"setup", "--scenarios", (d.dir / "scenarios").string(), "--json"});
