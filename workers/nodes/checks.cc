@@ -1063,6 +1063,30 @@ Result<std::string> drift_before_converge(const scenario::CheckSpec& check,
   return refused;
 }
 
+Result<std::map<std::string, std::vector<pid_t>>> port_holders(const scenario::CheckSpec& check,
+                                                               const CheckContext& ctx) {
+  Params p;
+  AURA_ASSIGN_OR_RETURN(p, parse_params(check, "checks." + check.id));
+  std::map<std::string, std::vector<pid_t>> out;
+  const auto port = p.get_int("port");
+  if (!port) return out;
+  const std::string suffix = ":" + std::to_string(*port);
+  for (const CheckNode* t : with_role(ctx, p.get("to"))) {
+    auto view_or = inspect::NodeView::open(t->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    std::vector<inspect::Listener> ls;
+    AURA_ASSIGN_OR_RETURN(ls, view_or->listeners(t->pids));
+    std::vector<pid_t>& pids = out[t->name];
+    for (const auto& l : ls) {
+      if ((l.proto == "tcp" || l.proto == "tcp6") && l.address.ends_with(suffix))
+        pids.insert(pids.end(), l.pids.begin(), l.pids.end());
+    }
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  }
+  return out;
+}
+
 Result<CheckOutput> run_check(const scenario::CheckSpec& check, const CheckContext& ctx,
                               bool* may_settle) {
   Params p;

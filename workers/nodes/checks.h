@@ -77,6 +77,12 @@ Result<std::string> record_built(const scenario::Manifest& manifest,
 Result<std::string> drift_before_converge(const scenario::CheckSpec& check,
                                           const CheckContext& ctx);
 
+// What serves an HTTP check's port on each of its `to` nodes: the processes holding the port's
+// listening socket (sorted), by node name. A reload replaces them (nginx's new workers, its old
+// ones closing their sockets), a restart too; a node serving nothing has none.
+Result<std::map<std::string, std::vector<pid_t>>> port_holders(const scenario::CheckSpec& check,
+                                                               const CheckContext& ctx);
+
 // Evaluates the check against the world. Errors only for the host's failures. `may_settle`:
 // it failed only in ways a service still coming up may clear (no answer or no process yet);
 // a definite failure (a wrong user, a wide mode, a missing file) is false.

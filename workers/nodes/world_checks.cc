@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -110,6 +112,40 @@ Result<std::optional<CheckOutput>> NodesWorld::converge_first(const scenario::Ch
   return std::optional<CheckOutput>(failed);
 }
 
+// The converge's reload takes effect after it returns (`nginx -s reload` only signals the
+// master, which then starts new workers and retires the old): an answer read at once may come
+// from the configuration the converge replaced, and pass a check the converged configuration
+// fails. So the check waits until every node that served the port before the converge is
+// served by other processes than then, the same set on two reads kSettlePoll apart (the old
+// workers gone). A node whose service the converge did not reload is waited for up to
+// kSettleGuard, then read as it is (what it serves then is the old configuration's, which the
+// check judges as it finds it).
+namespace {
+
+Status await_reload(const scenario::CheckSpec& spec,
+                    const std::map<std::string, std::vector<pid_t>>& before,
+                    const std::function<CheckContext()>& context) {
+  const auto start = std::chrono::steady_clock::now();
+  std::map<std::string, std::vector<pid_t>> last;
+  for (;;) {
+    std::map<std::string, std::vector<pid_t>> now;
+    AURA_ASSIGN_OR_RETURN(now, port_holders(spec, context()));
+    bool settled = true;
+    for (const auto& [node, pids] : before) {
+      if (pids.empty()) continue;
+      auto it = now.find(node);
+      const std::vector<pid_t> current = it == now.end() ? std::vector<pid_t>() : it->second;
+      auto seen = last.find(node);
+      if (current == pids || seen == last.end() || seen->second != current) settled = false;
+    }
+    if (settled || std::chrono::steady_clock::now() - start >= kSettleGuard) return Status::ok();
+    last = std::move(now);
+    std::this_thread::sleep_for(kSettlePoll);
+  }
+}
+
+}  // namespace
+
 Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   auto context = [&] {
     CheckContext ctx;
@@ -135,12 +171,15 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
   };
   if (spec.call == "ansible.converged") {
     // A drift the converge must undo on every node it governs (the check's `drift`).
+    std::map<std::string, std::vector<pid_t>> serving;
+    AURA_ASSIGN_OR_RETURN(serving, port_holders(spec, context()));
     std::string refused;
     AURA_ASSIGN_OR_RETURN(refused, drift_before_converge(spec, context()));
     if (!refused.empty()) return CheckOutput{false, safe_text("cannot drift " + refused, 1024)};
     std::optional<CheckOutput> failed;
     AURA_ASSIGN_OR_RETURN(failed, converge_first(spec));
     if (failed) return *failed;
+    AURA_RETURN_IF_ERROR(await_reload(spec, serving, context));
   }
   AURA_RETURN_IF_ERROR(freeze_learner(true));
   // A restarted service gets time to come up (a manager's restart returns before the service
