@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -117,10 +118,25 @@ Result<std::optional<CheckOutput>> NodesWorld::converge_first(const scenario::Ch
 // from the configuration the converge replaced, and pass a check the converged configuration
 // fails. So the check waits until every node that served the port before the converge is
 // served by other processes than then, the same set on two reads kSettlePoll apart (the old
-// workers gone). A node whose service the converge did not reload is waited for up to
-// kSettleGuard, then read as it is (what it serves then is the old configuration's, which the
-// check judges as it finds it).
+// workers gone). A node still served by the same processes is waited for while one of them has
+// a signal pending (a reload asked for and not yet taken) and for kSettleFloor in all: after
+// that the converge did not reload it, and what it serves is read as it is. kSettleGuard bounds
+// the whole wait.
+
 namespace {
+
+// A signal sent to `pid` and not yet handled (its thread's or its process's pending set, from
+// /proc/PID/status); false when the process is gone.
+bool signal_pending(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  for (int i = 0; i < 64 && std::getline(status, line); ++i) {
+    if (!line.starts_with("SigPnd:") && !line.starts_with("ShdPnd:")) continue;
+    const std::string mask = line.substr(line.find(':') + 1);
+    if (mask.find_first_not_of("0 \t") != std::string::npos) return true;
+  }
+  return false;
+}
 
 Status await_reload(const scenario::CheckSpec& spec,
                     const std::map<std::string, std::vector<pid_t>>& before,
@@ -130,15 +146,22 @@ Status await_reload(const scenario::CheckSpec& spec,
   for (;;) {
     std::map<std::string, std::vector<pid_t>> now;
     AURA_ASSIGN_OR_RETURN(now, port_holders(spec, context()));
+    const auto waited = std::chrono::steady_clock::now() - start;
     bool settled = true;
     for (const auto& [node, pids] : before) {
       if (pids.empty()) continue;
       auto it = now.find(node);
       const std::vector<pid_t> current = it == now.end() ? std::vector<pid_t>() : it->second;
       auto seen = last.find(node);
-      if (current == pids || seen == last.end() || seen->second != current) settled = false;
+      const bool still = seen != last.end() && seen->second == current;
+      if (current != pids) {
+        if (!still) settled = false;  // replaced, and not yet at rest
+      } else if (waited < kSettleFloor ||
+                 std::any_of(current.begin(), current.end(), signal_pending)) {
+        settled = false;  // not reloaded yet: it may still be
+      }
     }
-    if (settled || std::chrono::steady_clock::now() - start >= kSettleGuard) return Status::ok();
+    if (settled || waited >= kSettleGuard) return Status::ok();
     last = std::move(now);
     std::this_thread::sleep_for(kSettlePoll);
   }
