@@ -145,7 +145,17 @@ std::optional<int> forward_operator(Invocation& inv) {
   auto socket = running_daemon(inv);
   if (!socket) return std::nullopt;
   const bool checkpoint = inv.command->path == "log checkpoint";
-  const std::string op = checkpoint ? "operator.checkpoint" : "operator.refresh";
+  const bool rebuild = inv.command->path == "projections rebuild";
+  if (rebuild && inv.has("batch")) {
+    return inv.fail(Status::failed_precondition(
+                        "the lab's daemon holds " + inv.data_dir.string() +
+                        " and rebuilds its projections with its own batch size: run without "
+                        "--batch, or stop the daemon"),
+                    2);
+  }
+  const std::string op = checkpoint ? "operator.checkpoint"
+                         : rebuild  ? "operator.rebuild"
+                                    : "operator.refresh";
   json::Reader reader;
   int code = 0;
   auto o = answered(inv, call(*socket, op, "{}", std::chrono::minutes(10)), op, reader, &code);
@@ -153,6 +163,14 @@ std::optional<int> forward_operator(Invocation& inv) {
   if (checkpoint) {
     std::cout << text(*o, "note");
     inv.emit_json(JsonWriter().boolean("ok", true).raw("size", text(*o, "size")).done());
+  } else if (rebuild) {
+    std::cout << "the lab's daemon rebuilt every projection from seq 1 to " << text(*o, "head")
+              << " (it holds " << inv.data_dir.string() << ")\n";
+    inv.emit_json(JsonWriter()
+                      .boolean("ok", true)
+                      .raw("head_seq", text(*o, "head"))
+                      .raw("projections", text(*o, "projections"))
+                      .done());
   } else {
     std::cout << "measured and recorded by the lab's daemon (capabilities.measured at seq "
               << text(*o, "seq") << "; " << text(*o, "available")

@@ -23,9 +23,10 @@ std::optional<int> forward_judge(Invocation& inv);
 // operator token), printed as the in-process command prints it; nullopt when no daemon answers.
 std::optional<int> forward_snapshot(Invocation& inv);
 
-// `aura log checkpoint` (operator.checkpoint: the signed note printed) and `aura caps` when it
-// records (operator.refresh: measured and recorded by the daemon) through the daemon; nullopt
-// when no daemon answers.
+// `aura log checkpoint` (operator.checkpoint: the signed note printed), `aura caps` when it
+// records (operator.refresh: measured and recorded by the daemon) and `aura projections
+// rebuild` (operator.rebuild: the daemon rebuilds the projections it keeps current) through the
+// daemon; nullopt when no daemon answers.
 std::optional<int> forward_operator(Invocation& inv);
 
 // `aura attempt start|predict|probe|submit|authorize|apply|ack|verify|gate|receipt|reflect|

@@ -7,6 +7,7 @@
 #include "app/cli/attempt_next.h"
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/cli/daemon_forward.h"
 #include "app/lab/views.h"
 #include "engine/attempt/attempt_state.h"
 #include "engine/common/json_writer.h"
@@ -100,6 +101,9 @@ std::string counts_json(const lab::ProjectionReport& r) {
 int projections_rebuild(Invocation& inv) {
   auto batch = batch_flag(inv);
   if (!batch.ok()) return inv.fail(batch.status(), 2);
+  // A running daemon keeps the projections current: it rebuilds them (a rebuild from this
+  // process would drop tables under it).
+  if (auto forwarded = forward_operator(inv)) return *forwarded;
   auto opened = open_projections(inv);
   if (!opened.ok()) return inv.fail(opened.status());
   const auto t0 = std::chrono::steady_clock::now();
@@ -276,7 +280,8 @@ void register_projection_commands(CommandTable& r) {
          "",
          "drop every projection and rebuild it from seq 1",
          "Prints the events replayed, the time taken and each projection's row counts. The log is "
-         "opened\nread-only; the projections live in DATA/projections.sqlite.",
+         "opened\nread-only; the projections live in DATA/projections.sqlite. When the lab's "
+         "daemon holds --data,\nit rebuilds them (without --batch: it uses its own).",
          {batch},
          0,
          0,

@@ -901,7 +901,11 @@ Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
     std::lock_guard lock(d.proj_mu);
     auto rep = d.projections->rebuild_all();
     if (!rep.ok()) return fail(rep.status());
-    return ok(JsonWriter().num("head", log.head().seq).done());
+    JsonArray rebuilt;
+    for (const auto& p : *rep) {
+      rebuilt.raw(JsonWriter().str("name", p.name).num("events_applied", p.events_applied).done());
+    }
+    return ok(JsonWriter().num("head", log.head().seq).raw("projections", rebuilt.done()).done());
   }
   if (r.op == "operator.refresh") {
     auto m = app::measure_and_record(log);

@@ -642,6 +642,14 @@ TEST_CASE(
   CHECK(std::stoull(member(setup.last_line(), "kept")) >= 3);
   CHECK(member(setup.last_line(), "lab_key_created") == "false");
 
+  // aura projections rebuild: the daemon rebuilds the projections it keeps; --batch is its own.
+  auto rebuilt = with({"projections", "rebuild", "--json"});
+  CHECK_MESSAGE(rebuilt.exit_code == 0, rebuilt.describe());
+  CHECK(rebuilt.out.find("the lab's daemon rebuilt every projection") != std::string::npos);
+  CHECK(rebuilt.last_line().find(R"("name":"attempts")") != std::string::npos);
+  CHECK(with({"projections", "rebuild", "--batch", "10"}).exit_code == 2);
+  CHECK(d.call("scenarios.list").status == 200);  // read from the rebuilt projections
+
   // aura worker: the daemon reaps and measures; the worker reports.
   auto worker = with({"worker", "--json"});
   CHECK_MESSAGE(worker.exit_code == 0, worker.describe());
