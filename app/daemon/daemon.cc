@@ -252,10 +252,14 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
   // (pipelining); those already there are answered in order and their replies written together.
   std::string out;
   size_t queued = 0;
+  // False when the reply cannot be framed: the connection then ends, as no reply would take
+  // its place in the order the client counts on.
   auto queue = [&](const std::string& body) {
     auto bytes = rpc::encode_frame(rpc::Kind::kReply, body);
-    if (bytes.ok()) out += *bytes;
+    if (!bytes.ok()) return false;
+    out += *bytes;
     ++queued;
+    return true;
   };
   auto flush = [&] {
     bool ok = out.empty() || rpc::write_frames(fd, out, kWholeFrame).is_ok();
@@ -278,7 +282,7 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
     if (frame.kind != rpc::Kind::kRequest) {
       reply.status = 400;
       reply.error = rpc::api_error(400, "malformed", "daemon protocol: expected a request frame");
-      queue(reply.encode());
+      (void)queue(reply.encode());
       (void)flush();
       return;
     }
@@ -287,7 +291,7 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
       reply.request_id = seen_id.empty() ? std::string(16, '0') : seen_id;
       reply.error = rpc::api_error(400, "malformed", req.status().message());
       reply.status = 400;
-      queue(reply.encode());
+      if (!queue(reply.encode())) break;
       continue;
     }
     req->peer_is_root = peer_is_root;
@@ -317,7 +321,7 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
       big.error = rpc::api_error(500, "internal", "the answer is over the reply cap");
       encoded = big.encode();
     }
-    queue(encoded);
+    if (!queue(encoded)) break;
   }
   (void)flush();
 }
