@@ -234,6 +234,19 @@ struct Verdict {
   }
 };
 
+// The processes holding a TCP listening socket on `port` (each once, sorted).
+std::vector<pid_t> port_pids(const std::vector<inspect::Listener>& ls, uint16_t port) {
+  const std::string suffix = ":" + std::to_string(port);
+  std::vector<pid_t> pids;
+  for (const auto& l : ls) {
+    if ((l.proto == "tcp" || l.proto == "tcp6") && l.address.ends_with(suffix))
+      pids.insert(pids.end(), l.pids.begin(), l.pids.end());
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return pids;
+}
+
 // GETs `path` of node `t` from `from`'s network namespace (the supervisor's own client): the
 // body when the status is expect_status and, with listener_exe, the port is served by the image's
 // program alone; otherwise why is recorded on `v` as a failure a service coming up may still
@@ -259,15 +272,10 @@ Result<std::optional<std::string>> answer(const Params& p, const CheckContext& c
     std::vector<inspect::Listener> ls;
     AURA_ASSIGN_OR_RETURN(ls, view_or->listeners(t.pids));
     bool found = false, foreign = false;
-    for (const auto& l : ls) {
-      if (!(l.proto == "tcp" || l.proto == "tcp6") ||
-          !l.address.ends_with(":" + std::to_string(port)))
-        continue;
-      for (pid_t pid : l.pids) {
-        bool is;
-        AURA_ASSIGN_OR_RETURN(is, runs(ctx, pid, exe));
-        (is ? found : foreign) = true;
-      }
+    for (pid_t pid : port_pids(ls, port)) {
+      bool is;
+      AURA_ASSIGN_OR_RETURN(is, runs(ctx, pid, exe));
+      (is ? found : foreign) = true;
     }
     if (!found || foreign) {
       v.not_yet(where + ": port " + std::to_string(port) + " is not served by the image's " + exe +
@@ -1070,19 +1078,12 @@ Result<std::map<std::string, std::vector<pid_t>>> port_holders(const scenario::C
   std::map<std::string, std::vector<pid_t>> out;
   const auto port = p.get_int("port");
   if (!port) return out;
-  const std::string suffix = ":" + std::to_string(*port);
   for (const CheckNode* t : with_role(ctx, p.get("to"))) {
     auto view_or = inspect::NodeView::open(t->init_pid);
     if (!view_or.ok()) return view_or.status();
     std::vector<inspect::Listener> ls;
     AURA_ASSIGN_OR_RETURN(ls, view_or->listeners(t->pids));
-    std::vector<pid_t>& pids = out[t->name];
-    for (const auto& l : ls) {
-      if ((l.proto == "tcp" || l.proto == "tcp6") && l.address.ends_with(suffix))
-        pids.insert(pids.end(), l.pids.begin(), l.pids.end());
-    }
-    std::sort(pids.begin(), pids.end());
-    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    out[t->name] = port_pids(ls, uint16_t(*port));
   }
   return out;
 }
