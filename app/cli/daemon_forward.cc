@@ -3,10 +3,7 @@
 // as Judge Mode in the browser) and follows it to its verdicts.
 #include "app/cli/daemon_forward.h"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -50,19 +47,26 @@ std::string text(const json::Object& o, std::string_view name) {
   return s.ok() ? std::string(*s) : v->minified();
 }
 
-// An answer's body as an object, or the command's failure (the daemon's words).
-std::optional<json::Object> answered(Invocation& inv, const std::optional<rpc::Reply>& r,
-                                     std::string_view op, json::Reader& reader, int* code) {
-  if (!r) {
-    *code = inv.fail(Status::unavailable("the lab's daemon stopped answering"));
-    return std::nullopt;
-  }
+// One call's answer body, or the daemon's refusal in its own words.
+Result<std::string> ask(const fs::path& socket, const std::string& op, const std::string& args,
+                        std::chrono::milliseconds timeout) {
+  auto r = call(socket, op, args, timeout);
+  if (!r) return Status::unavailable("the lab's daemon stopped answering");
   if (r->status != 200) {
-    *code = inv.fail(Status::failed_precondition(
-        r->error ? r->error->message : std::string(op) + " answered " + std::to_string(r->status)));
+    return Status::failed_precondition(r->error ? r->error->message
+                                                : op + " answered " + std::to_string(r->status));
+  }
+  return r->body_json;
+}
+
+// An answer's body as an object, or the command's failure.
+std::optional<json::Object> answered(Invocation& inv, const Result<std::string>& body,
+                                     json::Reader& reader, int* code) {
+  if (!body.ok()) {
+    *code = inv.fail(body.status());
     return std::nullopt;
   }
-  auto o = reader.parse_object(r->body_json);
+  auto o = reader.parse_object(*body);
   if (!o.ok()) {
     *code = inv.fail(o.status());
     return std::nullopt;
@@ -158,7 +162,7 @@ std::optional<int> forward_operator(Invocation& inv) {
                                     : "operator.refresh";
   json::Reader reader;
   int code = 0;
-  auto o = answered(inv, call(*socket, op, "{}", std::chrono::minutes(10)), op, reader, &code);
+  auto o = answered(inv, ask(*socket, op, "{}", std::chrono::minutes(10)), reader, &code);
   if (!o) return code;
   if (checkpoint) {
     std::cout << text(*o, "note");
@@ -449,13 +453,6 @@ std::optional<int> forward_attempt(Invocation& inv) {
   return 0;
 }
 
-namespace {
-
-volatile std::sig_atomic_t g_worker_stop = 0;
-void on_worker_signal(int) { g_worker_stop = 1; }
-
-}  // namespace
-
 std::optional<int> forward_log_append(Invocation& inv, const EventDraft& event) {
   auto socket = running_daemon(inv);
   if (!socket) return std::nullopt;
@@ -463,17 +460,17 @@ std::optional<int> forward_log_append(Invocation& inv, const EventDraft& event) 
   if (auto p = payload_reader.parse_object(event.payload); !p.ok()) {
     return inv.fail(p.status().with_context("--payload"), 2);
   }
-  auto r = call(*socket, "log.append",
-                JsonWriter()
-                    .str("stream", event.stream)
-                    .str("type", event.type)
-                    .str("actor", event.actor)
-                    .raw("payload", event.payload)
-                    .done(),
-                60s);
+  auto r = ask(*socket, "log.append",
+               JsonWriter()
+                   .str("stream", event.stream)
+                   .str("type", event.type)
+                   .str("actor", event.actor)
+                   .raw("payload", event.payload)
+                   .done(),
+               60s);
   json::Reader reader;
   int code = 0;
-  auto o = answered(inv, r, "log.append", reader, &code);
+  auto o = answered(inv, r, reader, &code);
   if (!o) return code;
   std::cout << "appended seq=" << text(*o, "seq") << " hash=" << text(*o, "hash")
             << " (by the lab's daemon)\n";
@@ -510,10 +507,10 @@ JsonWriter print_loaded(const Invocation& inv, const json::Object& o, std::strin
 std::optional<int> forward_scenario_load(Invocation& inv, const std::vector<fs::path>& dirs) {
   auto socket = running_daemon(inv);
   if (!socket) return std::nullopt;
-  auto r = call(*socket, "scenario.load", dirs_json(dirs), std::chrono::minutes(10));
+  auto r = ask(*socket, "scenario.load", dirs_json(dirs), std::chrono::minutes(10));
   json::Reader reader;
   int code = 0;
-  auto o = answered(inv, r, "scenario.load", reader, &code);
+  auto o = answered(inv, r, reader, &code);
   if (!o) return code;
   inv.emit_json(print_loaded(inv, *o, "it loaded").done());
   return text(*o, "rejected") == "0" ? 0 : 1;
@@ -523,32 +520,19 @@ std::optional<int> forward_scenario_sign(Invocation& inv, const fs::path& dir,
                                          const fs::path& key) {
   auto socket = running_daemon(inv);
   if (!socket) return std::nullopt;
-  auto r = call(*socket, "scenario.sign",
-                JsonWriter()
-                    .str("dir", fs::absolute(dir).lexically_normal().string())
-                    .str("key", fs::absolute(key).lexically_normal().string())
-                    .done(),
-                std::chrono::minutes(5));
+  auto r = ask(*socket, "scenario.sign",
+               JsonWriter()
+                   .str("dir", fs::absolute(dir).lexically_normal().string())
+                   .str("key", fs::absolute(key).lexically_normal().string())
+                   .done(),
+               std::chrono::minutes(5));
   json::Reader reader;
   int code = 0;
-  auto o = answered(inv, r, "scenario.sign", reader, &code);
+  auto o = answered(inv, r, reader, &code);
   if (!o) return code;
-  std::cout << "signed " << text(*o, "id") << " " << text(*o, "version") << " ("
-            << text(*o, "files") << " files)\n  digest:    sha256:" << text(*o, "package_digest")
-            << "\n  publisher: " << text(*o, "publisher")
-            << "\n  recorded:  by the lab's daemon at seq " << text(*o, "seq") << " ("
-            << inv.data_dir.string() << ")\n";
-  inv.emit_json(JsonWriter()
-                    .boolean("ok", true)
-                    .str("id", text(*o, "id"))
-                    .str("version", text(*o, "version"))
-                    .str("package_digest", text(*o, "package_digest"))
-                    .str("manifest_sha256", text(*o, "manifest_sha256"))
-                    .str("publisher", text(*o, "publisher"))
-                    .raw("files", text(*o, "files"))
-                    .boolean("recorded", true)
-                    .raw("seq", text(*o, "seq"))
-                    .done());
+  std::cout << text(*o, "lines") << "  recorded:  by the lab's daemon at seq " << text(*o, "seq")
+            << " (" << inv.data_dir.string() << ")\n";
+  inv.emit_json(text(*o, "json"));
   return 0;
 }
 
@@ -556,10 +540,10 @@ std::optional<int> forward_setup(Invocation& inv, const std::vector<fs::path>& d
                                  const std::function<Status()>& after) {
   auto socket = running_daemon(inv);
   if (!socket) return std::nullopt;
-  auto r = call(*socket, "lab.setup", dirs_json(dirs), std::chrono::minutes(10));
+  auto r = ask(*socket, "lab.setup", dirs_json(dirs), std::chrono::minutes(10));
   json::Reader reader;
   int code = 0;
-  auto o = answered(inv, r, "lab.setup", reader, &code);
+  auto o = answered(inv, r, reader, &code);
   if (!o) return code;
   JsonWriter j = print_loaded(inv, *o, "it set the lab up");
   if (Status s = after(); !s.is_ok()) return inv.fail(s);
@@ -574,66 +558,49 @@ std::optional<int> forward_setup(Invocation& inv, const std::vector<fs::path>& d
   return text(*o, "rejected") == "0" ? 0 : 1;
 }
 
-std::optional<int> forward_worker(Invocation& inv, uint64_t watch, const LiveCount& live) {
+std::optional<DaemonSupervisor> daemon_supervisor(const Invocation& inv) {
   auto socket = running_daemon(inv);
   if (!socket) return std::nullopt;
-  json::Reader reader;
-  int code = 0;
-  auto reaped = answered(inv, call(*socket, "operator.reap", "{}", std::chrono::minutes(5)),
-                         "operator.reap", reader, &code);
-  if (!reaped) return code;
-  std::cout << "the lab's daemon holds " << inv.data_dir.string()
-            << " and supervises its worlds; it reaped " << text(*reaped, "runs")
-            << " runs or worlds left by an earlier process (" << text(*reaped, "paths")
-            << " names removed)";
-  if (text(*reaped, "seq") != "0") std::cout << ", recorded as seq " << text(*reaped, "seq");
-  std::cout << "\n";
-  json::Reader caps_reader;
-  auto caps = answered(inv, call(*socket, "operator.refresh", "{}", std::chrono::minutes(5)),
-                       "operator.refresh", caps_reader, &code);
-  if (!caps) return code;
-  std::cout << "capabilities: " << text(*caps, "available") << " available, recorded as seq "
-            << text(*caps, "seq") << " (aura caps show)\n";
-  auto counted = live();
-  if (!counted.ok()) return inv.fail(counted.status());
-  std::cout << "live: " << counted->first << " worlds or runs holding " << counted->second
-            << " recorded names\n";
-  uint64_t rounds = 0;
-  if (watch != 0) {
-    ::signal(SIGINT, on_worker_signal);
-    ::signal(SIGTERM, on_worker_signal);
-    std::cout << "watching: the daemon reaps every " << watch << " s until SIGINT or SIGTERM"
-              << std::endl;
-    while (!g_worker_stop) {
-      for (uint64_t i = 0; i < watch * 10 && !g_worker_stop; ++i) ::usleep(100'000);
-      if (g_worker_stop) break;
-      json::Reader again_reader;
-      auto again = answered(inv, call(*socket, "operator.reap", "{}", std::chrono::minutes(5)),
-                            "operator.reap", again_reader, &code);
-      if (!again) return code;
-      ++rounds;
-      if (text(*again, "seq") != "0") {
-        std::cout << "reaped " << text(*again, "runs") << " (seq " << text(*again, "seq") << ")"
-                  << std::endl;
-      }
+  DaemonSupervisor d;
+  d.reap = [socket = *socket]() -> Result<supervisor::ReapRecord> {
+    std::string body;
+    AURA_ASSIGN_OR_RETURN(body, ask(socket, "operator.reap", "{}", std::chrono::minutes(5)));
+    json::Reader reader;
+    json::Object o;
+    AURA_ASSIGN_OR_RETURN(o, reader.parse_object(body));
+    supervisor::ReapRecord r;
+    uint64_t n = 0;
+    AURA_ASSIGN_OR_RETURN(n, o.required_u64("runs"));
+    r.runs_reaped = int(n);
+    AURA_ASSIGN_OR_RETURN(n, o.required_u64("paths"));
+    r.paths_removed = int(n);
+    AURA_ASSIGN_OR_RETURN(n, o.required_u64("orphan_runs"));
+    r.orphan_runs_reaped = int(n);
+    AURA_ASSIGN_OR_RETURN(r.seq, o.required_u64("seq"));
+    json::Value failures;
+    AURA_ASSIGN_OR_RETURN(failures, o.value("failures"));
+    json::Array list;
+    AURA_ASSIGN_OR_RETURN(list, failures.as_array());
+    for (const auto& f : list.elements()) {
+      std::string_view text;
+      AURA_ASSIGN_OR_RETURN(text, f.as_string());
+      r.failures.emplace_back(text);
     }
-    std::cout << "stopped after " << rounds << " rounds\n";
-  }
-  inv.emit_json(JsonWriter()
-                    .boolean("ok", true)
-                    .raw("reaped", JsonWriter()
-                                       .raw("runs", text(*reaped, "runs"))
-                                       .raw("paths", text(*reaped, "paths"))
-                                       .raw("seq", text(*reaped, "seq"))
-                                       .raw("orphan_runs", text(*reaped, "orphan_runs"))
-                                       .raw("failures", text(*reaped, "failures"))
-                                       .done())
-                    .raw("capabilities_seq", text(*caps, "seq"))
-                    .num("live_owners", uint64_t(counted->first))
-                    .num("live_names", uint64_t(counted->second))
-                    .num("watch_rounds", rounds)
-                    .done());
-  return 0;
+    return r;
+  };
+  d.measure = [socket = *socket]() -> Result<PanelRecorded> {
+    std::string body;
+    AURA_ASSIGN_OR_RETURN(body, ask(socket, "operator.refresh", "{}", std::chrono::minutes(5)));
+    json::Reader reader;
+    json::Object o;
+    AURA_ASSIGN_OR_RETURN(o, reader.parse_object(body));
+    PanelRecorded p;
+    AURA_ASSIGN_OR_RETURN(p.seq, o.required_u64("seq"));
+    AURA_ASSIGN_OR_RETURN(p.available, o.required_u64("available"));
+    AURA_ASSIGN_OR_RETURN(p.measured, o.required_u64("measured"));
+    return p;
+  };
+  return d;
 }
 
 }  // namespace aura::cli

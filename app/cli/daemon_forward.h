@@ -6,11 +6,11 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "app/cli/cli.h"
 #include "engine/log/event.h"
+#include "workers/supervisor/supervisor.h"
 
 namespace aura::cli {
 
@@ -54,11 +54,17 @@ std::optional<int> forward_scenario_sign(Invocation& inv, const std::filesystem:
 std::optional<int> forward_setup(Invocation& inv, const std::vector<std::filesystem::path>& dirs,
                                  const std::function<Status()>& after);
 
-// `aura worker` beside the daemon: the daemon reaps (operator.reap) and measures the capability
-// panel (operator.refresh); `live` counts what is live (read from the sandbox folder: worlds
-// or runs, and the names they hold); with --watch N (`watch`) the daemon is asked to reap
-// every N seconds until SIGINT or SIGTERM. nullopt when no daemon answers.
-using LiveCount = std::function<Result<std::pair<size_t, size_t>>()>;
-std::optional<int> forward_worker(Invocation& inv, uint64_t watch, const LiveCount& live);
+// The lab's daemon as the supervisor, for `aura worker` beside it: `reap` has it reap what an
+// earlier process left (operator.reap), `measure` measure and record the capability panel
+// (operator.refresh). nullopt when no daemon answers.
+struct PanelRecorded {
+  uint64_t seq = 0;
+  uint64_t available = 0, measured = 0;
+};
+struct DaemonSupervisor {
+  std::function<Result<supervisor::ReapRecord>()> reap;
+  std::function<Result<PanelRecorded>()> measure;
+};
+std::optional<DaemonSupervisor> daemon_supervisor(const Invocation& inv);
 
 }  // namespace aura::cli

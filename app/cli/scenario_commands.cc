@@ -81,16 +81,9 @@ int scenario_sign(Invocation& inv) {
   const bool default_key = !inv.has("key");
   const fs::path key_file =
       default_key ? inv.keys_dir / std::string(kPublisherKeyFile) : fs::path(inv.get("key"));
-  // A key inside the package would ship with it.
-  if (path_is_within(key_file, dir)) {
-    return inv.fail(Status::invalid("publisher key " + key_file.string() +
-                                    " lies inside the package " + dir.string() +
-                                    "; keep keys outside what they sign"));
-  }
+  if (Status s = app::check_key_outside(key_file, dir); !s.is_ok()) return inv.fail(s);
   // A running daemon holds the data folder: it signs and records.
-  if (inv.has("data") || fs::exists(inv.data_dir)) {
-    if (auto forwarded = forward_scenario_sign(inv, dir, key_file)) return *forwarded;
-  }
+  if (auto forwarded = forward_scenario_sign(inv, dir, key_file)) return *forwarded;
   auto signer = load_publisher_key(key_file);
   if (!signer.ok()) {
     Status s = signer.status();
@@ -113,40 +106,17 @@ int scenario_sign(Invocation& inv) {
     }
     lab.emplace(std::move(w).value());
   }
-  auto signed_pkg = scenario::sign_scenario_package(dir, *signer);
-  if (!signed_pkg.ok()) return inv.fail(signed_pkg.status());
-  uint64_t seq = 0;
+  auto r = app::sign_and_record(dir, *signer, lab ? &*lab : nullptr);
+  if (!r.ok()) return inv.fail(r.status());
+  std::cout << app::signed_lines(r->pkg);
   if (lab) {
-    auto a = lab->log->append(app::signed_event(dir, *signed_pkg, *signer, "scenario sign", false));
-    if (!a.ok()) {
-      return inv.fail(a.status().with_context("signed " + dir.string() +
-                                              " but could not record it in " +
-                                              std::string(kRegistryStream)));
-    }
-    seq = a->seq;
-  }
-  const std::string digest = to_hex(signed_pkg->package_digest);
-  std::cout << "signed " << signed_pkg->id << " " << signed_pkg->version << " ("
-            << signed_pkg->files.size() << " files)\n  digest:    sha256:" << digest
-            << "\n  publisher: " << signed_pkg->publisher << "\n";
-  if (lab) {
-    std::cout << "  recorded:  " << kSignedType << " in " << kRegistryStream << " at seq " << seq
+    std::cout << "  recorded:  " << kSignedType << " in " << kRegistryStream << " at seq " << r->seq
               << " (" << inv.data_dir.string() << ")\n";
   } else {
     std::cout << "  not recorded: no data folder at " << inv.data_dir.string()
               << " (--data records the signing in a lab's log)\n";
   }
-  inv.emit_json(JsonWriter()
-                    .boolean("ok", true)
-                    .str("id", signed_pkg->id)
-                    .str("version", signed_pkg->version)
-                    .str("package_digest", digest)
-                    .str("manifest_sha256", to_hex(signed_pkg->manifest_sha256))
-                    .str("publisher", signed_pkg->publisher)
-                    .num("files", uint64_t(signed_pkg->files.size()))
-                    .boolean("recorded", lab.has_value())
-                    .num("seq", seq)
-                    .done());
+  inv.emit_json(app::signed_json(*r, lab.has_value()));
   return 0;
 }
 

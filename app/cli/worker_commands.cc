@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "app/cli/cli.h"
@@ -58,18 +60,30 @@ int worker(Invocation& inv) {
     watch = *w;
   }
   const fs::path state_dir = fs::absolute(inv.data_dir / "sandbox");
-  // A running daemon holds the data folder and is the supervisor: it reaps and measures.
-  auto live = [&]() -> Result<std::pair<size_t, size_t>> {
-    auto l = live_of(state_dir);
-    if (!l.ok()) return l.status();
-    return std::pair{l->owners, l->names};
-  };
-  if (auto forwarded = forward_worker(inv, watch, live)) return *forwarded;
-  auto writer = open_writer(inv);
-  if (!writer.ok()) return inv.fail(writer.status());
-  EventLog& log = *writer->log;
+  // The supervisor: this process on the log, or a running daemon, which holds the data folder
+  // and supervises its worlds.
+  std::function<Result<supervisor::ReapRecord>()> reap;
+  std::function<Result<PanelRecorded>()> measure;
+  std::optional<Writer> writer;
+  if (auto daemon = daemon_supervisor(inv)) {
+    std::cout << "the lab's daemon holds " << inv.data_dir.string()
+              << " and supervises its worlds: it reaps and measures\n";
+    reap = std::move(daemon->reap);
+    measure = std::move(daemon->measure);
+  } else {
+    auto opened = open_writer(inv);
+    if (!opened.ok()) return inv.fail(opened.status());
+    writer.emplace(std::move(opened).value());
+    EventLog& log = *writer->log;
+    reap = [&log, state_dir] { return supervisor::reap_and_record(state_dir, log); };
+    measure = [&log]() -> Result<PanelRecorded> {
+      auto caps = app::measure_and_record(log);
+      if (!caps.ok()) return caps.status();
+      return PanelRecorded{caps->seq, caps->available(), caps->measurement.capabilities.size()};
+    };
+  }
 
-  auto reaped = supervisor::reap_and_record(state_dir, log);
+  auto reaped = reap();
   if (!reaped.ok()) return inv.fail(reaped.status().with_context("reap"));
   std::cout << "reaped " << reaped->runs_reaped << " runs or worlds left by an earlier process ("
             << reaped->paths_removed << " names removed)";
@@ -79,11 +93,10 @@ int worker(Invocation& inv) {
   std::cout << "\n";
   for (const auto& f : reaped->failures) std::cout << "  could not remove: " << f << "\n";
 
-  auto caps = app::measure_and_record(log);
+  auto caps = measure();
   if (!caps.ok()) return inv.fail(caps.status());
-  std::cout << "capabilities: " << caps->available() << " of "
-            << caps->measurement.capabilities.size() << " available, recorded as seq " << caps->seq
-            << " (aura caps show)\n";
+  std::cout << "capabilities: " << caps->available << " of " << caps->measured
+            << " available, recorded as seq " << caps->seq << " (aura caps show)\n";
 
   auto now_live = live_of(state_dir);
   if (!now_live.ok()) return inv.fail(now_live.status());
@@ -98,7 +111,7 @@ int worker(Invocation& inv) {
     while (!g_stop) {
       for (uint64_t i = 0; i < watch * 10 && !g_stop; ++i) ::usleep(100'000);
       if (g_stop) break;
-      auto again = supervisor::reap_and_record(state_dir, log);
+      auto again = reap();
       if (!again.ok()) return inv.fail(again.status().with_context("reap"));
       ++rounds;
       if (again->seq != 0) {

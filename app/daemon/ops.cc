@@ -21,13 +21,11 @@
 #include "engine/events/attempt_events.h"
 #include "engine/events/event_types.h"
 #include "engine/intervention/intervention_ir.h"
-#include "engine/log/data_dir.h"
 #include "engine/log/snapshot.h"
 #include "engine/merkle/merkle.h"
 #include "engine/package/publisher_key.h"
 #include "engine/receipt/receipt.h"
 #include "engine/receipt/receipt_format.h"
-#include "engine/scenario/scenario_package.h"
 #include "workers/supervisor/supervisor.h"
 
 namespace aura::daemon {
@@ -910,7 +908,11 @@ Reply op_operator(Daemon::Impl& d, const Request& r, const json::Object& a) {
   if (r.op == "operator.refresh") {
     auto m = app::measure_and_record(log);
     if (!m.ok()) return fail(m.status());
-    return ok(JsonWriter().num("seq", m->seq).num("available", uint64_t(m->available())).done());
+    return ok(JsonWriter()
+                  .num("seq", m->seq)
+                  .num("available", uint64_t(m->available()))
+                  .num("measured", uint64_t(m->measurement.capabilities.size()))
+                  .done());
   }
   if (r.op == "operator.verify") {
     d.verify_chain();
@@ -1050,28 +1052,15 @@ Reply op_scenario_sign(Daemon::Impl& d, const Request& r, const json::Object& a)
   }
   if (Status s = a.done(); !s.is_ok()) return fail(s);
   const fs::path &dir = paths[0], &key = paths[1];
-  if (path_is_within(key, dir)) {
-    return fail(Status::invalid("publisher key " + key.string() + " lies inside the package " +
-                                dir.string() + "; keep keys outside what they sign"));
-  }
+  if (Status s = app::check_key_outside(key, dir); !s.is_ok()) return fail(s);
   auto signer = load_publisher_key(key);
   if (!signer.ok()) return fail(signer.status());
-  auto pkg = scenario::sign_scenario_package(dir, *signer);
-  if (!pkg.ok()) return fail(pkg.status());
-  auto appended =
-      d.session->writer.log->append(app::signed_event(dir, *pkg, *signer, "scenario sign", false));
-  if (!appended.ok()) {
-    return fail(
-        appended.status().with_context("signed " + dir.string() + " but could not record it"));
-  }
+  auto rec = app::sign_and_record(dir, *signer, &d.session->writer);
+  if (!rec.ok()) return fail(rec.status());
   return ok(JsonWriter()
-                .str("id", pkg->id)
-                .str("version", pkg->version)
-                .str("package_digest", to_hex(pkg->package_digest))
-                .str("manifest_sha256", to_hex(pkg->manifest_sha256))
-                .str("publisher", pkg->publisher)
-                .num("files", uint64_t(pkg->files.size()))
-                .num("seq", appended->seq)
+                .str("lines", app::signed_lines(rec->pkg))
+                .num("seq", rec->seq)
+                .raw("json", app::signed_json(*rec, true))
                 .done());
 }
 

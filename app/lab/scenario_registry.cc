@@ -339,4 +339,43 @@ OutcomeReport report_outcomes(const std::vector<Outcome>& outcomes) {
   return r;
 }
 
+Status check_key_outside(const fs::path& key_file, const fs::path& dir) {
+  if (!path_is_within(key_file, dir)) return Status::ok();
+  return Status::invalid("publisher key " + key_file.string() + " lies inside the package " +
+                         dir.string() + "; keep keys outside what they sign");
+}
+
+Result<SignedRecord> sign_and_record(const fs::path& dir, const NoteSigner& signer, Writer* lab) {
+  SignedRecord r;
+  AURA_ASSIGN_OR_RETURN(r.pkg, scenario::sign_scenario_package(dir, signer));
+  if (lab == nullptr) return r;
+  auto a = lab->log->append(signed_event(dir, r.pkg, signer, "scenario sign", false));
+  if (!a.ok()) {
+    return a.status().with_context("signed " + dir.string() + " but could not record it in " +
+                                   std::string(kRegistryStream));
+  }
+  r.seq = a->seq;
+  return r;
+}
+
+std::string signed_lines(const SignedPackage& p) {
+  return "signed " + p.id + " " + p.version + " (" + std::to_string(p.files.size()) +
+         " files)\n  digest:    sha256:" + to_hex(p.package_digest) +
+         "\n  publisher: " + p.publisher + "\n";
+}
+
+std::string signed_json(const SignedRecord& r, bool recorded) {
+  return JsonWriter()
+      .boolean("ok", true)
+      .str("id", r.pkg.id)
+      .str("version", r.pkg.version)
+      .str("package_digest", to_hex(r.pkg.package_digest))
+      .str("manifest_sha256", to_hex(r.pkg.manifest_sha256))
+      .str("publisher", r.pkg.publisher)
+      .num("files", uint64_t(r.pkg.files.size()))
+      .boolean("recorded", recorded)
+      .num("seq", r.seq)
+      .done();
+}
+
 }  // namespace aura::app

@@ -45,6 +45,23 @@ std::string registry_dir(const std::filesystem::path& dir);
 EventDraft signed_event(const std::filesystem::path& dir, const SignedPackage& p,
                         const NoteSigner& signer, std::string_view command, bool sums_matched);
 
+// A publisher key inside the package it signs would ship with it: kInvalidArgument naming
+// both; ok otherwise.
+Status check_key_outside(const std::filesystem::path& key_file, const std::filesystem::path& dir);
+
+// `aura scenario sign`: `dir` signed with `signer` and, with `lab`, the signing recorded
+// (scenario.signed, by "scenario sign"); `seq` is that event's, 0 when not recorded.
+struct SignedRecord {
+  SignedPackage pkg;
+  uint64_t seq = 0;
+};
+Result<SignedRecord> sign_and_record(const std::filesystem::path& dir, const NoteSigner& signer,
+                                     Writer* lab);
+// What `aura scenario sign` prints of it (the package, its digest, its publisher), and its
+// --json object (`recorded`: whether a lab's log holds the signing).
+std::string signed_lines(const SignedPackage& p);
+std::string signed_json(const SignedRecord& r, bool recorded);
+
 // What happened to one package folder.
 struct Outcome {
   std::filesystem::path dir;
