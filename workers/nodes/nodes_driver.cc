@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/common/file_io.h"
+#include "engine/common/install_layout.h"
 #include "engine/common/json_writer.h"
 #include "engine/crypto/sha256.h"
 #include "workers/nodes/checks.h"
@@ -87,11 +88,12 @@ Result<std::string> tool_path(std::string_view name) {
   std::vector<fs::path> dirs;
   if (const char* env = std::getenv("AURA_TOOLS_DIR"); env != nullptr && *env != '\0')
     dirs.push_back(env);
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path here = exe.parent_path();
-    // Installed side by side; the build tree's aura (build/) and tests (build/tests/<area>/).
+  const InstallLayout& layout = install_layout();
+  if (layout.installed) {
+    dirs.push_back(layout.libexec);  // meson install: PREFIX/libexec/aura
+  } else if (!layout.program_dir.empty()) {
+    // The build tree's aura (build/) and tests (build/tests/<area>/), or programs side by side.
+    const fs::path& here = layout.program_dir;
     for (const char* rel : {".", "workers", "workers/runner", "workers/services", "../../workers",
                             "../../workers/runner", "../../workers/services"})
       dirs.push_back(here / rel);
@@ -100,8 +102,9 @@ Result<std::string> tool_path(std::string_view name) {
     const fs::path p = d / std::string(name);
     if (::access(p.c_str(), X_OK) == 0) return fs::weakly_canonical(p).string();
   }
-  return Status::unavailable(std::string(name) +
-                             " was not found beside this program or in $AURA_TOOLS_DIR");
+  return Status::unavailable(
+      std::string(name) +
+      " was not found in $AURA_TOOLS_DIR, PREFIX/libexec/aura (installed) or the build tree");
 }
 
 NodesDriver::NodesDriver() = default;

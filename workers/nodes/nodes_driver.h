@@ -33,8 +33,8 @@ struct OpShape {
 const std::vector<OpShape>& op_shapes();
 
 // Where a tool the lab ships (aura-runner, aura-svcman, aura-app, aura-holder) is: $AURA_TOOLS_DIR
-// when set, else beside this executable or in the build tree's workers/ folders. kUnavailable if
-// missing.
+// when set, else PREFIX/libexec/aura for an installed aura, or beside this executable and in the
+// build tree's workers/ folders (engine/common/install_layout.h). kUnavailable if missing.
 Result<std::string> tool_path(std::string_view name);
 
 // The digest of the isolation every call of a nodes world runs under (bound into receipts and
