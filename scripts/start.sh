@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the lab on its embedded default:
-# the data folder ./var/aura and the keys folder ./var/keys (created on first use).
-# Ends with the lab running (aura serve) at the URL it prints; the judge walkthrough is in the
-# README's command section.
+# Installs what is missing, builds, and runs the lab on its embedded default: the data folder
+# ./var/aura and the keys folder ./var/keys (created on first use; AURA_DATA and AURA_KEYS name
+# others). Ends with the lab running (aura serve) at the URL it prints; arguments are passed to
+# `aura serve` (`--port 0`, `--user NAME`, ...; AURA_FRONT_USER names the front's user too). The
+# judge walkthrough is in the README's command section. tests/ops/check_start.py runs this very
+# script as a new machine meets it (a front user that does not exist yet, empty folders).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -16,5 +18,6 @@ ninja -C "$build" aura workers/runner/aura-runner workers/services/aura-svcman \
 ./scripts/build-ui.sh
 # The lab as a service: the engine daemon (root; sets the lab up on first use: keys, the bundled
 # scenarios signed and loaded, capabilities measured) and the unprivileged HTTP front, which
-# prints the lab's URL. Ctrl-C stops both; the daemon ends every world it started.
-exec "$build/aura" serve --data var/aura --keys var/keys
+# makes its user when the machine has none, and prints the lab's URL once the daemon answered it
+# as that user. Ctrl-C stops both; the daemon ends every world it started.
+exec "$build/aura" serve --data "${AURA_DATA:-var/aura}" --keys "${AURA_KEYS:-var/keys}" "$@"

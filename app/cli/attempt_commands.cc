@@ -675,7 +675,7 @@ void register_attempt_commands(CommandTable& r) {
           {"out", "DIR",
            "write each issued receipt to DIR/<attempt>.receipt.json (default DATA/receipts)"},
           {"scenarios", "DIR",
-           "on first use, the bundled scenarios to set the lab up with (default ./scenarios)"}},
+           "on first use, the packages to set the lab up with (default: the bundled ones)"}},
          1,
          1,
          judge});

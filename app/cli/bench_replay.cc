@@ -204,7 +204,9 @@ int bench_replay(Invocation& inv) {
   if (!keys.ok()) return fail(keys.status());
   auto store = BlobStore::open(root / "data" / "blobs");
   if (!store.ok()) return fail(store.status());
-  auto sc = load_scenario(inv.get("scenario", "scenarios/t0-config-drift"), *store);
+  auto sc = load_scenario(inv.has("scenario") ? fs::path(inv.get("scenario"))
+                                              : app::default_scenarios_dir() / "t0-config-drift",
+                          *store);
   if (!sc.ok()) return fail(sc.status());
   const NoteVerifierKey pinned = keys->lab_verifier();
 
@@ -407,7 +409,7 @@ void register_bench_replay_commands(CommandTable& r) {
          {{"attempts", "N", "attempts in the log (default 100000)"},
           {"receipts", "N", "receipts to issue and verify offline (default 1000)"},
           {"replays", "N", "of those, how many to verify with replay (default 3)"},
-          {"scenario", "DIR", "the scenario package (default scenarios/t0-config-drift)"},
+          {"scenario", "DIR", "the scenario package (default: the bundled t0-config-drift)"},
           {"keep", "DIR", "keep the log in DIR/data and its keys in DIR/keys"}},
          0,
          0,

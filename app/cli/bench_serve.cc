@@ -22,6 +22,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
+#include "app/lab/scenario_registry.h"
 #include "engine/common/json_writer.h"
 #include "engine/events/event_types.h"
 #include "engine/json/json_reader.h"
@@ -193,7 +194,9 @@ int bench_serve(Invocation& inv) {
   fs::permissions(t, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   // A copy of the bundled packages: set-up signs them in place.
   std::error_code ec;
-  fs::copy(inv.get("scenarios", "scenarios"), t / "scenarios", fs::copy_options::recursive, ec);
+  const fs::path bundled =
+      inv.has("scenarios") ? fs::path(inv.get("scenarios")) : app::default_scenarios_dir();
+  fs::copy(bundled, t / "scenarios", fs::copy_options::recursive, ec);
   if (ec) return inv.fail(Status::io("copy the bundled scenarios: " + ec.message()));
   const uint16_t port = free_port(), peer_port = free_port();
   std::cout << "starting aura serve on 127.0.0.1:" << port << " (a fresh lab in " << t.string()
@@ -378,7 +381,7 @@ void register_bench_serve_commands(CommandTable& r) {
          {{"connections", "N", "keep-alive connections (1..512, default 64)"},
           {"seconds", "S", "seconds per measured run (1..600, default 10)"},
           {"rounds", "R", "rounds of aura serve then nginx (1..10, default 3)"},
-          {"scenarios", "DIR", "the bundled scenarios (default ./scenarios)"}},
+          {"scenarios", "DIR", "the packages to set the lab up with (default: the bundled ones)"}},
          0,
          0,
          bench_serve});

@@ -11,6 +11,8 @@
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
 #include "app/daemon/daemon.h"
+#include "app/lab/front_user.h"
+#include "app/lab/scenario_registry.h"
 #include "engine/common/json_writer.h"
 
 namespace aura::cli {
@@ -21,8 +23,9 @@ int daemon_main(Invocation& inv) {
   daemon::Options o;
   o.folders = {inv.data_dir, inv.keys_dir};
   o.socket = inv.has("socket") ? fs::path(inv.get("socket")) : daemon::default_socket(inv.data_dir);
-  o.scenarios = inv.get("scenarios", "scenarios");
-  o.front_user = inv.get("front-user", "aura-web");
+  o.scenarios =
+      inv.has("scenarios") ? fs::path(inv.get("scenarios")) : app::default_scenarios_dir();
+  o.front_user = inv.get("front-user", app::default_front_user());
   o.operator_token = inv.has("operator-token-file") ? fs::path(inv.get("operator-token-file"))
                                                     : inv.keys_dir / "operator.token";
   o.receipts_dir = inv.data_dir / "receipts";
@@ -99,11 +102,13 @@ void register_daemon_commands(CommandTable& r) {
        "(its worlds end with the process). Every live world it holds ends with it.",
        {{"socket", "PATH", "the daemon's socket (default DATA/../run/daemon.sock)"},
         {"front-user", "NAME",
-         "the one unprivileged user served: the HTTP front's (default aura-web)"},
+         "the one unprivileged user served: the HTTP front's (default $AURA_FRONT_USER, else "
+         "aura-web)"},
         {"operator-token-file", "FILE",
          "the operator token, read on every operator request (default KEYS/operator.token)"},
         {"scenarios", "DIR",
-         "on first use, the bundled scenarios to set the lab up with (default ./scenarios)"},
+         "on first use, the packages to set the lab up with (default: the bundled ones, "
+         "PREFIX/share/aura/scenarios installed, the source tree's scenarios/ in a build)"},
         {"judge-queue", "N", "judge runs that may wait (1..64, default 4)"},
         {"stop-grace", "SECONDS",
          "on SIGINT/SIGTERM, how long a judge run or gate in progress may go on (default 10)"}},

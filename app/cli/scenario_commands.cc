@@ -153,16 +153,20 @@ int scenario_verify(Invocation& inv) {
   return 0;
 }
 
-// The package folders: the positionals, else every subfolder of --scenarios (default
-// ./scenarios) that holds a manifest.json, sorted by name.
-Result<std::vector<fs::path>> package_dirs(const Invocation& inv) {
+// The package folders: the positionals, else every subfolder of --scenarios (default: the
+// bundled packages) that holds a manifest.json, sorted by name. For set-up, the installed bundled
+// packages are staged into the data folder first (app::setup_package_dirs).
+Result<std::vector<fs::path>> package_dirs(const Invocation& inv, bool for_setup = false) {
   std::vector<fs::path> dirs;
   for (const std::string& p : inv.positional) dirs.emplace_back(p);
   if (!dirs.empty()) {
     AURA_RETURN_IF_ERROR(app::check_package_count(dirs.size()));
     return dirs;
   }
-  return app::package_dirs_under(inv.get("scenarios", "scenarios"));
+  const fs::path root =
+      inv.has("scenarios") ? fs::path(inv.get("scenarios")) : app::default_scenarios_dir();
+  if (for_setup) return app::setup_package_dirs(folders_of(inv), root);
+  return app::package_dirs_under(root);
 }
 
 // One line per package, a summary, and with --json one object; exit 0 only if all loaded.
@@ -199,16 +203,16 @@ int scenario_load(Invocation& inv) {
 int setup(Invocation& inv) {
   if (empty_path_flag(inv, "scenarios")) return 2;
   if (Status s = check_folders(inv); !s.is_ok()) return inv.fail(s);
-  auto dirs = package_dirs(inv);
+  auto dirs = package_dirs(inv, /*for_setup=*/true);
   if (!dirs.ok()) return inv.fail(dirs.status());
   // The HTTP front's user (aura serve drops to it).
   auto front_user = [] {
     bool user_created = false;
-    if (Status s = app::ensure_front_user(app::kDefaultFrontUser, &user_created); !s.is_ok()) {
+    const std::string name = app::default_front_user();
+    if (Status s = app::ensure_front_user(name, &user_created); !s.is_ok()) {
       return s.with_context("the front's user");
     }
-    if (user_created)
-      std::cout << "created system user " << app::kDefaultFrontUser << " for aura serve\n";
+    if (user_created) std::cout << "created system user " << name << " for aura serve\n";
     return Status::ok();
   };
   // A running daemon holds the data folder: it does the lab's part.
@@ -289,7 +293,7 @@ void register_scenario_commands(CommandTable& r) {
        "package's manifest.json is stored as a blob. Exit status 0 only if every package "
        "loaded.\nWhen the lab's daemon holds --data, it loads and records them (new attempts use\n"
        "them at once). See docs/SCENARIOS.md.",
-       {{"scenarios", "DIR", "folder of package folders (default ./scenarios)"}},
+       {{"scenarios", "DIR", "folder of package folders (default: the bundled packages)"}},
        0,
        kMaxPackagesPerRun,
        scenario_load});
@@ -307,7 +311,9 @@ void register_scenario_commands(CommandTable& r) {
          "load' does. Safe to run again. Exit status 0 only if every package loaded. When the\n"
          "lab's daemon holds --data, it does all of this with its own writer; the front's user\n"
          "is created here.",
-         {{"scenarios", "DIR", "folder of bundled package folders (default ./scenarios)"}},
+         {{"scenarios", "DIR",
+           "folder of package folders (default: the bundled ones; installed, they are copied "
+           "into DATA/packages and signed there)"}},
          0,
          0,
          setup});

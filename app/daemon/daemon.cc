@@ -98,7 +98,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(const Options& options, LogLine log
   }
   if (app::is_first_use(d.opt.folders)) {
     d.log_line(JsonWriter().str("event", "setup").str("data", d.opt.folders.data.string()).done());
-    auto dirs = app::package_dirs_under(d.opt.scenarios);
+    auto dirs = app::setup_package_dirs(d.opt.folders, d.opt.scenarios);
     if (!dirs.ok()) return dirs.status().with_context("bundled scenarios");
     auto report = app::setup(d.opt.folders, *dirs, [&](const std::string& line) {
       d.log_line(JsonWriter().str("event", "setup").str("line", line).done());

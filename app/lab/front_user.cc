@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace aura::app {
@@ -19,6 +20,11 @@ bool valid_name(std::string_view n) {
 }
 
 }  // namespace
+
+std::string default_front_user() {
+  const char* env = std::getenv("AURA_FRONT_USER");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(kDefaultFrontUser);
+}
 
 Status ensure_front_user(std::string_view name, bool* created) {
   if (created) *created = false;

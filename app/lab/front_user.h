@@ -3,6 +3,7 @@
 // user's uid besides root; the socket's folder belongs to its group.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "engine/common/status.h"
@@ -10,6 +11,10 @@
 namespace aura::app {
 
 inline constexpr std::string_view kDefaultFrontUser = "aura-web";
+
+// The front's user when no flag names it: $AURA_FRONT_USER when set and not empty (the systemd
+// units' setting, and how a test names a user the machine does not have), else aura-web.
+std::string default_front_user();
 
 // Creates the user (useradd --system) unless it exists. `created`, when given, says which.
 // Refuses a name that is not [a-z_][a-z0-9_-]{0,31} and a user that exists with uid 0.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/blob/evidence_ref.h"
+#include "engine/common/install_layout.h"
 #include "engine/common/json_writer.h"
 #include "engine/events/event_types.h"
 #include "engine/events/registry_events.h"
@@ -159,6 +160,38 @@ Result<std::vector<fs::path>> package_dirs_under(const fs::path& root) {
   std::sort(dirs.begin(), dirs.end());
   AURA_RETURN_IF_ERROR(check_package_count(dirs.size()));
   return dirs;
+}
+
+fs::path default_scenarios_dir() {
+  fs::path bundled = bundled_scenarios_dir();
+  return bundled.empty() ? fs::path("scenarios") : bundled;
+}
+
+Result<std::vector<fs::path>> setup_package_dirs(const LabFolders& f, const fs::path& root) {
+  std::vector<fs::path> dirs;
+  AURA_ASSIGN_OR_RETURN(dirs, package_dirs_under(root));
+  const InstallLayout& layout = install_layout();
+  std::error_code ec;
+  if (!layout.installed || !fs::equivalent(root, layout.share / "scenarios", ec)) return dirs;
+  const fs::path staged = f.data / "packages";
+  fs::create_directories(staged, ec);
+  if (ec) return Status::io("create " + staged.string() + ": " + ec.message());
+  std::vector<fs::path> copies;
+  for (const fs::path& dir : dirs) {
+    const fs::path to = staged / dir.filename();
+    if (!fs::exists(to, ec)) {
+      // Copied beside, then renamed: a copy cut short is never taken for a package.
+      const fs::path part = staged / (dir.filename().string() + ".part");
+      fs::remove_all(part, ec);
+      fs::copy(dir, part, fs::copy_options::recursive, ec);
+      if (ec)
+        return Status::io("copy " + dir.string() + " to " + part.string() + ": " + ec.message());
+      fs::rename(part, to, ec);
+      if (ec) return Status::io("rename " + part.string() + ": " + ec.message());
+    }
+    copies.push_back(to);
+  }
+  return copies;
 }
 
 Outcome load_one(const fs::path& dir, const TrustStore& trust) {

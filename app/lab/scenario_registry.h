@@ -81,6 +81,19 @@ Result<std::vector<std::filesystem::path>> package_dirs_under(const std::filesys
 // Refuses more than kMaxPackagesPerRun folders.
 Status check_package_count(size_t n);
 
+// Where set-up takes the bundled packages from when no folder is named: the installed ones
+// (PREFIX/share/aura/scenarios) or the source tree's scenarios/ (engine/common/install_layout.h);
+// ./scenarios when neither exists.
+std::filesystem::path default_scenarios_dir();
+
+// The folders set-up signs and loads from `root` (package_dirs_under). The installed bundled
+// folder is never written (a package install owns it; the daemon's unit keeps /usr read-only):
+// each of its packages is first copied into DATA/packages/<name>, once (a copy already there is
+// kept as it is), and the copies are what set-up signs, loads and records. Any other folder is
+// signed where it is.
+Result<std::vector<std::filesystem::path>> setup_package_dirs(const LabFolders& f,
+                                                              const std::filesystem::path& root);
+
 // Loads one folder against `trust` (never a trust store inside the package) and has its world
 // driver check the manifest.
 Outcome load_one(const std::filesystem::path& dir, const TrustStore& trust);

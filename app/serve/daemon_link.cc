@@ -215,9 +215,10 @@ DaemonLink::~DaemonLink() = default;
 
 asio::awaitable<Result<std::unique_ptr<DaemonConnection>>> DaemonLink::connect() {
   auto c = std::make_unique<DaemonConnection>(ex_);
-  const std::string path = options_.socket.string();
+  const std::string path =
+      (options_.socket_label.empty() ? options_.socket : options_.socket_label).string();
   auto [ec] = co_await c->stream.socket().async_connect(
-      asio::local::stream_protocol::endpoint(path), kNothrow);
+      asio::local::stream_protocol::endpoint(options_.socket.string()), kNothrow);
   if (ec) co_return Status::unavailable("no daemon at " + path + ": " + ec.message());
   ucred cred{};
   socklen_t len = sizeof cred;

@@ -64,6 +64,7 @@ struct DaemonLinkOptions {
   // Quick operations (rpc::is_quick_op) waiting on the pipelined connection at most; past it
   // a call takes a connection of its own.
   size_t max_pipelined = 256;
+  std::filesystem::path socket_label;  // how messages name the socket (empty: socket)
 };
 
 class DaemonLink {

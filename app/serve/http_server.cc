@@ -693,11 +693,15 @@ Result<std::unique_ptr<Server>> Server::create(ServerOptions options) {
     // of the idle connections; the streams are counted across the loops.
     auto share = [n](size_t total) { return std::max<size_t>(1, (total + n - 1) / n); };
     for (size_t i = 0; i < n; ++i) {
-      impl->loops.push_back(std::make_unique<Loop>(
-          DaemonLinkOptions{options.socket, options.daemon_uid, share(l.max_daemon_calls),
-                            l.max_streams, share(l.max_idle_daemon_connections),
-                            l.daemon_idle_reuse},
-          &impl->streams));
+      impl->loops.push_back(
+          std::make_unique<Loop>(DaemonLinkOptions{.socket = options.socket,
+                                                   .daemon_uid = options.daemon_uid,
+                                                   .max_calls = share(l.max_daemon_calls),
+                                                   .max_streams = l.max_streams,
+                                                   .max_idle = share(l.max_idle_daemon_connections),
+                                                   .idle_reuse = l.daemon_idle_reuse,
+                                                   .socket_label = options.socket_label},
+                                 &impl->streams));
     }
   }
   std::vector<Loop*> loops;

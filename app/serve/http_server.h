@@ -27,8 +27,9 @@ struct ServerOptions {
   // Both or neither. Required for an address that is not loopback.
   std::filesystem::path tls_cert;
   std::filesystem::path tls_key;
-  std::filesystem::path socket;  // the daemon's
-  std::filesystem::path ui_dir;  // empty: the browser lab is not built
+  std::filesystem::path socket;        // the daemon's, as connect() takes it
+  std::filesystem::path socket_label;  // how messages name it (empty: socket)
+  std::filesystem::path ui_dir;        // empty: the browser lab is not built
   // Origins allowed besides the server's own (a public name in front of a TLS listener).
   std::vector<std::string> extra_origins;
   Limits limits;

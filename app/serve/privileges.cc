@@ -150,8 +150,8 @@ Result<UserIds> lookup_front_user(const std::string& name) {
   int rc = ::getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found);
   if (rc != 0 || found == nullptr) {
     return Status::not_found("the front's user '" + name +
-                             "' does not exist: run 'aura setup' (it creates it), or pass "
-                             "--user NAME");
+                             "' does not exist: start aura serve or 'aura setup' as root (either "
+                             "creates it), or pass --user NAME");
   }
   if (pw.pw_uid == 0 || pw.pw_gid == 0) {
     return Status::invalid("--user " + name + ": the front never runs as root");

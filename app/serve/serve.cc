@@ -11,10 +11,13 @@
 #include <optional>
 #include <thread>
 
+#include "app/lab/front_user.h"
 #include "app/rpc/client.h"
 #include "app/serve/daemon_keeper.h"
+#include "app/serve/daemon_reach.h"
 #include "app/serve/http_server.h"
 #include "app/serve/privileges.h"
+#include "engine/common/install_layout.h"
 
 namespace aura::serve {
 namespace {
@@ -58,21 +61,22 @@ std::filesystem::path default_socket(const std::filesystem::path& data) {
   return d.parent_path() / "run" / "daemon.sock";
 }
 
-std::filesystem::path default_ui_dir() {
-#ifdef AURA_SOURCE_ROOT
-  std::filesystem::path dist = std::filesystem::path(AURA_SOURCE_ROOT) / "ui" / "dist";
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(dist / "index.html", ec)) return dist;
-#endif
-  return {};
+std::filesystem::path default_ui_dir() { return bundled_ui_dir(); }
+
+Status health_round_trip(const std::filesystem::path& socket) {
+  auto c = rpc::Client::connect(socket);
+  if (!c.ok()) return c.status();
+  rpc::Request q{"health", rpc::new_request_id(), rpc::AuthKind::kNone, "", "{}"};
+  auto r = c->call(q, std::chrono::seconds(5));
+  if (!r.ok()) return r.status();
+  if (r->error || r->status != 200) {
+    return Status::unavailable("health answered status " + std::to_string(r->status));
+  }
+  return Status::ok();
 }
 
 bool daemon_answers(const std::filesystem::path& socket) {
-  auto c = rpc::Client::connect(socket);
-  if (!c.ok()) return false;
-  rpc::Request q{"health", rpc::new_request_id(), rpc::AuthKind::kNone, "", "{}"};
-  auto r = c->call(q, std::chrono::seconds(5));
-  return r.ok() && !r->error && r->status == 200;
+  return health_round_trip(socket).is_ok();
 }
 
 Status run(const ServeOptions& o, const std::function<void(std::string_view)>& say) {
@@ -81,6 +85,12 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
     return Status::invalid("--tls-cert and --tls-key go together");
   }
   AURA_RETURN_IF_ERROR(check_listen_address(o.listen, tls));
+  // As root, a missing front user is made here (as set-up makes it): a new machine has none.
+  if (::geteuid() == 0) {
+    bool created = false;
+    AURA_RETURN_IF_ERROR(app::ensure_front_user(o.user, &created));
+    if (created) say("created the front's user " + o.user + " (a system user with no login)");
+  }
   UserIds user;
   AURA_ASSIGN_OR_RETURN(user, lookup_front_user(o.user));
   // Root (it binds, then drops to the user), or the user itself (a service manager started it
@@ -151,13 +161,19 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
     say("engine daemon: answering on " + socket.string());
   }
 
+  // The socket's folder, opened now: after the drop the front connects through this handle, so
+  // the folders above it need not admit the front's user (a data folder under a 0700 parent).
+  auto reach = DaemonReach::open(socket);
+  if (!reach.ok()) return reach.status();
+
   raise_open_files_limit();
   ServerOptions so;
   so.listen_address = o.listen;
   so.port = o.port;
   so.tls_cert = o.tls_cert;
   so.tls_key = o.tls_key;
-  so.socket = socket;
+  so.socket = reach->connect_path();
+  so.socket_label = socket;
   so.ui_dir = o.ui.empty() ? default_ui_dir() : o.ui;
   so.extra_origins = o.origins;
   so.limits = o.limits;
@@ -168,6 +184,17 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
 
   AURA_RETURN_IF_ERROR(drop_privileges(user));
   AURA_RETURN_IF_ERROR(check_cannot_open({o.data, o.keys}));
+  // The URL only once the daemon answered this process as it now is: a front that cannot reach
+  // it would answer 503 to every request for as long as it ran.
+  if (Status h = health_round_trip(so.socket); !h.is_ok()) {
+    const std::string problem = reach->problem();
+    return Status::unavailable(
+        "the front, as " + o.user + " (uid " + std::to_string(user.uid) +
+        "), cannot reach the engine daemon at " + socket.string() + ": " +
+        (problem.empty() ? h.message() : problem + " (" + h.message() + ")") +
+        "; the daemon makes its socket's folder 0750 root:<the front's group> and the socket "
+        "0660: start both with the same front user");
+  }
   if (so.ui_dir.empty()) say("browser lab: not built (/ says how to build it)");
   say("AURA lab: " + (*server)->url());
 

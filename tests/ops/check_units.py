@@ -180,7 +180,7 @@ def verify(units_dir, aura, problems):
                 mine = os.path.join(units_dir, base)
                 return os.path.abspath(mine) if os.path.exists(mine) else m.group(0)
 
-            text = re.sub(r"/usr/local/(?:s?bin|lib/aura)/[\w.-]+", local, text)
+            text = re.sub(r"/usr/local/(?:s?bin|libexec/aura)/[\w.-]+", local, text)
             with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
                 f.write(text)
         files = [os.path.join(tmp, n) for n in UNITS if os.path.exists(os.path.join(tmp, n))]
@@ -422,7 +422,7 @@ PLANTS = [
      "kill mode"),
     ("a section name misspelt", "aura-snapshot.timer", "[Timer]", "[Timers]", "Unknown section"),
     ("a program that does not exist", "aura-snapshot.service",
-     "/usr/local/lib/aura/aura-snapshot", "/usr/local/lib/aura/aura-snapshot-gone",
+     "/usr/local/libexec/aura/aura-snapshot", "/usr/local/libexec/aura/aura-snapshot-gone",
      "aura-snapshot-gone"),
     ("a misspelt dependency", "aura-serve.service", "Requires=aura-daemon.service",
      "Requires=aura-deamon.service", "aura-deamon.service"),

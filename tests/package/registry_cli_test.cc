@@ -2,9 +2,11 @@
 // stream lab/scenarios (read back with `aura log dump`), and the exit status.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "engine/common/install_layout.h"
 #include "engine/crypto/sha256.h"
 #include "engine/events/event_types.h"
 #include "engine/package/package.h"
@@ -155,17 +157,27 @@ TEST_CASE("setup: a package without SHA256SUMS is refused, untouched, and not si
   CHECK(registry_of_type(lab, aura::events::kScenarioSigned).size() == 1);
 }
 
-TEST_CASE("setup: the default scenarios folder is ./scenarios; --help describes the command") {
-  Lab lab(Lab::Keys::kNone);
-  write_package(lab, "t1-sample");
+TEST_CASE(
+    "scenario load: the default folder is the bundled packages, never the working folder's; "
+    "setup --help describes the command") {
+  Lab lab;
+  write_package(lab, "t1-sample");  // a ./scenarios in the working folder, not the default
+  REQUIRE(lab.aura({"keys", "init-publisher"}).exit_code == 0);
   CliOptions in_root;
   in_root.cwd = lab.root();
-  CliResult r =
-      run_aura({"setup", "--data", lab.data().string(), "--keys", lab.keys().string()}, in_root);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.describe());
-  const auto loaded = registry_of_type(lab, aura::events::kScenarioLoaded);
-  REQUIRE(loaded.size() == 1);
-  CHECK(loaded[0].dir == abs_dir(lab / "scenarios" / "t1-sample"));
+  // load (unlike setup) writes nothing into the folders it reads: the source tree stays as it is.
+  CliResult r = run_aura(
+      {"scenario", "load", "--data", lab.data().string(), "--keys", lab.keys().string()}, in_root);
+  const fs::path bundled = aura::install_layout().source_root / "scenarios";
+  std::vector<std::string> dirs;
+  for (auto type : {aura::events::kScenarioLoaded, aura::events::kScenarioRejected}) {
+    for (const auto& e : registry_of_type(lab, type)) dirs.push_back(e.dir);
+  }
+  std::sort(dirs.begin(), dirs.end());
+  const std::vector<std::string> expected = {abs_dir(bundled / "o1-fleet-drift"),
+                                             abs_dir(bundled / "o2-service-chain"),
+                                             abs_dir(bundled / "t0-config-drift")};
+  CHECK_MESSAGE(dirs == expected, r.describe());
 
   r = run_aura({"setup", "--help"});
   CHECK(r.exit_code == 0);

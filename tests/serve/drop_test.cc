@@ -56,6 +56,32 @@ void make_folders(const TempDir& dir) {
   ::chmod((dir / "keys").c_str(), 0700);
 }
 
+// aura serve's flags for the folders make_folders lays out, the double's socket in run/.
+std::vector<std::string> front_args(const TempDir& dir) {
+  return {"--data",     (dir / "data").string(),
+          "--keys",     (dir / "keys").string(),
+          "--socket",   (dir / "run" / "daemon.sock").string(),
+          "--port",     "0",
+          "--no-daemon"};
+}
+
+// A user name this machine does not have.
+std::string unused_user_name() {
+  for (;;) {
+    std::string name =
+        "aura-t-" + std::to_string(::getpid()) + "-" + std::to_string(::random() % 100000);
+    if (::getpwnam(name.c_str()) == nullptr) return name;
+  }
+}
+
+// Removes the user (and its group) at scope end: a test's made-up user never stays behind.
+struct UserRemover {
+  std::string name;
+  ~UserRemover() {
+    if (::getpwnam(name.c_str()) != nullptr) (void)std::system(("userdel " + name).c_str());
+  }
+};
+
 }  // namespace
 
 TEST_CASE("serve: the front drops to its user with no capability, no_new_privs and seccomp") {
@@ -65,9 +91,7 @@ TEST_CASE("serve: the front drops to its user with no capability, no_new_privs a
   make_folders(dir);
   DaemonDouble daemon(dir / "run" / "daemon.sock");
 
-  Serve s({"--data", (dir / "data").string(), "--keys", (dir / "keys").string(), "--socket",
-           (dir / "run" / "daemon.sock").string(), "--port", "0", "--no-daemon"},
-          dir / "serve.err");
+  Serve s(front_args(dir), dir / "serve.err");
   std::string url = s.line_starting("AURA lab: ");
   REQUIRE_MESSAGE(!url.empty(), "no URL; stdout: " << s.stdout_text << " stderr: " << s.err());
   REQUIRE(url.rfind("http://127.0.0.1:", 0) == 0);
@@ -162,13 +186,88 @@ TEST_CASE("serve: a data folder the front could open means it refuses to serve")
   CHECK(s.stdout_text.find("AURA lab:") == std::string::npos);
 }
 
-TEST_CASE("serve: a missing front user is named, with the command that creates it") {
+TEST_CASE(
+    "serve: as root it makes a missing front user (a new machine has none), then drops to it") {
   REQUIRE(::geteuid() == 0);
+  const std::string name = unused_user_name();
+  REQUIRE(::getpwnam(name.c_str()) == nullptr);
+  UserRemover remove_after{name};
+  TempDir dir;
+  make_folders(dir);
+  DaemonDouble daemon(dir / "run" / "daemon.sock");
+  std::vector<std::string> args = front_args(dir);
+  args.insert(args.end(), {"--user", name});
+  Serve s(args, dir / "serve.err");
+  std::string url = s.line_starting("AURA lab: ");
+  REQUIRE_MESSAGE(!url.empty(), "no URL; stdout: " << s.stdout_text << " stderr: " << s.err());
+  CHECK(s.stdout_text.find("created the front's user " + name) != std::string::npos);
+  const passwd* pw = ::getpwnam(name.c_str());
+  REQUIRE(pw != nullptr);
+  CHECK(pw->pw_uid != 0);
+  const std::string uid = std::to_string(pw->pw_uid);
+  CHECK(proc_status(s.pid)["Uid"] == uid + "\t" + uid + "\t" + uid + "\t" + uid);
+  CHECK(http(uint16_t(std::stoi(url.substr(17))), "GET", "/api/v1/health").status == 200);
+  ::kill(s.pid, SIGTERM);
+  CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE("serve: the same name from $AURA_FRONT_USER; not root, a missing user is named") {
+  REQUIRE(::geteuid() == 0);
+  const std::string name = unused_user_name();
   TempDir dir;
   DaemonDouble daemon(dir / "daemon.sock");
-  Serve s({"--socket", (dir / "daemon.sock").string(), "--port", "0", "--no-daemon", "--user",
-           "aura-no-such-user"},
-          dir / "serve.err");
+  // Started as another user (nobody), it cannot make one: it says what would.
+  const passwd* nobody = ::getpwnam("nobody");
+  REQUIRE(nobody != nullptr);
+  ::chmod(dir.path().c_str(), 0755);
+  ::setenv("AURA_FRONT_USER", name.c_str(), 1);
+  Serve s({"--socket", (dir / "daemon.sock").string(), "--port", "0", "--no-daemon"},
+          dir / "serve.err", nobody);
+  ::unsetenv("AURA_FRONT_USER");
   CHECK(s.wait_exit() == 1);
-  CHECK(s.err().find("'aura-no-such-user' does not exist: run 'aura setup'") != std::string::npos);
+  CHECK(s.err().find("'" + name + "' does not exist: start aura serve or 'aura setup' as root") !=
+        std::string::npos);
+  CHECK(::getpwnam(name.c_str()) == nullptr);
+}
+
+TEST_CASE("serve: a socket under a 0700 parent, named by an absolute path, is reached") {
+  REQUIRE(::geteuid() == 0);
+  ensure_front_user();
+  TempDir dir;  // 0700, as mkdtemp makes it: the front's user cannot search it
+  struct stat st {};
+  REQUIRE(::stat(dir.path().c_str(), &st) == 0);
+  REQUIRE((st.st_mode & 07777) == 0700);
+  std::filesystem::create_directory(dir / "run");
+  ::chmod((dir / "run").c_str(), 0755);
+  std::filesystem::create_directory(dir / "data", dir.path());
+  std::filesystem::create_directory(dir / "keys", dir.path());
+  DaemonDouble daemon(dir / "run" / "daemon.sock");
+  Serve s(front_args(dir), dir / "serve.err");
+  std::string url = s.line_starting("AURA lab: ");
+  REQUIRE_MESSAGE(!url.empty(), "no URL; stdout: " << s.stdout_text << " stderr: " << s.err());
+  const uint16_t port = uint16_t(std::stoi(url.substr(17)));
+  for (int i = 0; i < 3; ++i) CHECK(http(port, "GET", "/api/v1/health").status == 200);
+  CHECK(daemon.last("health").has_value());
+  ::kill(s.pid, SIGTERM);
+  CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE(
+    "serve: a socket its user cannot reach: no URL, it exits naming the path and permission") {
+  REQUIRE(::geteuid() == 0);
+  ensure_front_user();
+  TempDir dir;
+  make_folders(dir);
+  ::chmod((dir / "run").c_str(), 0700);  // root's alone: the front answers root, not its user
+  DaemonDouble daemon(dir / "run" / "daemon.sock");
+  Serve s(front_args(dir), dir / "serve.err");
+  CHECK(s.wait_exit() == 1);
+  const std::string err = s.err();
+  CHECK_MESSAGE(err.find("cannot reach the engine daemon at " +
+                         (dir / "run" / "daemon.sock").string()) != std::string::npos,
+                err);
+  CHECK_MESSAGE(err.find("no search (x) permission on " + (dir / "run").string() + " (mode 0700") !=
+                    std::string::npos,
+                err);
+  CHECK(s.stdout_text.find("AURA lab:") == std::string::npos);
 }
