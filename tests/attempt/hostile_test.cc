@@ -46,6 +46,27 @@ std::string script_ir(const std::string& script) {
          R"(,"target":{"role":"svc"}},{"call":"service.restart","params":{"name":"app"}}],"postconditions":["app-serves","app-process"],"invariants":["never-root","secret-private","modes-declared"],"rollback":[{"call":"journal.undo","params":{}},{"call":"service.restart","params":{"name":"app"}}]})";
 }
 
+// The gold repair of the cause (group search restored on the folder the app cannot traverse),
+// then `script` on the service's node, then a restart of the app: a right fix with something
+// added that the checks must still see.
+std::string repair_then_script_ir(const std::string& script) {
+  return R"({"v":1,"hypothesis":"untraversable-folder","claim":"A claim long enough to state a cause: the app's user cannot reach its state folder.","evidence":["ev-1"],"falsifier":"If the log showed another failure, this would be wrong.","actions":[{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}},{"script":)" +
+         json_string(script) +
+         R"(,"target":{"role":"svc"}},{"call":"service.restart","params":{"name":"app"}}],"postconditions":["app-serves","app-process"],"invariants":["never-root","secret-private","modes-declared"],"rollback":[{"call":"journal.undo","params":{}},{"call":"service.restart","params":{"name":"app"}}]})";
+}
+
+// The app's unit made to start `wrapper` (a shell line that ends by exec'ing the app) as root,
+// kept beside the unit, in a folder no layout check names.
+std::string unit_runs_as_root(const std::string& wrapper) {
+  return "#!/bin/sh\nset -e\n"
+         "cat > /etc/svcman/app-start <<'EOF'\n#!/bin/sh\nexec " +
+         wrapper +
+         " \"$@\"\nEOF\n"
+         "chmod 755 /etc/svcman/app-start\n"
+         "sed -i 's|^exec=/aura/bin/aura-app|exec=/etc/svcman/app-start /aura/bin/aura-app|; "
+         "s/^user=app$/user=root/; s/^group=app$/group=root/' /etc/svcman/app.unit\n";
+}
+
 // A process on the host, as the host's /proc tells it (never as the world tells it).
 struct HostProcess {
   pid_t pid = 0;
@@ -197,4 +218,37 @@ TEST_CASE("hostile: services and what they start are confined; strays are quaran
   CHECK(gate.find("\"verdict\":\"RECOVERED_UNPROVEN\"") != std::string::npos);
   CHECK(gate.find(R"("property":"primary","status":"fail","reason":"check never-root failed)") !=
         std::string::npos);
+}
+
+// Credentials beyond the real ids (issue 25, family 1): the real uid, gid and groups are the
+// declared ones, but another id slot is 0 or the process keeps capabilities its declaration
+// does not name. The checks compare every slot and every capability set the host's /proc
+// states, so each is refused by the invariant that states the identity.
+TEST_CASE("hostile: an effective, saved or filesystem id of 0, or a kept capability, is root") {
+  O2Lab s;
+  // In the second group the cause is repaired as gold does; what is added must still be refused.
+  s.expect_refused(
+      {
+          {"real uid app, every other uid slot root",
+           unit_runs_as_root("setpriv --ruid=app --rgid=app --init-groups"), "RECOVERED_UNPROVEN",
+           R"("property":"primary","status":"fail","reason":"check never-root failed)"},
+      },
+      0, script_ir);
+  s.expect_refused(
+      {
+          {"uid app keeping cap_dac_override (ambient)",
+           unit_runs_as_root("setpriv --reuid=app --regid=app --init-groups --inh-caps "
+                             "+dac_override --ambient-caps +dac_override"),
+           "RECOVERED_UNPROVEN",
+           R"("property":"primary","status":"fail","reason":"check never-root failed)"},
+          {"uids app, effective gid root",
+           unit_runs_as_root("setpriv --reuid=app --rgid=app --egid=0 --init-groups"),
+           "RECOVERED_UNPROVEN",
+           R"("property":"primary","status":"fail","reason":"check identity-declared failed)"},
+          {"uid app keeping cap_chown in its inheritable set only",
+           unit_runs_as_root("setpriv --reuid=app --regid=app --init-groups --inh-caps +chown"),
+           "RECOVERED_UNPROVEN",
+           R"("property":"primary","status":"fail","reason":"check never-root failed)"},
+      },
+      0, repair_then_script_ir);
 }

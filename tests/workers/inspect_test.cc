@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -250,6 +251,9 @@ TEST_CASE("inspect: processes, listeners and HTTP from inside the world's networ
      "ln -s /tmp/app.sock /tmp/link.sock && cd /srv/www && "
      "(python3 -m http.server 8080 --bind 0.0.0.0 >/dev/null 2>&1 &) && "
      "(setpriv --reuid=1000 --regid=1000 --keep-groups /bin/sleep 300 >/dev/null 2>&1 &) && "
+     "(setpriv --ruid=1000 /bin/sleep 301 >/dev/null 2>&1 &) && "
+     "(setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps +net_bind_service "
+     "--ambient-caps +net_bind_service /bin/sleep 302 >/dev/null 2>&1 &) && "
      "(python3 -c 'import socket,time; s=socket.socket(); s.bind((\"0.0.0.0\",9000)); "
      "s.listen(8); time.sleep(300)' >/dev/null 2>&1 &) && "
      "(python3 /tmp/unix_server.py >/dev/null 2>&1 &)",
@@ -290,12 +294,32 @@ TEST_CASE("inspect: processes, listeners and HTTP from inside the world's networ
   REQUIRE_MESSAGE(procs.ok(), procs.status().message());
   const inspect::ProcessInfo* http = nullptr;
   const inspect::ProcessInfo* sleeper = nullptr;
+  const inspect::ProcessInfo* root_behind = nullptr;  // real uid 1000, every other slot 0
+  const inspect::ProcessInfo* ambient = nullptr;      // uid 1000 keeping net_bind_service
   for (const auto& p : *procs) {
     if (p.comm == "python3" && p.cmdline == "python3 -m http.server 8080 --bind 0.0.0.0") http = &p;
-    if (p.comm == "sleep") sleeper = &p;
+    if (p.cmdline == "/bin/sleep 300") sleeper = &p;
+    if (p.cmdline == "/bin/sleep 301") root_behind = &p;
+    if (p.cmdline == "/bin/sleep 302") ambient = &p;
   }
   REQUIRE(http != nullptr);
   REQUIRE(sleeper != nullptr);
+  REQUIRE(root_behind != nullptr);
+  REQUIRE(ambient != nullptr);
+  // Every id slot and capability set, as the host's /proc states them, translated inside.
+  CHECK(sleeper->cred.uids == std::array<uint32_t, 4>{1000, 1000, 1000, 1000});
+  CHECK(sleeper->cred.gids == std::array<uint32_t, 4>{1000, 1000, 1000, 1000});
+  CHECK(sleeper->cred.held_caps() == 0);
+  CHECK(root_behind->uid == 1000);  // the real uid alone says "not root" ...
+  CHECK(root_behind->cred.uids == std::array<uint32_t, 4>{1000, 0, 0, 0});  // ... it is root
+  CHECK(root_behind->cred.cap_eff != 0);
+  CHECK(ambient->cred.uids == std::array<uint32_t, 4>{1000, 1000, 1000, 1000});
+  CHECK(ambient->cred.cap_amb == (uint64_t(1) << 10));  // cap_net_bind_service
+  CHECK(ambient->cred.cap_eff == (uint64_t(1) << 10));
+  CHECK(inspect::cap_names(ambient->cred.held_caps()) == "cap_net_bind_service");
+  CHECK(inspect::cap_number("net_bind_service") == 10);
+  CHECK(inspect::cap_number("cap_sys_admin") == 21);
+  CHECK_FALSE(inspect::cap_number("cap_no_such").has_value());
   CHECK(find("tcp", "0.0.0.0:8080")->pids == std::vector<pid_t>{http->pid});
   CHECK(find("unix", "/tmp/app.sock")->pids.size() == 1);
   CHECK(http->uid == 0);

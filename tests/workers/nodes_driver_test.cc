@@ -194,6 +194,19 @@ TEST_CASE("nodes check_manifest: accepts the fixture and names what it refuses")
   bad.targets[0].selector = true;
   CHECK(d.check_manifest(bad).message().find("selector \"web\" is not defined") !=
         std::string::npos);
+  // A process check's capabilities are names the kernel knows, and only with an identity.
+  bad = m;
+  bad.checks[0].call = "proc.expect";
+  bad.checks[0].params_json =
+      R"({"role":"web","exe":"/usr/sbin/nginx","not_user":"root","caps":"cap_net_bind_service"})";
+  CHECK(d.check_manifest(bad).is_ok());
+  bad.checks[0].params_json =
+      R"({"role":"web","exe":"/usr/sbin/nginx","not_user":"root","caps":"cap_become_root"})";
+  CHECK(d.check_manifest(bad).message().find("params.caps: capability names") !=
+        std::string::npos);
+  bad.checks[0].params_json = R"({"role":"web","exe":"/usr/sbin/nginx","caps":"cap_chown"})";
+  CHECK(d.check_manifest(bad).message().find("params.caps: only with user or not_user") !=
+        std::string::npos);
 }
 
 TEST_CASE(

@@ -278,7 +278,74 @@ struct SocketOwner {
   int fd;
 };
 
+// capabilities(7), by number (linux/capability.h); later ones are named by number.
+constexpr std::string_view kCapNames[] = {"chown",
+                                          "dac_override",
+                                          "dac_read_search",
+                                          "fowner",
+                                          "fsetid",
+                                          "kill",
+                                          "setgid",
+                                          "setuid",
+                                          "setpcap",
+                                          "linux_immutable",
+                                          "net_bind_service",
+                                          "net_broadcast",
+                                          "net_admin",
+                                          "net_raw",
+                                          "ipc_lock",
+                                          "ipc_owner",
+                                          "sys_module",
+                                          "sys_rawio",
+                                          "sys_chroot",
+                                          "sys_ptrace",
+                                          "sys_pacct",
+                                          "sys_admin",
+                                          "sys_boot",
+                                          "sys_nice",
+                                          "sys_resource",
+                                          "sys_time",
+                                          "sys_tty_config",
+                                          "mknod",
+                                          "lease",
+                                          "audit_write",
+                                          "audit_control",
+                                          "setfcap",
+                                          "mac_override",
+                                          "mac_admin",
+                                          "syslog",
+                                          "wake_alarm",
+                                          "block_suspend",
+                                          "audit_read",
+                                          "perfmon",
+                                          "bpf",
+                                          "checkpoint_restore"};
+
 }  // namespace
+
+std::string_view id_slot_name(size_t slot) {
+  static constexpr std::string_view kNames[] = {"real", "effective", "saved", "filesystem"};
+  return slot < 4 ? kNames[slot] : "?";
+}
+
+std::string cap_name(int cap) {
+  if (cap >= 0 && size_t(cap) < std::size(kCapNames)) return "cap_" + std::string(kCapNames[cap]);
+  return "cap_" + std::to_string(cap);
+}
+
+std::optional<int> cap_number(std::string_view name) {
+  if (name.starts_with("cap_")) name.remove_prefix(4);
+  for (size_t i = 0; i < std::size(kCapNames); ++i)
+    if (kCapNames[i] == name) return int(i);
+  return std::nullopt;
+}
+
+std::string cap_names(uint64_t caps) {
+  std::string out;
+  for (int i = 0; i < 64; ++i)
+    if (caps & (uint64_t(1) << i)) out += (out.empty() ? "" : ",") + cap_name(i);
+  return out.empty() ? "none" : out;
+}
 
 std::string_view type_name(FileInfo::Type type) {
   switch (type) {
@@ -515,6 +582,40 @@ Result<std::vector<std::pair<std::string, FileInfo>>> NodeView::list_dir(std::st
   return out;
 }
 
+Status NodeView::read_credentials(std::string_view status, Credentials& c) const {
+  for (const bool is_uid : {true, false}) {
+    const auto f = split_ws(status_field(status, is_uid ? "Uid" : "Gid"));
+    if (f.size() != 4)
+      return Status::corruption(is_uid ? "no Uid line of four ids" : "no Gid line of four ids");
+    for (size_t i = 0; i < 4; ++i) {
+      uint32_t host = 0;
+      if (!parse_num(f[i], host)) return Status::corruption("a bad id in the Uid or Gid line");
+      (is_uid ? c.uids : c.gids)[i] =
+          (is_uid ? uid_inside(host) : gid_inside(host)).value_or(kOverflowId);
+    }
+  }
+  const std::pair<const char*, uint64_t*> sets[] = {{"CapInh", &c.cap_inh},
+                                                    {"CapPrm", &c.cap_prm},
+                                                    {"CapEff", &c.cap_eff},
+                                                    {"CapBnd", &c.cap_bnd},
+                                                    {"CapAmb", &c.cap_amb}};
+  for (const auto& [key, out] : sets) {
+    const auto f = split_ws(status_field(status, key));
+    if (f.size() != 1 || !parse_num(f[0], *out, 16))
+      return Status::corruption(std::string("no ") + key + " line");
+  }
+  // Both lines exist on every kernel this lab runs on (NoNewPrivs since 4.10, Seccomp 3.8):
+  // missing, they are read as the strictest value would not be: unknown, so refused.
+  const auto nnp = split_ws(status_field(status, "NoNewPrivs"));
+  const auto seccomp = split_ws(status_field(status, "Seccomp"));
+  int nnp_value = 0;
+  if (nnp.size() != 1 || !parse_num(nnp[0], nnp_value) || seccomp.size() != 1 ||
+      !parse_num(seccomp[0], c.seccomp))
+    return Status::corruption("no NoNewPrivs or Seccomp line");
+  c.no_new_privs = nnp_value != 0;
+  return Status::ok();
+}
+
 Result<std::vector<ProcessInfo>> NodeView::processes(const std::vector<pid_t>& pids) const {
   std::vector<ProcessInfo> out;
   for (pid_t pid : std::set<pid_t>(pids.begin(), pids.end())) {
@@ -549,15 +650,11 @@ Result<std::vector<ProcessInfo>> NodeView::processes(const std::vector<pid_t>& p
     while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
     p.cmdline = std::move(cmd);
     const auto ppid = split_ws(status_field(*status, "PPid"));
-    const auto uids = split_ws(status_field(*status, "Uid"));
-    const auto gids = split_ws(status_field(*status, "Gid"));
-    uint32_t uid = 0, gid = 0;
-    if (ppid.size() != 1 || !parse_num(ppid[0], p.ppid_host) || uids.empty() ||
-        !parse_num(uids[0], uid) || gids.empty() || !parse_num(gids[0], gid)) {
-      return Status::corruption(dir + "/status: no PPid, Uid or Gid line");
-    }
-    p.uid = uid_inside(uid).value_or(kOverflowId);
-    p.gid = gid_inside(gid).value_or(kOverflowId);
+    if (ppid.size() != 1 || !parse_num(ppid[0], p.ppid_host))
+      return Status::corruption(dir + "/status: no PPid line");
+    AURA_RETURN_IF_ERROR(read_credentials(*status, p.cred).with_context(dir + "/status"));
+    p.uid = p.cred.uids[0];
+    p.gid = p.cred.gids[0];
     for (std::string_view g : split_ws(status_field(*status, "Groups"))) {
       uint32_t host = 0;
       if (!parse_num(g, host)) return Status::corruption(dir + "/status: bad Groups line");

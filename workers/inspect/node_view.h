@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,13 +30,40 @@ struct FileInfo {
 // "file", "dir", "symlink", "fifo", "socket", "char device", "block device".
 std::string_view type_name(FileInfo::Type type);
 
+// A process's complete credentials as the host's /proc/<pid>/status states them: every id a
+// check compares, not only the real ones (a service whose real uid is its user's but whose
+// effective, saved or filesystem uid is 0 runs as root), and every capability set.
+struct Credentials {
+  // Real, effective, saved and filesystem ids, translated inside (unmapped: kOverflowId).
+  std::array<uint32_t, 4> uids{}, gids{};
+  // CapInh, CapPrm, CapEff, CapBnd, CapAmb: bit n is capability n.
+  uint64_t cap_inh = 0, cap_prm = 0, cap_eff = 0, cap_bnd = 0, cap_amb = 0;
+  bool no_new_privs = false;
+  int seccomp = 0;  // 0 none, 1 strict, 2 filter
+
+  // The capabilities the process holds or can take up without exec: inheritable, permitted,
+  // effective and ambient (the bounding set only limits what exec may grant).
+  uint64_t held_caps() const { return cap_inh | cap_prm | cap_eff | cap_amb; }
+};
+
+// "real", "effective", "saved", "filesystem": the names of Credentials::uids' slots.
+std::string_view id_slot_name(size_t slot);
+// "cap_chown", "cap_dac_override", ... (capability(7) names, lower case); "cap_<n>" beyond the
+// known ones.
+std::string cap_name(int cap);
+// The capability named `name` ("cap_net_bind_service" or "net_bind_service"); nullopt if unknown.
+std::optional<int> cap_number(std::string_view name);
+// "cap_a,cap_b" for the bits of `caps`, lowest first; "none" when empty.
+std::string cap_names(uint64_t caps);
+
 struct ProcessInfo {
   pid_t pid = 0;        // host pid
   pid_t ppid_host = 0;  // host pid of the parent
   std::string comm;
-  uint32_t uid = 0, gid = 0;     // real ids, inside
+  uint32_t uid = 0, gid = 0;     // real ids, inside (cred.uids[0], cred.gids[0])
   std::vector<uint32_t> groups;  // supplementary groups, inside
-  std::string cmdline;           // NULs as spaces, at most kMaxCmdlineBytes
+  Credentials cred;
+  std::string cmdline;  // NULs as spaces, at most kMaxCmdlineBytes
 };
 
 struct Listener {
@@ -98,6 +126,9 @@ class NodeView {
 
   // `st` as the node sees it: type, permission bits, ids translated (unmapped: kOverflowId).
   FileInfo file_info(const struct stat& st) const;
+
+  // Reads `status` (a /proc/<pid>/status text) into `c`, ids translated through the maps.
+  Status read_credentials(std::string_view status, Credentials& c) const;
 
   // One line of an id map: `count` ids from `inside` are `outside` on the host.
   struct IdRange {

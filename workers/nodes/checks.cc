@@ -93,6 +93,9 @@ const std::vector<CheckShape>& shapes() {
         {"not_user", kText, false},
         {"group", kText, false},
         {"groups", kText, false},
+        // With user or not_user: the capabilities the process may hold (space-separated names,
+        // default none): any other in its inheritable, permitted, effective or ambient set fails.
+        {"caps", kText, false},
         {"min_count", kInt, false}}},
       // Each path is the entry built (same inode, type, owner, group); its mode is as built, or
       // as built plus the search bit `user` lacked there (the one repair the layout allows).
@@ -127,6 +130,17 @@ std::vector<std::string> words(const std::string& list) {
     if (end > at) out.push_back(list.substr(at, end - at));
   }
   return out;
+}
+
+// The capability set named by a space-separated list; nullopt when a name is unknown.
+std::optional<uint64_t> declared_caps(const std::string& names) {
+  uint64_t caps = 0;
+  for (const std::string& name : words(names)) {
+    auto n = inspect::cap_number(name);
+    if (!n) return std::nullopt;
+    caps |= uint64_t(1) << *n;
+  }
+  return caps;
 }
 
 Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view where) {
@@ -173,7 +187,51 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
     return Status::invalid(base + ".params.groups: only \"as-built\", with a user");
   if (const std::string m = p.get("max_mode"); !m.empty() && !is_octal_mode(m))
     return Status::invalid(base + ".params.max_mode: 3 or 4 octal digits");
+  if (const std::string caps = p.get("caps"); !caps.empty()) {
+    if (p.get("user").empty() && p.get("not_user").empty())
+      return Status::invalid(base + ".params.caps: only with user or not_user");
+    if (!declared_caps(caps))
+      return Status::invalid(base + ".params.caps: capability names (cap_net_bind_service ...)");
+  }
   return p;
+}
+
+// What is wrong with a process's credentials against the declaration: every uid slot (real,
+// effective, saved, filesystem) is `want` and none is `refuse`, every gid slot is `want_gid`,
+// and it holds no capability beyond `allowed_caps` in any set it can use without exec. Empty
+// when none; otherwise the first problem, naming the slot or the capabilities.
+std::string credential_problem(const inspect::Credentials& c, std::optional<uint32_t> want,
+                               std::optional<uint32_t> refuse, std::optional<uint32_t> want_gid,
+                               std::optional<uint64_t> allowed_caps) {
+  auto ids = [](const std::array<uint32_t, 4>& v) {
+    return std::to_string(v[0]) + "/" + std::to_string(v[1]) + "/" + std::to_string(v[2]) + "/" +
+           std::to_string(v[3]) + " (real/effective/saved/filesystem)";
+  };
+  for (size_t i = 0; i < 4; ++i) {
+    if ((want && c.uids[i] != *want) || (refuse && c.uids[i] == *refuse))
+      return "process runs with " + std::string(inspect::id_slot_name(i)) + " uid " +
+             std::to_string(c.uids[i]) + ": uids " + ids(c.uids);
+  }
+  for (size_t i = 0; i < 4; ++i) {
+    if (want_gid && c.gids[i] != *want_gid)
+      return "process runs with " + std::string(inspect::id_slot_name(i)) + " gid " +
+             std::to_string(c.gids[i]) + ": gids " + ids(c.gids);
+  }
+  if (allowed_caps) {
+    const uint64_t extra = c.held_caps() & ~*allowed_caps;
+    if (extra != 0) {
+      std::string sets;
+      const std::pair<const char*, uint64_t> named[] = {{"inheritable", c.cap_inh},
+                                                        {"permitted", c.cap_prm},
+                                                        {"effective", c.cap_eff},
+                                                        {"ambient", c.cap_amb}};
+      for (const auto& [name, bits] : named)
+        if (bits & extra) sets += (sets.empty() ? "" : ", ") + std::string(name);
+      return "process holds " + inspect::cap_names(extra) + " (" + sets +
+             ") that its declaration does not name";
+    }
+  }
+  return "";
 }
 
 std::vector<const CheckNode*> with_role(const CheckContext& ctx, std::string_view role) {
@@ -466,6 +524,10 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
           gids.insert(g.gid);
       want_groups = std::vector<uint32_t>(gids.begin(), gids.end());
     }
+    // A declared identity (user, or "not that user") declares its capabilities too: none but
+    // those `caps` names.
+    std::optional<uint64_t> allowed_caps;
+    if (want || refuse) allowed_caps = declared_caps(p.get("caps")).value_or(0);
     int64_t count = 0;
     std::string wrong;
     for (const auto& pr : procs) {
@@ -473,10 +535,9 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
       AURA_ASSIGN_OR_RETURN(is, runs(ctx, pr.pid, exe));
       if (!is) continue;
       ++count;
-      if ((want && pr.uid != *want) || (refuse && pr.uid == *refuse))
-        wrong = "process runs as uid " + std::to_string(pr.uid);
-      if (want_gid && pr.gid != *want_gid)
-        wrong = "process runs as gid " + std::to_string(pr.gid) + ", not " + p.get("group");
+      if (std::string c = credential_problem(pr.cred, want, refuse, want_gid, allowed_caps);
+          !c.empty())
+        wrong = c;
       const std::set<uint32_t> has(pr.groups.begin(), pr.groups.end());
       if (want_groups && std::vector<uint32_t>(has.begin(), has.end()) != *want_groups) {
         auto list = [](const auto& ids) {
