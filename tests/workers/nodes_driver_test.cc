@@ -202,8 +202,7 @@ TEST_CASE("nodes check_manifest: accepts the fixture and names what it refuses")
   CHECK(d.check_manifest(bad).is_ok());
   bad.checks[0].params_json =
       R"({"role":"web","exe":"/usr/sbin/nginx","not_user":"root","caps":"cap_become_root"})";
-  CHECK(d.check_manifest(bad).message().find("params.caps: capability names") !=
-        std::string::npos);
+  CHECK(d.check_manifest(bad).message().find("params.caps: capability names") != std::string::npos);
   bad.checks[0].params_json = R"({"role":"web","exe":"/usr/sbin/nginx","caps":"cap_chown"})";
   CHECK(d.check_manifest(bad).message().find("params.caps: only with user or not_user") !=
         std::string::npos);
