@@ -120,24 +120,25 @@ TEST_CASE("hostile: identities and processes are what the package built, not wha
            "sed -i 's/^user=app$/user=admin/; s/^group=app$/group=root/' /etc/svcman/app.unit\n",
            "RECOVERED_UNPROVEN",
            R"("property":"primary","status":"fail","reason":"check never-root failed)"},
-          // The real program under another file name, as root: it is still the app (same
-          // program), and it runs as root.
+          // The real program's bytes under another file name in the writable layer, as root: not
+          // the image's program (it is not run from an image mount), so a stray, frozen while the
+          // checks run: nothing answers.
           {"a renamed copy of the app run as root",
            "#!/bin/sh\nset -e\nmkdir -p /opt/w\ncp /aura/bin/aura-app /opt/w/worker\n"
            "sed -i 's|^exec=/aura/bin/aura-app|exec=/opt/w/worker|; s/^user=app$/user=root/; "
            "s/^group=app$/group=root/' /etc/svcman/app.unit\n",
-           "RECOVERED_UNPROVEN",
-           R"("property":"primary","status":"fail","reason":"check never-root failed)"},
-          // A decoy that calls itself aura-app, running as the app's user, beside the real app
-          // running as root under another name.
+           "NOT_RECOVERED",
+           R"("property":"primary","status":"fail","reason":"check app-serves failed)"},
+          // A decoy that calls itself aura-app, running as the app's user, beside a renamed copy
+          // of the app running as root: neither is the image's program.
           {"a decoy named aura-app beside a renamed app run as root",
            "#!/bin/sh\nset -e\nmkdir -p /opt/w\ncp /aura/bin/aura-app /opt/w/worker\n"
            "cp /bin/sleep /opt/w/aura-app\n"
            "sed -i 's|^exec=/aura/bin/aura-app|exec=/opt/w/worker|; s/^user=app$/user=root/; "
            "s/^group=app$/group=root/' /etc/svcman/app.unit\n"
            "(/opt/w/aura-app 100000 </dev/null >/dev/null 2>&1 &)\n",
-           "RECOVERED_UNPROVEN",
-           R"("property":"primary","status":"fail","reason":"check never-root failed)"},
+           "NOT_RECOVERED",
+           R"("property":"primary","status":"fail","reason":"check app-serves failed)"},
       },
       0, script_ir);
 }
@@ -249,6 +250,28 @@ TEST_CASE("hostile: an effective, saved or filesystem id of 0, or a kept capabil
            unit_runs_as_root("setpriv --reuid=app --regid=app --init-groups --inh-caps +chown"),
            "RECOVERED_UNPROVEN",
            R"("property":"primary","status":"fail","reason":"check never-root failed)"},
+      },
+      0, repair_then_script_ir);
+}
+
+// Program identity the node cannot forge (issue 25, family 2): a program is the image's only
+// when the file it runs lies on one of the node's read-only image mounts; a byte-identical copy
+// in the node's writable layer is a stray, whatever its bytes and wherever its name points.
+// Each fix below repairs the cause as gold does and would otherwise serve.
+TEST_CASE("hostile: a byte-identical copy of an image program in the writable layer is not it") {
+  O2Lab s;
+  s.expect_refused(
+      {
+          {"the app's unit runs a copy of the app kept beside the unit",
+           "#!/bin/sh\nset -e\ncp /aura/bin/aura-app /etc/svcman/aura-app\n"
+           "sed -i 's|^exec=/aura/bin/aura-app|exec=/etc/svcman/aura-app|' /etc/svcman/app.unit\n",
+           "NOT_RECOVERED", R"("property":"primary","status":"fail")"},
+          {"a hidden copy of the app started with the image's path as its argv[0]",
+           "#!/bin/sh\nset -e\ncp /aura/bin/aura-app /etc/svcman/.app\n"
+           "printf '#!/bin/bash\\nexec -a /aura/bin/aura-app /etc/svcman/.app \"$@\"\\n' "
+           "> /etc/svcman/app-start\nchmod 755 /etc/svcman/app-start\n"
+           "sed -i 's|^exec=/aura/bin/aura-app|exec=/etc/svcman/app-start|' /etc/svcman/app.unit\n",
+           "NOT_RECOVERED", R"("property":"primary","status":"fail")"},
       },
       0, repair_then_script_ir);
 }

@@ -23,6 +23,7 @@
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_until.h"
 #include "tests/support/world_tag.h"
+#include "workers/inspect/exe_identity.h"
 #include "workers/inspect/fingerprint.h"
 #include "workers/inspect/http_probe.h"
 #include "workers/inspect/node_view.h"
@@ -252,6 +253,7 @@ TEST_CASE("inspect: processes, listeners and HTTP from inside the world's networ
      "(python3 -m http.server 8080 --bind 0.0.0.0 >/dev/null 2>&1 &) && "
      "(setpriv --reuid=1000 --regid=1000 --keep-groups /bin/sleep 300 >/dev/null 2>&1 &) && "
      "(setpriv --ruid=1000 /bin/sleep 301 >/dev/null 2>&1 &) && "
+     "cp /bin/sleep /tmp/sleep-copy && (/tmp/sleep-copy 304 >/dev/null 2>&1 &) && "
      "(setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps +net_bind_service "
      "--ambient-caps +net_bind_service /bin/sleep 302 >/dev/null 2>&1 &) && "
      "(python3 -c 'import socket,time; s=socket.socket(); s.bind((\"0.0.0.0\",9000)); "
@@ -296,12 +298,26 @@ TEST_CASE("inspect: processes, listeners and HTTP from inside the world's networ
   const inspect::ProcessInfo* sleeper = nullptr;
   const inspect::ProcessInfo* root_behind = nullptr;  // real uid 1000, every other slot 0
   const inspect::ProcessInfo* ambient = nullptr;      // uid 1000 keeping net_bind_service
+  const inspect::ProcessInfo* copy = nullptr;         // a copy of sleep in the writable root
   for (const auto& p : *procs) {
     if (p.comm == "python3" && p.cmdline == "python3 -m http.server 8080 --bind 0.0.0.0") http = &p;
     if (p.cmdline == "/bin/sleep 300") sleeper = &p;
     if (p.cmdline == "/bin/sleep 301") root_behind = &p;
     if (p.cmdline == "/bin/sleep 302") ambient = &p;
+    if (p.cmdline == "/tmp/sleep-copy 304") copy = &p;
   }
+  // Where each runs from: the image's sleep from a host-backed mount, a byte-identical copy in
+  // the node's writable root from none of them.
+  REQUIRE(copy != nullptr);
+  auto image_mounts = view->host_backed_mounts();
+  REQUIRE_MESSAGE(image_mounts.ok(), image_mounts.status().message());
+  auto image_sleep = inspect::exe_file(sleeper->pid);
+  auto copied_sleep = inspect::exe_file(copy->pid);
+  REQUIRE(image_sleep.ok());
+  REQUIRE(copied_sleep.ok());
+  CHECK(image_sleep->digest == copied_sleep->digest);
+  CHECK(image_mounts->contains(image_sleep->mnt_id));
+  CHECK_FALSE(image_mounts->contains(copied_sleep->mnt_id));
   REQUIRE(http != nullptr);
   REQUIRE(sleeper != nullptr);
   REQUIRE(root_behind != nullptr);

@@ -19,7 +19,9 @@ using file_io::errno_text;
 constexpr off_t kMaxProgramBytes = off_t(1) << 30;  // no program of a world is near this
 constexpr size_t kMaxCached = 256;
 
-using Key = std::tuple<dev_t, ino_t, off_t, int64_t>;
+using Key = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, int64_t, int64_t>;
+
+int64_t ns_of(const statx_timestamp& t) { return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
 
 Result<std::string> hash_fd(int fd, const std::string& what) {
   struct stat st {};
@@ -45,7 +47,7 @@ Result<std::string> hash_fd(int fd, const std::string& what) {
 
 }  // namespace
 
-Result<std::string> exe_digest(pid_t pid) {
+Result<ExeFile> exe_file(pid_t pid) {
   static std::mutex mu;
   static std::map<Key, std::string> cache;
   const std::string what = "/proc/" + std::to_string(pid) + "/exe";
@@ -55,20 +57,28 @@ Result<std::string> exe_digest(pid_t pid) {
     return Status::io("open " + what + ": " + errno_text(errno));
   }
   file_io::Fd guard(fd);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return Status::io("fstat " + what + ": " + errno_text(errno));
-  const Key key{st.st_dev, st.st_ino, st.st_size,
-                int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+  struct statx stx {};
+  if (::statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &stx) != 0)
+    return Status::io("statx " + what + ": " + errno_text(errno));
+  if ((stx.stx_mask & STATX_MNT_ID) == 0)
+    return Status::unavailable("statx " + what + ": the kernel gives no mount id (Linux 5.8+)");
+  ExeFile out;
+  out.mnt_id = stx.stx_mnt_id;
+  const Key key{stx.stx_mnt_id,       (uint64_t(stx.stx_dev_major) << 32) | stx.stx_dev_minor,
+                stx.stx_ino,          stx.stx_size,
+                ns_of(stx.stx_mtime), ns_of(stx.stx_ctime)};
   {
     std::lock_guard lock(mu);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    if (auto it = cache.find(key); it != cache.end()) {
+      out.digest = it->second;
+      return out;
+    }
   }
-  std::string digest;
-  AURA_ASSIGN_OR_RETURN(digest, hash_fd(fd, what));
+  AURA_ASSIGN_OR_RETURN(out.digest, hash_fd(fd, what));
   std::lock_guard lock(mu);
   if (cache.size() >= kMaxCached) cache.clear();
-  cache[key] = digest;
-  return digest;
+  cache[key] = out.digest;
+  return out;
 }
 
 Result<std::string> file_digest(const std::filesystem::path& path) {

@@ -582,6 +582,30 @@ Result<std::vector<std::pair<std::string, FileInfo>>> NodeView::list_dir(std::st
   return out;
 }
 
+Result<std::set<uint64_t>> NodeView::host_backed_mounts() const {
+  const std::string proc = "/proc/" + std::to_string(init_);
+  const int proc_fd = ::open(proc.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (proc_fd < 0)
+    return Status::failed_precondition("node init " + std::to_string(init_) + " is gone");
+  Fd guard(proc_fd);
+  auto text = read_proc_file(proc_fd, "mountinfo", kMaxNetFileBytes);
+  if (!text.ok()) return text.status().with_context(proc);
+  // proc(5): "ID PARENT MAJOR:MINOR ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER".
+  std::set<uint64_t> out;
+  for (std::string_view line : lines_of(*text)) {
+    const auto f = split_ws(line);
+    const auto dash = std::find(f.begin(), f.end(), std::string_view("-"));
+    uint64_t id = 0;
+    unsigned major = 0;
+    const size_t colon = f.size() > 2 ? f[2].find(':') : std::string_view::npos;
+    if (f.size() < 6 || dash == f.end() || dash + 1 == f.end() || !parse_num(f[0], id) ||
+        colon == std::string_view::npos || !parse_num(f[2].substr(0, colon), major))
+      return Status::corruption(proc + "/mountinfo: a bad line");
+    if (*(dash + 1) == "overlay" || major != 0) out.insert(id);
+  }
+  return out;
+}
+
 Status NodeView::read_credentials(std::string_view status, Credentials& c) const {
   for (const bool is_uid : {true, false}) {
     const auto f = split_ws(status_field(status, is_uid ? "Uid" : "Gid"));

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,6 +113,13 @@ class NodeView {
   // each with the pids among `node_pids` holding it (socket inodes in /proc/<pid>/fd). Sorted
   // by proto, then address; sockets bound more than once (SO_REUSEPORT) are one entry.
   Result<std::vector<Listener>> listeners(const std::vector<pid_t>& node_pids) const;
+
+  // The mounts of the node's mount namespace whose files come from the host and cannot be
+  // written by the node's uids: overlays (the image's folders over the host's) and file systems
+  // on a block device (the lab's own programs, the loader's files, bound from the host). Meant
+  // to be read once, at build, before anything of the scenario runs: a mount the node makes
+  // later gets an id of its own and is never among them.
+  Result<std::set<uint64_t>> host_backed_mounts() const;
 
   std::optional<uint32_t> uid_inside(uint32_t host_uid) const;
   std::optional<uint32_t> gid_inside(uint32_t host_gid) const;

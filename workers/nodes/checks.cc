@@ -255,19 +255,23 @@ std::optional<uint32_t> id_in(const CheckNode& node, bool users, std::string_vie
   return g ? std::optional<uint32_t>(g->gid) : std::nullopt;
 }
 
-// Whether host process `pid` runs the image's program `exe` (its digest in ctx.binaries).
-// kNotFound from exe_digest: the process is gone, so it is not that program.
-Result<bool> runs(const CheckContext& ctx, pid_t pid, const std::string& exe) {
+// Whether host process `pid` of node `n` runs the image's program `exe`: the file it runs lies
+// on one of the node's image mounts (so the node could not have written it) and has the
+// digest ctx.binaries holds for `exe`. A copy in the node's writable layer is not the program,
+// whatever its bytes. kNotFound from exe_file: the process is gone, so it is not that program.
+Result<bool> runs(const CheckContext& ctx, const CheckNode& n, pid_t pid, const std::string& exe) {
   if (ctx.binaries == nullptr) return Status::failed_precondition("no image programs to compare");
   auto want = ctx.binaries->find(exe);
   if (want == ctx.binaries->end())
     return Status::failed_precondition(exe + " was not hashed from the image at build");
-  auto got = inspect::exe_digest(pid);
+  if (n.image_mounts.empty())
+    return Status::failed_precondition("node " + n.name + ": no image mounts were recorded");
+  auto got = inspect::exe_file(pid);
   if (!got.ok()) {
     if (got.status().code() == ErrorCode::kNotFound) return false;
     return got.status();
   }
-  return *got == want->second;
+  return n.image_mounts.contains(got->mnt_id) && got->digest == want->second;
 }
 
 struct Verdict {
@@ -332,7 +336,7 @@ Result<std::optional<std::string>> answer(const Params& p, const CheckContext& c
     bool found = false, foreign = false;
     for (pid_t pid : port_pids(ls, port)) {
       bool is;
-      AURA_ASSIGN_OR_RETURN(is, runs(ctx, pid, exe));
+      AURA_ASSIGN_OR_RETURN(is, runs(ctx, t, pid, exe));
       (is ? found : foreign) = true;
     }
     if (!found || foreign) {
@@ -532,7 +536,7 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
     std::string wrong;
     for (const auto& pr : procs) {
       bool is;
-      AURA_ASSIGN_OR_RETURN(is, runs(ctx, pr.pid, exe));
+      AURA_ASSIGN_OR_RETURN(is, runs(ctx, *n, pr.pid, exe));
       if (!is) continue;
       ++count;
       if (std::string c = credential_problem(pr.cred, want, refuse, want_gid, allowed_caps);

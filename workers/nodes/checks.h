@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ struct CheckNode {
   std::string passwd, group;
   // The paths the checks compare against the image, as built (encode_built text, as_built.h).
   std::string built;
+  // The node's read-only image mounts: only a program run from one of them is the image's.
+  std::set<uint64_t> image_mounts;
 };
 
 struct CheckContext {

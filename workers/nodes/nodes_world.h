@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct LiveNode {
   std::string passwd, group;
   // The paths the checks compare against the image, as built (checks.h record_built).
   std::string built;
+  // The mounts (ids) of the node's read-only image, recorded at build: a process runs an image
+  // program only from one of them (inspect::NodeView::host_backed_mounts).
+  std::set<uint64_t> image_mounts;
 };
 
 class NodesWorld final : public world::World {

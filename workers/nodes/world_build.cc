@@ -242,6 +242,10 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
       auto built = record_built(manifest, ns.roles, *view);
       if (!built.ok()) return built.status().with_context("node " + ns.name);
       nodes_.back().built = std::move(built).value();
+      // Every mount is the lab's yet: those of the image are where its programs run from.
+      auto mounts = view->host_backed_mounts();
+      if (!mounts.ok()) return mounts.status().with_context("node " + ns.name);
+      nodes_.back().image_mounts = std::move(mounts).value();
     }
     for (const ServiceSpec& svc : ns.services) {
       std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" </dev/null >/dev/null 2>&1 &",

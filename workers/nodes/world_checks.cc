@@ -35,9 +35,11 @@ Status NodesWorld::quarantine_strays(LiveNode& n) {
     std::vector<pid_t> out;
     for (pid_t pid : pids) {
       if (pid == n.node->init_pid()) continue;  // the lab's own init
-      auto digest = inspect::exe_digest(pid);
-      if (!digest.ok() && digest.status().code() == ErrorCode::kNotFound) continue;  // gone
-      const bool stray = !digest.ok() || !allowed.contains(*digest);
+      auto exe = inspect::exe_file(pid);
+      if (!exe.ok() && exe.status().code() == ErrorCode::kNotFound) continue;  // gone
+      // A service's program from the image, never a copy in the node's writable layer.
+      const bool stray =
+          !exe.ok() || !n.image_mounts.contains(exe->mnt_id) || !allowed.contains(exe->digest);
       if (stray == want_stray) out.push_back(pid);
     }
     return out;
@@ -182,6 +184,7 @@ Result<CheckOutput> NodesWorld::check(const scenario::CheckSpec& spec) {
       cn.passwd = n.passwd;
       cn.group = n.group;
       cn.built = n.built;
+      cn.image_mounts = n.image_mounts;
       if (auto pids = tree_->pids(n.node->id()); pids.ok()) cn.pids = *pids;
       if (auto groups = n.node->call_groups(); groups.ok()) {
         for (const auto& g : *groups)

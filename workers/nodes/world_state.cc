@@ -19,6 +19,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::string mount_ids(const std::set<uint64_t>& ids) {
+  JsonArray a;
+  for (uint64_t id : ids) a.raw(std::to_string(id));
+  return a.done();
+}
+
 std::string state_json(const std::string& scenario, const std::string& version,
                        const std::string& world, uint64_t seed, const Holder& h,
                        const std::string& tag, const std::vector<LiveNode>& nodes,
@@ -36,6 +42,7 @@ std::string state_json(const std::string& scenario, const std::string& version,
                .str("passwd", n.passwd)
                .str("group", n.group)
                .str("built", n.built)
+               .raw("image_mounts", mount_ids(n.image_mounts))
                .done());
   }
   JsonWriter bins;
@@ -131,6 +138,15 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
     live.passwd = std::string(passwd);
     live.group = std::string(group);
     live.built = std::string(built);
+    simdjson::dom::array mounts;
+    if (e["image_mounts"].get_array().get(mounts) != simdjson::SUCCESS)
+      return Status::corruption("world.json: node " + std::string(name) + ": image_mounts");
+    for (simdjson::dom::element m : mounts) {
+      uint64_t id = 0;
+      if (m.get_uint64().get(id) != simdjson::SUCCESS)
+        return Status::corruption("world.json: node " + std::string(name) + ": image_mounts");
+      live.image_mounts.insert(id);
+    }
     AURA_ASSIGN_OR_RETURN(live.node, nsworld::Node::attach(st, *tree_));
     nodes_.push_back(std::move(live));
   }
