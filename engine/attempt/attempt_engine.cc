@@ -248,7 +248,14 @@ void AttemptEngine::destroy_live(const AttemptState& s) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;
   auto bound = bind(s);
-  if (bound.ok()) (void)end_world(*bound, dir);
+  if (!bound.ok() || !end_world(*bound, dir).ok()) {
+    // This build or the package can no longer open the world (the package changed since, or
+    // this build reads its manifest differently): the driver named by the manifest the attempt
+    // recorded still discards what it left, so no world outlives its attempt.
+    auto m = attempt_manifest(*ctx_.blobs, s);
+    auto driver = m.ok() && ctx_.drivers ? ctx_.drivers(m->driver) : nullptr;
+    if (driver != nullptr) (void)driver->discard(dir);
+  }
   fs::remove_all(ctx_.worlds_dir / s.id, ec);
 }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -256,5 +257,36 @@ TEST_CASE("o2: a live world a crash left broken is reported, reset, and leaves n
   auto entries = aura::sandbox::LeakLedger(s.lab.data() / "sandbox").entries();
   REQUIRE(entries.ok());
   CHECK_FALSE(entries->empty());
+  for (const auto& e : *entries) CHECK_MESSAGE(e.released, e.path.string());
+}
+
+TEST_CASE("o2: an attempt whose package changed since its start leaves nothing behind") {
+  O2Lab s;
+  CliResult r = s.ok({"attempt", "start", kO2, "--seed", "0", "--json"});
+  const std::string id = *Json(r.last_line()).str("attempt");
+  const std::string state = read_file(s.lab.data() / "worlds" / id / "live" / "world.json");
+  const size_t at = state.find("\"init_pid\":");
+  REQUIRE(at != std::string::npos);
+  const pid_t init = pid_t(std::stol(state.substr(at + 11)));
+  REQUIRE(::kill(init, 0) == 0);
+
+  // The package the attempt was bound to changes (an operator's edit, a new release in place):
+  // the world can no longer be opened through it, and must still end with the attempt.
+  const fs::path sums = s.lab / "scenarios" / kO2 / "SHA256SUMS";
+  write_file(sums, read_file(sums) + "# edited\n");
+  s.ok({"attempt", "abandon", id, "--reason", "package changed"});
+  // Gone, or a zombie its parent has not reaped yet (it holds nothing but the pid).
+  auto gone = [&] {
+    std::ifstream in("/proc/" + std::to_string(init) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t close = stat.rfind(')');
+    return close == std::string::npos || stat.substr(close + 2, 1) == "Z";
+  };
+  wait_until(gone);
+  CHECK(gone());
+  CHECK_FALSE(fs::exists(s.lab.data() / "worlds" / id));
+  auto entries = aura::sandbox::LeakLedger(s.lab.data() / "sandbox").entries();
+  REQUIRE(entries.ok());
   for (const auto& e : *entries) CHECK_MESSAGE(e.released, e.path.string());
 }
