@@ -275,3 +275,142 @@ TEST_CASE("hostile: a byte-identical copy of an image program in the writable la
       },
       0, repair_then_script_ir);
 }
+
+namespace {
+
+// An IR: the gold repair, `before` on the service's node, a restart of the app, then `after`.
+std::string around_restart_ir(const std::string& before, const std::string& after) {
+  return R"({"v":1,"hypothesis":"untraversable-folder","claim":"A claim long enough to state a cause: the app's user cannot reach its state folder.","evidence":["ev-1"],"falsifier":"If the log showed another failure, this would be wrong.","actions":[{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}},{"script":)" +
+         json_string(before) +
+         R"(,"target":{"role":"svc"}},{"call":"service.restart","params":{"name":"app"}},{"script":)" +
+         json_string(after) +
+         R"(,"target":{"role":"svc"}}],"postconditions":["app-serves","app-process"],"invariants":["never-root","secret-private","modes-declared"],"rollback":[{"call":"journal.undo","params":{}},{"call":"service.restart","params":{"name":"app"}}]})";
+}
+
+// nginx (an image program the node runs anyway) made a stand-in for the app: a server on a
+// socket of its own that proxies every request to a real app listening on a hidden socket
+// (which records it in the declared state file) and rewrites the answer on the way.
+const char* kNginxStandIn = R"SH(
+sed 's|^socket=.*|socket=/run/app/idle.sock|' /etc/app/app.conf > /etc/svcman/idle.conf
+chown root:app /etc/svcman/idle.conf
+chmod 640 /etc/svcman/idle.conf
+cat > /etc/nginx/nginx.conf <<'EOF'
+user www-data;
+worker_processes 1;
+pid /run/nginx.pid;
+error_log /var/log/nginx/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  server { listen 80; location / { proxy_pass http://unix:/run/app/app.sock:/; } }
+  server {
+    listen unix:/run/nginx-app.sock;
+    location / {
+      proxy_pass http://unix:/run/app/idle.sock:;
+      sub_filter 'app service on' 'app service on (a stand-in)';
+    }
+  }
+}
+EOF
+rm -f /run/nginx-app.sock
+nginx -s reload
+)SH";
+
+}  // namespace
+
+// Who answers (issue 25, family 3): the declared socket must be held by the image's app alone,
+// running as declared, and the process listening on the socket the check's request reaches (the
+// kernel's record of the connection, not the file's name) must be that app.
+TEST_CASE("hostile: a stand-in answers on the app's socket, however it was put there") {
+  O2Lab s;
+  // The app run on the hidden socket; nginx's socket hard-linked at the declared path (so no
+  // process holds a socket bound at that name).
+  const std::string linked_in =
+      std::string("#!/bin/sh\nset -e") + kNginxStandIn +
+      R"SH(sed -i 's|--config /etc/app/app.conf|--config /etc/svcman/idle.conf|' /etc/svcman/app.unit
+i=0
+while [ ! -S /run/nginx-app.sock ]; do [ $i -lt 50 ] || exit 1; sleep 0.1; i=$((i+1)); done
+ln -f /run/nginx-app.sock /run/app/app.sock
+)SH";
+  s.expect_refused(
+      {{"nginx's socket hard-linked at the app's, proxying to a hidden app", linked_in,
+        "RECOVERED_UNPROVEN",
+        R"("property":"primary","status":"fail","reason":"check state-declared failed)"}},
+      0, repair_then_script_ir);
+  // The app's unit starts a second app on the hidden socket beside the declared one; after the
+  // restart nginx's socket is renamed over the declared app's, which keeps listening, unlinked,
+  // under the declared name: a holder check by name sees only the app.
+  const std::string second_app = std::string("#!/bin/sh\nset -e") + kNginxStandIn +
+                                 R"SH(cat > /etc/svcman/app-start <<'EOF'
+#!/bin/sh
+/aura/bin/aura-app --config /etc/svcman/idle.conf </dev/null >/dev/null 2>&1 &
+exec /aura/bin/aura-app "$@"
+EOF
+chmod 755 /etc/svcman/app-start
+sed -i 's|^exec=/aura/bin/aura-app|exec=/etc/svcman/app-start|' /etc/svcman/app.unit
+)SH";
+  const std::string renamed_over = R"SH(#!/bin/sh
+set -e
+i=0
+while [ ! -S /run/nginx-app.sock ] || [ ! -S /run/app/idle.sock ]; do
+  [ $i -lt 50 ] || exit 1; sleep 0.1; i=$((i+1))
+done
+mv -f /run/nginx-app.sock /run/app/app.sock
+)SH";
+  s.expect_refused(
+      {{"nginx's socket renamed over the listening app's, proxying to a second app", second_app,
+        "RECOVERED_UNPROVEN",
+        R"("property":"primary","status":"fail","reason":"check state-declared failed)"}},
+      0, [&](const std::string& before) { return around_restart_ir(before, renamed_over); });
+}
+
+// State reached another way (issue 25, family 4): the declared state file is reached by no
+// other name (one link), and neither it nor its folder carries an ACL entry the mode bits do not
+// show (layout-declared refuses one on any folder of the app's paths).
+TEST_CASE("hostile: the declared state reached another way: a hard link, a hidden ACL") {
+  O2Lab s;
+  // The cause left as it is: the app run with a copy of its config whose state folder is one it
+  // can write, the state file there a hard link of the declared one.
+  const std::string linked = R"SH(#!/bin/sh
+set -e
+dir=$(sed -n 's/^state_dir=//p' /etc/app/app.conf)
+mkdir -p /etc/svcman/st
+chown app:app /etc/svcman/st
+touch "$dir/state"
+chown app:app "$dir/state"
+ln -f "$dir/state" /etc/svcman/st/state
+sed 's|^state_dir=.*|state_dir=/etc/svcman/st|' /etc/app/app.conf > /etc/svcman/app2.conf
+chown root:app /etc/svcman/app2.conf
+chmod 640 /etc/svcman/app2.conf
+sed -i 's|--config /etc/app/app.conf|--config /etc/svcman/app2.conf|' /etc/svcman/app.unit
+)SH";
+  // The cause "repaired" by a named-user ACL entry for the app on each folder of the state path
+  // it does not own that lacks group search; the ACL's mask makes the mode bits read exactly as
+  // the gold repair's (0750) while the group's own entry still has no search.
+  const std::string acl = R"SH(#!/bin/sh
+set -e
+python3 - <<'EOF'
+import os, struct
+conf = dict(l.strip().split('=', 1) for l in open('/etc/app/app.conf') if '=' in l)
+uid = [int(l.split(':')[2]) for l in open('/etc/passwd') if l.split(':')[0] == 'app'][0]
+path = '/'
+for part in conf['state_dir'].strip('/').split('/'):
+    path = os.path.join(path, part)
+    st = os.stat(path)
+    m = st.st_mode & 0o777
+    if m & 0o010 or st.st_uid == uid:
+        continue
+    o, g, t = (m >> 6) & 7, (m >> 3) & 7, m & 7
+    e = lambda tag, perm, id=0xffffffff: struct.pack('<HHI', tag, perm, id)
+    blob = struct.pack('<I', 2) + e(1, o) + e(2, 5, uid) + e(4, g) + e(16, g | 1) + e(32, t)
+    os.setxattr(path, 'system.posix_acl_access', blob)
+EOF
+)SH";
+  s.expect_refused(
+      {{"the app's state file is a hard link of a file it writes elsewhere", linked,
+        "RECOVERED_UNPROVEN",
+        R"("property":"primary","status":"fail","reason":"check state-declared failed)"},
+       {"a named-user ACL entry for the app, the mode bits as the gold repair's", acl,
+        "RECOVERED_UNPROVEN", R"("property":"primary","status":"fail")"}},
+      0, script_ir);
+}

@@ -426,6 +426,23 @@ TEST_CASE("inspect: processes, listeners and HTTP from inside the world's networ
   INFO(unix_ok->error);
   CHECK(unix_ok->status == 200);
   CHECK(unix_ok->body == "unix-ok");
+  // Who answered: the socket's listener as the kernel recorded it, in the host's numbering, also
+  // when the request reaches the socket through another name (a hard link of its file).
+  const pid_t unix_server = find("unix", "/tmp/app.sock")->pids.at(0);
+  REQUIRE(unix_ok->peer.has_value());
+  CHECK(unix_ok->peer->pid == unix_server);
+  struct stat server_proc;  // the host's numbering: the node's root is a mapped uid
+  REQUIRE(::stat(("/proc/" + std::to_string(unix_server)).c_str(), &server_proc) == 0);
+  CHECK(unix_ok->peer->uid == server_proc.st_uid);
+  CHECK(unix_ok->peer->uid != 0);
+  sh(*web, "ln /tmp/app.sock /tmp/hard.sock");
+  auto via_link =
+      inspect::http_get_unix(web->init_pid(), "/tmp/hard.sock", "/", kHttpHangGuard, 1 << 16);
+  REQUIRE(via_link.ok());
+  CHECK(via_link->status == 200);
+  REQUIRE(via_link->peer.has_value());
+  CHECK(via_link->peer->pid == unix_server);
+  CHECK_FALSE(ok->peer.has_value());  // TCP: no peer credentials
   for (const char* not_socket : {"/tmp/plain", "/tmp/link.sock", "/tmp/missing.sock"}) {
     auto r = inspect::http_get_unix(web->init_pid(), not_socket, "/", kHttpHangGuard, 1024);
     REQUIRE(r.ok());

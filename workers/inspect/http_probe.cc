@@ -56,7 +56,8 @@ struct Plan {
   const char* request;
   size_t request_len;
   size_t cap;
-  int status_fd;  // 'C' once connected; {'E', step, errno} on a failure
+  int status_fd;  // 'C' once connected; {'P', pid, uid, gid} on unix; {'E', step, errno} on a
+                  // failure
   int data_fd;    // the response bytes, at most cap + 1
 };
 
@@ -107,6 +108,19 @@ void close_others(const Plan& plan) {
     if (errno != EINTR) child_fail(plan, Step::kConnect, errno);
   }
   write_all(plan.status_fd, "C", 1);
+  if (plan.family == AF_UNIX) {
+    ucred c{};
+    socklen_t len = sizeof c;
+    if (::getsockopt(s, SOL_SOCKET, SO_PEERCRED, &c, &len) == 0 && len == sizeof c) {
+      char frame[13] = {'P'};
+      const int32_t pid = c.pid;
+      const uint32_t uid = c.uid, gid = c.gid;
+      std::memcpy(frame + 1, &pid, 4);
+      std::memcpy(frame + 5, &uid, 4);
+      std::memcpy(frame + 9, &gid, 4);
+      write_all(plan.status_fd, frame, sizeof frame);
+    }
+  }
   for (size_t sent = 0; sent < plan.request_len;) {
     const ssize_t n = ::send(s, plan.request + sent, plan.request_len - sent, MSG_NOSIGNAL);
     if (n < 0) {
@@ -227,8 +241,8 @@ Result<HttpResult> run(Plan plan, std::chrono::milliseconds timeout, std::string
   int wstatus = 0;
   while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
   }
-  // The child is gone: its status pipe holds 'C' and/or one failure frame.
-  char frames[16];
+  // The child is gone: its status pipe holds 'C', then 'P' on unix, and/or one failure frame.
+  char frames[32];
   size_t got = 0;
   for (;;) {
     const ssize_t n = ::read(status_r.get(), frames + got, sizeof frames - got);
@@ -241,6 +255,16 @@ Result<HttpResult> run(Plan plan, std::chrono::milliseconds timeout, std::string
   if (got > 0 && frames[0] == 'C') {
     r.connected = true;
     at = 1;
+  }
+  if (got >= at + 13 && frames[at] == 'P') {
+    int32_t pid;
+    PeerCred peer;
+    std::memcpy(&pid, frames + at + 1, 4);
+    std::memcpy(&peer.uid, frames + at + 5, 4);
+    std::memcpy(&peer.gid, frames + at + 9, 4);
+    peer.pid = pid_t(pid);
+    r.peer = peer;
+    at += 13;
   }
   std::string failure;
   if (got >= at + 9 && frames[at] == 'E') {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,10 +16,19 @@
 
 namespace aura::inspect {
 
+// The process that listened on a unix socket the probe connected to, as the kernel recorded it
+// at listen(2) (SO_PEERCRED), its pid, uid and gid numbered in the supervisor's namespaces (the
+// host's ids, not the node's): who answers, whatever name or link led to the socket.
+struct PeerCred {
+  pid_t pid = 0;
+  uint32_t uid = 0, gid = 0;
+};
+
 struct HttpResult {
-  bool connected = false;  // the connection was made
-  int status = 0;          // the status line's code; 0 when there is none
-  std::string headers;     // the header lines after the status line, CRLFs kept
+  bool connected = false;        // the connection was made
+  std::optional<PeerCred> peer;  // unix sockets: the listener's credentials, once connected
+  int status = 0;                // the status line's code; 0 when there is none
+  std::string headers;           // the header lines after the status line, CRLFs kept
   std::string body;
   bool truncated = false;  // the response was longer than `cap` (only `cap` bytes were kept)
   std::string error;       // empty on a well-formed response: what went wrong otherwise
@@ -35,7 +45,8 @@ Result<HttpResult> http_get_tcp(pid_t netns_pid, std::string_view ipv4, uint16_t
 // GET <path> over the unix socket at `socket_path` inside node `init_pid`, from the node's
 // network namespace. The socket is opened O_PATH inside the node's root (RESOLVE_IN_ROOT, the
 // final name not followed) and must be a socket (else HttpResult::error names its type); the
-// child connects through /proc/self/fd/<that descriptor>, so no path is resolved again.
+// child connects through /proc/self/fd/<that descriptor>, so no path is resolved again, and
+// reads the listener's credentials (HttpResult::peer) from the connection.
 Result<HttpResult> http_get_unix(pid_t init_pid, std::string_view socket_path,
                                  std::string_view path, std::chrono::milliseconds timeout,
                                  size_t cap);

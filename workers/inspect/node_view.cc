@@ -9,6 +9,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -504,7 +505,26 @@ FileInfo NodeView::file_info(const struct stat& st) const {
   info.uid = uid_inside(st.st_uid).value_or(kOverflowId);
   info.gid = gid_inside(st.st_gid).value_or(kOverflowId);
   info.size = static_cast<uint64_t>(st.st_size);
+  info.nlink = static_cast<uint64_t>(st.st_nlink);
   return info;
+}
+
+Result<bool> NodeView::has_acl(std::string_view path) const {
+  struct stat st;
+  int fd;
+  AURA_ASSIGN_OR_RETURN(fd, open_stat(path, st));
+  Fd guard(fd);
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return false;  // no ACL on other types
+  // The inode behind the O_PATH descriptor, through its /proc/self/fd link: nothing resolved
+  // again inside the node.
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);
+  for (const char* name : {"system.posix_acl_access", "system.posix_acl_default"}) {
+    const ssize_t n = ::getxattr(self.c_str(), name, nullptr, 0);
+    if (n >= 0) return true;
+    if (errno != ENODATA && errno != ENOTSUP && errno != EOPNOTSUPP)
+      return Status::io("getxattr " + std::string(path) + " " + name + ": " + errno_text(errno));
+  }
+  return false;
 }
 
 Result<int> NodeView::open_path(std::string_view path, bool follow) const {
@@ -526,13 +546,22 @@ Result<int> NodeView::open_path(std::string_view path, bool follow) const {
   }
 }
 
-Result<FileInfo> NodeView::stat(std::string_view path) const {
+Result<int> NodeView::open_stat(std::string_view path, struct stat& st) const {
   int fd;
   AURA_ASSIGN_OR_RETURN(fd, open_path(path, false));
-  Fd guard(fd);
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::io("fstat " + std::string(path) + ": " + errno_text(err));
+  }
+  return fd;
+}
+
+Result<FileInfo> NodeView::stat(std::string_view path) const {
   struct stat st;
-  if (::fstat(fd, &st) != 0)
-    return Status::io("fstat " + std::string(path) + ": " + errno_text(errno));
+  int fd;
+  AURA_ASSIGN_OR_RETURN(fd, open_stat(path, st));
+  ::close(fd);
   return file_info(st);
 }
 

@@ -26,6 +26,7 @@ struct FileInfo {
   uint32_t mode = 0;          // the 07777 bits
   uint32_t uid = 0, gid = 0;  // as seen inside the node (65534 when unmapped)
   uint64_t size = 0;
+  uint64_t nlink = 0;  // hard links: a file with more than one is reachable from elsewhere
 };
 
 // "file", "dir", "symlink", "fifo", "socket", "char device", "block device".
@@ -100,6 +101,11 @@ class NodeView {
   // socket or device is kFailedPrecondition naming its type and is never opened for I/O.
   Result<std::string> read_file(std::string_view path, size_t cap, bool* truncated = nullptr) const;
 
+  // Whether the file or folder at `path` (its final name not followed) carries a POSIX ACL
+  // (system.posix_acl_access, or a folder's system.posix_acl_default): entries the mode bits do
+  // not show. Read from the host through the inode opened, never through the node's tools.
+  Result<bool> has_acl(std::string_view path) const;
+
   // The entries of a folder (a final symlink is followed, inside the root), each lstat'ed,
   // sorted by name. More than `max_entries` is kFailedPrecondition.
   Result<std::vector<std::pair<std::string, FileInfo>>> list_dir(std::string_view path,
@@ -131,6 +137,8 @@ class NodeView {
   // A new O_PATH descriptor (the caller closes it) of absolute `path` resolved inside the root
   // (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS); the final name is followed only with `follow`.
   Result<int> open_path(std::string_view path, bool follow) const;
+  // open_path(path, false) and its fstat in `st`; the caller closes the descriptor.
+  Result<int> open_stat(std::string_view path, struct stat& st) const;
 
   // `st` as the node sees it: type, permission bits, ids translated (unmapped: kOverflowId).
   FileInfo file_info(const struct stat& st) const;

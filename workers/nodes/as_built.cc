@@ -72,6 +72,9 @@ Result<BuiltEntry> entry_now(const inspect::NodeView& view, const std::string& p
     if (!bytes.ok()) return bytes.status().with_context("hash " + path);
     e.sha256 = to_hex(sha256(*bytes));
   }
+  if (info.type == inspect::FileInfo::Type::kFile || info.type == inspect::FileInfo::Type::kDir) {
+    AURA_ASSIGN_OR_RETURN(e.acl, view.has_acl(path));
+  }
   return e;
 }
 
@@ -86,7 +89,7 @@ Result<std::string> encode_built(const BuiltEntries& entries) {
       return Status::failed_precondition("a path with a control byte cannot be recorded");
     text += path + "\t" + e.type + "\t" + octal(e.mode) + "\t" + std::to_string(e.uid) + "\t" +
             std::to_string(e.gid) + "\t" + std::to_string(e.ino) + "\t" +
-            (e.sha256.empty() ? "-" : e.sha256) + "\n";
+            (e.sha256.empty() ? "-" : e.sha256) + "\t" + (e.acl ? "acl" : "-") + "\n";
   }
   return text;
 }
@@ -106,11 +109,12 @@ Result<BuiltEntries> decode_built(std::string_view text) {
       at = tab + 1;
     }
     BuiltEntry e;
-    if (f.size() != 7 || !clean_path(f[0]) || !number(f[2], e.mode, 8) || !number(f[3], e.uid) ||
-        !number(f[4], e.gid) || !number(f[5], e.ino))
+    if (f.size() != 8 || !clean_path(f[0]) || !number(f[2], e.mode, 8) || !number(f[3], e.uid) ||
+        !number(f[4], e.gid) || !number(f[5], e.ino) || (f[7] != "acl" && f[7] != "-"))
       return Status::corruption("as-built record: a malformed line");
     e.type = std::string(f[1]);
     if (f[6] != "-") e.sha256 = std::string(f[6]);
+    e.acl = f[7] == "acl";
     out[std::string(f[0])] = std::move(e);
   }
   return out;
@@ -118,7 +122,8 @@ Result<BuiltEntries> decode_built(std::string_view text) {
 
 std::string describe(const BuiltEntry& e) {
   if (e.type == kAbsent) return std::string(kAbsent);
-  return e.type + " " + octal(e.mode) + " " + std::to_string(e.uid) + ":" + std::to_string(e.gid);
+  return e.type + " " + octal(e.mode) + " " + std::to_string(e.uid) + ":" + std::to_string(e.gid) +
+         (e.acl ? " +acl" : "");
 }
 
 }  // namespace aura::workers::nodes

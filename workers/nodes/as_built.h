@@ -24,6 +24,9 @@ struct BuiltEntry {
   uint32_t mode = 0, uid = 0, gid = 0;      // as the node sees them
   uint64_t ino = 0;
   std::string sha256;  // a regular file's content (hex); empty otherwise
+  // A file or folder carrying a POSIX ACL (entries the mode bits do not show: a named user or
+  // group, a mask, a folder's default ACL).
+  bool acl = false;
 
   bool operator==(const BuiltEntry&) const = default;
 };
@@ -37,12 +40,13 @@ Result<BuiltEntry> entry_now(const inspect::NodeView& view, const std::string& p
 // More than kMaxBuiltEntries entries is kFailedPrecondition.
 Status walk_now(const inspect::NodeView& view, const std::string& path, BuiltEntries& out);
 
-// One line per entry: path, type, mode (octal), uid, gid, inode, digest ("-" for none),
-// separated by tabs. A path holding a tab, newline or other control byte is refused.
+// One line per entry: path, type, mode (octal), uid, gid, inode, digest ("-" for none), ACL
+// ("acl" or "-"), separated by tabs. A path holding a tab, newline or other control byte is
+// refused.
 Result<std::string> encode_built(const BuiltEntries& entries);
 Result<BuiltEntries> decode_built(std::string_view text);
 
-// "file 0644 0:0" and so on, for what a check reports.
+// "file 0644 0:0" ("file 0644 0:0 +acl" with an ACL) and so on, for what a check reports.
 std::string describe(const BuiltEntry& e);
 
 }  // namespace aura::workers::nodes

@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -14,6 +16,7 @@
 
 #include "engine/common/file_io.h"
 #include "engine/common/text.h"
+#include "engine/crypto/sha256.h"
 #include "engine/scenario/check_params.h"
 #include "workers/inspect/exe_identity.h"
 #include "workers/inspect/http_probe.h"
@@ -104,13 +107,19 @@ const std::vector<CheckShape>& shapes() {
       {"accounts.as_built", {{"role", kText, true}}},
       // The service's config is as built, and a request through its socket is recorded in the
       // state file under the state folder that config declares.
+      // Who answers: with `exe`, every process holding the socket runs the image's `exe` as
+      // `user` and `group` (all id slots, no capability); the record must name the check's own
+      // request, in the declared file (one link, no ACL), its folder carrying no ACL.
       {"state.declared",
        {{"role", kText, true},
         {"config", kText, true},
         {"key", kText, true},
         {"file", kText, true},
         {"socket", kText, true},
-        {"path", kText, true}}},
+        {"path", kText, true},
+        {"exe", kText, false},
+        {"user", kText, false},
+        {"group", kText, false}}},
   };
   return s;
 }
@@ -604,7 +613,8 @@ Result<std::vector<std::string>> tree_diffs(const inspect::NodeView& view,
       continue;
     }
     const BuiltEntry& n = it->second;
-    if (n.type != b.type || n.mode != b.mode || n.uid != b.uid || n.gid != b.gid) {
+    if (n.type != b.type || n.mode != b.mode || n.uid != b.uid || n.gid != b.gid ||
+        n.acl != b.acl) {
       out.push_back(path + ": " + describe(n) + ", built as " + describe(b));
     } else if (n.sha256 != b.sha256 && !matches(editable, path)) {
       out.push_back(path + ": its content is not the image's");
@@ -907,6 +917,9 @@ Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
         diffs.push_back(path + ": owner " + std::to_string(now.uid) + ":" +
                         std::to_string(now.gid) + ", built " + std::to_string(b.uid) + ":" +
                         std::to_string(b.gid));
+      } else if (now.acl != b.acl) {
+        diffs.push_back(path + ": " + describe(now) + ", built as " + describe(b) +
+                        " (an ACL grants what the mode bits do not show)");
       } else if (now.mode != b.mode) {
         // The one repair: group search on a folder of a group the user was in, where it was
         // off (the user not its owner: the owner's bits are the user's own).
@@ -990,6 +1003,75 @@ std::optional<std::string> config_value(std::string_view text, std::string_view 
   return out;
 }
 
+// 16 random hex digits (a check's request token), from the kernel's random source.
+Result<std::string> random_token() {
+  uint8_t b[8];
+  if (::getrandom(b, sizeof b, 0) != ssize_t(sizeof b))
+    return Status::io(std::string("getrandom: ") + std::strerror(errno));
+  return to_hex(b);
+}
+
+// Why the state file at `state` (in folder `dir`) is reached some other way than its declared
+// path: more than one link, or an ACL on it or on its folder. Empty when it is not.
+Result<std::string> state_reached_elsewhere(const inspect::NodeView& view, const std::string& dir,
+                                            const std::string& state) {
+  inspect::FileInfo st;
+  AURA_ASSIGN_OR_RETURN(st, view.stat(state));
+  if (st.nlink != 1)
+    return state + " has " + std::to_string(st.nlink) +
+           " links: it is also written as another file";
+  for (const std::string& path : {state, dir}) {
+    bool acl = false;
+    AURA_ASSIGN_OR_RETURN(acl, view.has_acl(path));
+    if (acl) return path + " carries an ACL: access its mode bits do not show";
+  }
+  return std::string();
+}
+
+// Why the processes `pids` are not the service as declared: one is not a process of the node, or
+// not the image's `exe`, or runs with other credentials than `user` and `group` in every id slot,
+// or holds a capability. Empty when each is the service. `as` names their part ("held by").
+Result<std::string> not_the_service(const Params& p, const CheckContext& ctx, const CheckNode& n,
+                                    const inspect::NodeView& view, const std::vector<pid_t>& pids,
+                                    const std::string& as) {
+  std::optional<uint32_t> want, want_gid;
+  if (!p.get("user").empty() && !(want = id_in(n, true, p.get("user"))))
+    return "no user " + p.get("user") + " in the node's accounts as built";
+  if (!p.get("group").empty() && !(want_gid = id_in(n, false, p.get("group"))))
+    return "no group " + p.get("group") + " in the node's accounts as built";
+  for (pid_t pid : pids)
+    if (std::find(n.pids.begin(), n.pids.end(), pid) == n.pids.end())
+      return as + " process " + std::to_string(pid) + ", which is not one of the node's";
+  std::vector<inspect::ProcessInfo> procs;
+  AURA_ASSIGN_OR_RETURN(procs, view.processes(pids));
+  if (procs.size() != pids.size()) return as + " a process that is gone";
+  for (const auto& pr : procs) {
+    bool is = false;
+    AURA_ASSIGN_OR_RETURN(is, runs(ctx, n, pr.pid, p.get("exe")));
+    if (!is) return as + " a process that is not the image's " + p.get("exe");
+    if (std::string c = credential_problem(pr.cred, want, std::nullopt, want_gid, uint64_t(0));
+        !c.empty())
+      return as + " a " + c;
+  }
+  return std::string();
+}
+
+// Why the processes holding a listening socket bound at the declared path are not the service
+// (none holds one, or one is not the service). The name a socket was bound at is not proof of
+// who answers there (the file may since have been replaced): the answer's own listener is
+// checked after the request (state_declared).
+Result<std::string> socket_holder_problem(const Params& p, const CheckContext& ctx,
+                                          const CheckNode& n, const inspect::NodeView& view) {
+  std::vector<inspect::Listener> ls;
+  AURA_ASSIGN_OR_RETURN(ls, view.listeners(n.pids));
+  std::vector<pid_t> holders;
+  for (const auto& l : ls)
+    if (l.proto == "unix" && l.address == p.get("socket"))
+      holders.insert(holders.end(), l.pids.begin(), l.pids.end());
+  if (holders.empty()) return std::string("no process of the node holds it");
+  return not_the_service(p, ctx, n, view, holders, "held by");
+}
+
 Status state_declared(const Params& p, const CheckContext& ctx, Verdict& v) {
   auto nodes = with_role(ctx, p.get("role"));
   if (nodes.empty()) v.fail("no node with role " + p.get("role"));
@@ -1028,13 +1110,50 @@ Status state_declared(const Params& p, const CheckContext& ctx, Verdict& v) {
       v.not_yet(n->name + ": no state file at the declared " + state);
       continue;
     }
+    // State reached only the declared way: the file is linked from nowhere else, and neither it
+    // nor its folder carries ACL entries the mode bits do not show.
+    std::string reached;
+    AURA_ASSIGN_OR_RETURN(reached, state_reached_elsewhere(view, *dir, state));
+    if (!reached.empty()) {
+      v.fail(n->name + ": " + reached);
+      continue;
+    }
+    // Who answers: the processes holding the socket, told by the host.
+    if (!p.get("exe").empty()) {
+      std::string holder;
+      AURA_ASSIGN_OR_RETURN(holder, socket_holder_problem(p, ctx, *n, view));
+      if (!holder.empty()) {
+        v.not_yet(n->name + ":" + p.get("socket") + ": " + holder);
+        continue;
+      }
+    }
+    // The check's own request, told apart from any other by a token only it knows.
+    std::string nonce;
+    AURA_ASSIGN_OR_RETURN(nonce, random_token());
+    const std::string token =
+        p.get("path") + (p.get("path").ends_with("/") ? "" : "/") + "aura-check-" + nonce;
     inspect::HttpResult r;
-    AURA_ASSIGN_OR_RETURN(r, inspect::http_get_unix(n->init_pid, p.get("socket"), p.get("path"),
+    AURA_ASSIGN_OR_RETURN(r, inspect::http_get_unix(n->init_pid, p.get("socket"), token,
                                                     std::chrono::seconds(3), 64 << 10));
     if (!r.connected || !r.error.empty() || r.status != 200) {
       v.not_yet(n->name + ":" + p.get("socket") + ": " +
                 (!r.error.empty() ? r.error : "status " + std::to_string(r.status)));
       continue;
+    }
+    // Who answered: the listener of the very socket the request reached, as the kernel recorded
+    // it when that socket began to listen, whatever file name led there.
+    if (!p.get("exe").empty()) {
+      if (!r.peer || r.peer->pid <= 0) {
+        v.fail(n->name + ":" + p.get("socket") + ": the host cannot tell which process answered");
+        continue;
+      }
+      std::string answerer;
+      AURA_ASSIGN_OR_RETURN(answerer,
+                            not_the_service(p, ctx, *n, view, {r.peer->pid}, "answered by"));
+      if (!answerer.empty()) {
+        v.fail(n->name + ":" + p.get("socket") + ": " + answerer);
+        continue;
+      }
     }
     // The app records a request before it answers it (app_main.cc): no wait, so no speed bar.
     std::optional<uint64_t> after;
@@ -1044,7 +1163,16 @@ Status state_declared(const Params& p, const CheckContext& ctx, Verdict& v) {
              ": its state is kept elsewhere");
       continue;
     }
-    v.note(n->name + ": state recorded at the declared " + state);
+    std::string text_now;
+    AURA_ASSIGN_OR_RETURN(text_now, view.read_file(state, size_t(*after) + 1));
+    if (text_now.size() < *before ||
+        text_now.substr(size_t(*before)).find(token) == std::string::npos) {
+      v.fail(n->name + ": the declared " + state +
+             " grew, but not with the record of the request the check sent: something else "
+             "wrote it");
+      continue;
+    }
+    v.note(n->name + ": the request was recorded at the declared " + state);
   }
   return Status::ok();
 }

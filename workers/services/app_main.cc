@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace {
 
@@ -29,6 +31,20 @@ volatile sig_atomic_t g_stop = 0;
 [[noreturn]] void fail(const std::string& what) {
   std::cerr << "aura-app: " << what << std::endl;
   std::exit(1);
+}
+
+// The target of a request's first line ("GET /x HTTP/1.0" gives "/x"), at most 128 bytes of
+// printable ASCII (anything else becomes '?'): what the state record says was asked, so a check
+// can tell its own request's record from any other.
+std::string request_target(std::string_view request) {
+  const size_t sp = request.find(' ');
+  if (sp == std::string_view::npos) return "-";
+  std::string_view rest = request.substr(sp + 1);
+  rest = rest.substr(0, std::min(rest.find_first_of(" \r\n"), size_t(128)));
+  std::string out(rest);
+  for (char& c : out)
+    if (c < 0x21 || c > 0x7e) c = '?';
+  return out.empty() ? "-" : out;
 }
 
 std::map<std::string, std::string> read_config(const std::string& path) {
@@ -125,7 +141,8 @@ int main(int argc, char** argv) {
           std::cerr << "aura-app: cannot write state " << state_file << ": " << std::strerror(errno)
                     << std::endl;
         } else {
-          st << "served " << served << "\n";
+          st << "served " << served << " " << request_target(std::string_view(buf, size_t(n)))
+             << "\n";
         }
       }
       (void)::send(c, r.data(), r.size(), MSG_NOSIGNAL);
