@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -24,6 +25,30 @@ using namespace aura::testing;
 namespace fs = std::filesystem;
 
 namespace {
+
+// `json` with every run of 16 or more lowercase hex digits (ids, digests, hashes) cut to one
+// '#', on both sides of a comparison: a hidden string such as a port is looked for where it
+// could leak, not inside a random id that happens to hold its digits.
+std::string without_hex_runs(const std::string& json) {
+  std::string out;
+  size_t i = 0;
+  while (i < json.size()) {
+    size_t j = i;
+    while (j < json.size() && std::isxdigit(static_cast<unsigned char>(json[j])) &&
+           !std::isupper(static_cast<unsigned char>(json[j])))
+      ++j;
+    if (j - i >= 16) {
+      out += '#';
+      i = j;
+    } else if (j > i) {
+      out.append(json, i, j - i);
+      i = j;
+    } else {
+      out += json[i++];
+    }
+  }
+  return out;
+}
 
 constexpr size_t npos = std::string::npos;
 
@@ -299,9 +324,11 @@ TEST_CASE("gate feedback: a learner's gate.property says the check and what was 
   for (const char* layout : {"twin-1", "hotfix-7", "/srv/www/canary", "8081"})
     hidden.emplace_back(layout);
   for (const std::string& j : shown) {
+    const std::string text = without_hex_runs(j);
     for (const std::string& h : hidden) {
       CAPTURE(h);
-      CHECK(j.find(h) == npos);
+      CAPTURE(j);
+      CHECK(text.find(without_hex_runs(h)) == npos);
     }
   }
 }
