@@ -116,6 +116,39 @@ TEST_CASE("o2 intent: right fixes other than gold are VERIFIED") {
       "#!/bin/sh\nset -e\nif [ -f /run/aura-fixed ]; then\n"
       "  while read -r p; do chmod g-x \"$p\"; done < /run/aura-fixed\n"
       "  rm /run/aura-fixed\nfi\n");
+  const std::string acl_fix = script(R"SH(#!/bin/sh
+set -e
+python3 - <<'EOF'
+import grp, os, pwd, struct
+conf = dict(l.strip().split('=', 1) for l in open('/etc/app/app.conf') if '=' in l)
+app, user = grp.getgrnam('app').gr_gid, pwd.getpwnam('app').pw_uid
+path = '/'
+for part in conf['state_dir'].strip('/').split('/'):
+    path = os.path.join(path, part)
+    st = os.stat(path)
+    m = st.st_mode & 0o7777
+    if st.st_gid != app or m & 0o010 or st.st_uid == user:
+        continue
+    o, g, t = (m >> 6) & 7, (m >> 3) & 7, m & 7
+    e = lambda tag, perm, id=0xffffffff: struct.pack('<HHI', tag, perm, id)
+    acl = struct.pack('<I', 2) + e(1, o) + e(4, g) + e(8, g | 1, app) + e(16, g | 1) + e(32, t)
+    os.setxattr(path, 'system.posix_acl_access', acl)
+    with open('/run/aura-acl', 'a') as f:
+        f.write('%s %o\n' % (path, m))
+EOF
+)SH");
+  const std::string acl_undo = script(R"SH(#!/bin/sh
+set -e
+[ -f /run/aura-acl ] || exit 0
+python3 - <<'EOF'
+import os
+for line in open('/run/aura-acl'):
+    path, mode = line.split()
+    os.removexattr(path, 'system.posix_acl_access')
+    os.chmod(path, int(mode, 8))
+os.remove('/run/aura-acl')
+EOF
+)SH");
   for (
       const auto& [what, fix_ir] : {
           std::pair<const char*, std::string>{
@@ -124,8 +157,18 @@ TEST_CASE("o2 intent: right fixes other than gold are VERIFIED") {
           {"the selected folder's mode in three digits, then nginx reloaded for good measure",
            ir(R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"750"}},)" +
               std::string(kRestart) + R"(,{"call":"nginx.reload","params":{}}])")},
+          // Set-group-id with the search bit: inside the package's modes policy (at most 2750),
+          // so inside its layout policy too (issue 25: the two once disagreed).
+          {"the selected folder made 2750 (set-group-id, a shared group's folder)",
+           ir(R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"2750"}},)" +
+              std::string(kRestart) + "]")},
+          // Group search given by an ACL entry for the folder's own group (the mask lets it
+          // through), which the kernel grants as the chmod would; its rollback removes the ACL
+          // and puts the mode back.
+          {"group search restored by an ACL entry for the folder's group",
+           ir("[" + acl_fix + "," + kRestart + "]", "[" + acl_undo + "," + kRestart + "]")},
       }) {
-    INFO(what);
+    INFO(std::string(what));
     const std::string gate = s.attempt(fix_ir, 0);
     INFO(gate);
     CHECK(gate.find(R"("verdict":"VERIFIED")") != std::string::npos);

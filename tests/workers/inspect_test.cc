@@ -200,6 +200,27 @@ TEST_CASE("inspect: files are read inside the node's root; symlinks stay in; FIF
   REQUIRE(root_owned.ok());
   CHECK(root_owned->uid == 0);
 
+  // POSIX ACLs, read from the host with their named ids as the node numbers them: a folder given
+  // a named entry for user 1000 (and a default ACL), a file with none.
+  sh(*node,
+     "mkdir /tmp/acl && python3 -c \"import os,struct; e=lambda t,p,i=0xffffffff: "
+     "struct.pack('<HHI',t,p,i); a=struct.pack('<I',2)+e(1,7)+e(2,5,1000)+e(4,4)+e(16,5)+e(32,0); "
+     "os.setxattr('/tmp/acl','system.posix_acl_access',a); "
+     "os.setxattr('/tmp/acl','system.posix_acl_default',a)\"");
+  auto acl = view->acl("/tmp/acl");
+  REQUIRE_MESSAGE(acl.ok(), acl.status().message());
+  const std::vector<inspect::AclEntry> want = {{inspect::kAclUserObj, 7, 0},
+                                               {inspect::kAclUser, 5, 1000},
+                                               {inspect::kAclGroupObj, 4, 0},
+                                               {inspect::kAclMask, 5, 0},
+                                               {inspect::kAclOther, 0, 0}};
+  CHECK(acl->access == want);
+  CHECK(acl->dflt == want);
+  CHECK(view->stat("/tmp/acl")->mode == 0750);  // the group bits show the mask
+  auto no_acl = view->acl("/srv/app/owned");
+  REQUIRE(no_acl.ok());
+  CHECK_FALSE(no_acl->any());
+
   // stat does not follow the final symlink.
   auto link = view->stat("/srv/app/shadow-link");
   REQUIRE(link.ok());

@@ -509,22 +509,44 @@ FileInfo NodeView::file_info(const struct stat& st) const {
   return info;
 }
 
-Result<bool> NodeView::has_acl(std::string_view path) const {
+Result<Acl> NodeView::acl(std::string_view path) const {
   struct stat st;
   int fd;
   AURA_ASSIGN_OR_RETURN(fd, open_stat(path, st));
   Fd guard(fd);
-  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return false;  // no ACL on other types
+  Acl out;
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return out;  // no ACL on other types
   // The inode behind the O_PATH descriptor, through its /proc/self/fd link: nothing resolved
-  // again inside the node.
+  // again inside the node. The kernel's format: a u32 version (2), then 8-byte entries
+  // (u16 tag, u16 perm, u32 id), little-endian, ids in the reader's (the host's) numbering.
   const std::string self = "/proc/self/fd/" + std::to_string(fd);
-  for (const char* name : {"system.posix_acl_access", "system.posix_acl_default"}) {
-    const ssize_t n = ::getxattr(self.c_str(), name, nullptr, 0);
-    if (n >= 0) return true;
-    if (errno != ENODATA && errno != ENOTSUP && errno != EOPNOTSUPP)
+  for (auto [name, into] : {std::pair{"system.posix_acl_access", &out.access},
+                            std::pair{"system.posix_acl_default", &out.dflt}}) {
+    uint8_t buf[4 + 8 * 64];
+    const ssize_t n = ::getxattr(self.c_str(), name, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == ENODATA || errno == ENOTSUP || errno == EOPNOTSUPP) continue;
+      if (errno == ERANGE)
+        return Status::failed_precondition(std::string(path) + ": " + name +
+                                           " has more than 64 entries");
       return Status::io("getxattr " + std::string(path) + " " + name + ": " + errno_text(errno));
+    }
+    uint32_t version = 0;
+    if (n >= 4) std::memcpy(&version, buf, 4);
+    if (n < 4 || (n - 4) % 8 != 0 || version != 2)
+      return Status::corruption(std::string(path) + ": " + name + " is not a POSIX ACL");
+    for (ssize_t at = 4; at < n; at += 8) {
+      AclEntry e;
+      std::memcpy(&e.tag, buf + at, 2);
+      std::memcpy(&e.perm, buf + at + 2, 2);
+      std::memcpy(&e.id, buf + at + 4, 4);
+      if (e.tag == kAclUser) e.id = uid_inside(e.id).value_or(kOverflowId);
+      if (e.tag == kAclGroup) e.id = gid_inside(e.id).value_or(kOverflowId);
+      if (e.tag != kAclUser && e.tag != kAclGroup) e.id = 0;
+      into->push_back(e);
+    }
   }
-  return false;
+  return out;
 }
 
 Result<int> NodeView::open_path(std::string_view path, bool follow) const {

@@ -77,6 +77,23 @@ struct Listener {
 inline constexpr size_t kMaxCmdlineBytes = 256;
 inline constexpr uint32_t kOverflowId = 65534;
 
+// One entry of a POSIX ACL: its tag (kAclUserObj ... kAclOther), its permission bits (rwx as 4,
+// 2, 1) and, for a named user or group, its id as the node numbers it (unmapped: kOverflowId).
+struct AclEntry {
+  uint16_t tag = 0;
+  uint16_t perm = 0;
+  uint32_t id = 0;
+  bool operator==(const AclEntry&) const = default;
+};
+inline constexpr uint16_t kAclUserObj = 0x01, kAclUser = 0x02, kAclGroupObj = 0x04,
+                          kAclGroup = 0x08, kAclMask = 0x10, kAclOther = 0x20;
+
+struct Acl {
+  std::vector<AclEntry> access;  // empty: the mode bits are the whole story
+  std::vector<AclEntry> dflt;    // a folder's default ACL (what new entries under it inherit)
+  bool any() const { return !access.empty() || !dflt.empty(); }
+};
+
 // Thread safety: const methods may be called from several threads at once.
 class NodeView {
  public:
@@ -101,10 +118,11 @@ class NodeView {
   // socket or device is kFailedPrecondition naming its type and is never opened for I/O.
   Result<std::string> read_file(std::string_view path, size_t cap, bool* truncated = nullptr) const;
 
-  // Whether the file or folder at `path` (its final name not followed) carries a POSIX ACL
-  // (system.posix_acl_access, or a folder's system.posix_acl_default): entries the mode bits do
-  // not show. Read from the host through the inode opened, never through the node's tools.
-  Result<bool> has_acl(std::string_view path) const;
+  // The POSIX ACLs of the file or folder at `path` (its final name not followed): its access
+  // ACL (system.posix_acl_access) and a folder's default ACL (system.posix_acl_default), each
+  // empty when there is none. Read from the host through the inode opened, never through the
+  // node's tools; named ids translated inside. A malformed ACL is kCorruption.
+  Result<Acl> acl(std::string_view path) const;
 
   // The entries of a folder (a final symlink is followed, inside the root), each lstat'ed,
   // sorted by name. More than `max_entries` is kFailedPrecondition.

@@ -73,7 +73,9 @@ Result<BuiltEntry> entry_now(const inspect::NodeView& view, const std::string& p
     e.sha256 = to_hex(sha256(*bytes));
   }
   if (info.type == inspect::FileInfo::Type::kFile || info.type == inspect::FileInfo::Type::kDir) {
-    AURA_ASSIGN_OR_RETURN(e.acl, view.has_acl(path));
+    inspect::Acl acl;
+    AURA_ASSIGN_OR_RETURN(acl, view.acl(path));
+    e.acl = acl.any();
   }
   return e;
 }

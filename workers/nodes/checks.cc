@@ -871,6 +871,72 @@ struct BuiltIdentity {
   uint32_t uid = 0;
   std::vector<uint32_t> gids;
 };
+// What an ACL makes of access to an entry, as the kernel grants it: the mode its owner, owning
+// group and others effectively get (set-id bits kept), and the first grant to a named user or
+// group beyond what that user or group gets from that mode. A named entry for the owning group
+// counts in the group class (an ACL on the group entry restores group access as a chmod would);
+// a default ACL is always beyond the mode (what is made under the folder is granted by it).
+struct AclReading {
+  uint32_t mode = 0;
+  std::string beyond;  // empty when the ACL grants nothing the mode does not show
+};
+
+std::string rwx(uint32_t p) {
+  return std::string(p & 4 ? "r" : "-") + (p & 2 ? "w" : "-") + (p & 1 ? "x" : "-");
+}
+
+AclReading read_acl(const inspect::Acl& acl, const BuiltEntry& e, const runner::Accounts& a) {
+  AclReading r{e.mode, ""};
+  if (!acl.dflt.empty()) {
+    r.beyond = "a default ACL (what is made under it is granted by it, not by the mode)";
+    return r;
+  }
+  if (acl.access.empty()) return r;
+  uint32_t user_obj = 0, group_obj = 0, other = 0, mask = 7;
+  for (const auto& x : acl.access) {
+    if (x.tag == inspect::kAclUserObj) user_obj = x.perm & 7;
+    if (x.tag == inspect::kAclGroupObj) group_obj = x.perm & 7;
+    if (x.tag == inspect::kAclOther) other = x.perm & 7;
+    if (x.tag == inspect::kAclMask) mask = x.perm & 7;
+  }
+  uint32_t group_class = group_obj;
+  for (const auto& x : acl.access)
+    if (x.tag == inspect::kAclGroup && x.id == e.gid) group_class |= x.perm;
+  group_class &= mask;
+  r.mode = (e.mode & 07000) | (user_obj << 6) | (group_class << 3) | other;
+  auto user_name = [&](uint32_t uid) {
+    for (const auto& u : a.users())
+      if (u.uid == uid) return u.name;
+    return "uid " + std::to_string(uid);
+  };
+  auto in_group = [&](uint32_t uid) {
+    for (const auto& u : a.users())
+      if (u.uid == uid && u.gid == e.gid) return true;
+    for (const auto& g : a.groups())
+      if (g.gid == e.gid)
+        for (const auto& m : g.members)
+          if (user_name(uid) == m) return true;
+    return false;
+  };
+  for (const auto& x : acl.access) {
+    const uint32_t grant = x.perm & mask;
+    if (x.tag == inspect::kAclUser && x.id != e.uid) {
+      const uint32_t base = in_group(x.id) ? group_class : other;
+      if (grant & ~base)
+        r.beyond = "an ACL grants user " + user_name(x.id) + " " + rwx(grant) +
+                   " where the mode gives it " + rwx(base);
+    } else if (x.tag == inspect::kAclGroup && x.id != e.gid && (grant & ~other)) {
+      std::string name = "gid " + std::to_string(x.id);
+      for (const auto& g : a.groups())
+        if (g.gid == x.id) name = g.name;
+      r.beyond = "an ACL grants group " + name + " " + rwx(grant) + " where the mode gives it " +
+                 rwx(other);
+    }
+    if (!r.beyond.empty()) break;
+  }
+  return r;
+}
+
 std::optional<BuiltIdentity> identity_as_built(const CheckNode& n, const std::string& user) {
   const runner::Accounts a = runner::Accounts::parse(n.passwd, n.group);
   const runner::PasswdEntry* u = a.find_user(user);
@@ -897,6 +963,7 @@ Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
     AURA_ASSIGN_OR_RETURN(built, built_of(*n));
     auto view_or = inspect::NodeView::open(n->init_pid);
     if (!view_or.ok()) return view_or.status();
+    const runner::Accounts accounts = runner::Accounts::parse(n->passwd, n->group);
     std::vector<std::string> diffs;
     int repaired = 0;
     for (const std::string& path : words(p.get("paths"))) {
@@ -909,28 +976,48 @@ Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
       if (b.type == kAbsent && now.type == kAbsent) continue;
       if (now.type != b.type) {
         diffs.push_back(path + ": " + describe(now) + ", built as " + describe(b));
-      } else if (now.ino != b.ino) {
+        continue;
+      }
+      if (now.ino != b.ino) {
         diffs.push_back(path + ": another " + now.type +
-                        " than the one built (made anew, or "
-                        "the built one moved away)");
-      } else if (now.uid != b.uid || now.gid != b.gid) {
+                        " than the one built (made anew, or the built one moved away)");
+        continue;
+      }
+      if (now.uid != b.uid || now.gid != b.gid) {
         diffs.push_back(path + ": owner " + std::to_string(now.uid) + ":" +
                         std::to_string(now.gid) + ", built " + std::to_string(b.uid) + ":" +
                         std::to_string(b.gid));
-      } else if (now.acl != b.acl) {
-        diffs.push_back(path + ": " + describe(now) + ", built as " + describe(b) +
-                        " (an ACL grants what the mode bits do not show)");
-      } else if (now.mode != b.mode) {
-        // The one repair: group search on a folder of a group the user was in, where it was
-        // off (the user not its owner: the owner's bits are the user's own).
+        continue;
+      }
+      // The mode as the kernel grants it, an ACL read in; an ACL granting a named user or group
+      // more than that mode is a difference of its own.
+      AclReading eff{now.mode, ""};
+      if (now.acl) {
+        inspect::Acl acl;
+        AURA_ASSIGN_OR_RETURN(acl, view_or->acl(path));
+        eff = read_acl(acl, now, accounts);
+      }
+      if (now.acl && b.acl) {
+        diffs.push_back(path + ": built with an ACL, which this check cannot compare");
+      } else if (!eff.beyond.empty()) {
+        diffs.push_back(path + ": " + eff.beyond);
+      } else if (eff.mode != b.mode) {
+        // The repair this check allows on a folder: group search where the user reaches it as
+        // a member of its group (not its owner: the owner's bits are the user's own) and it was
+        // off, and set-group-id (new entries keep the folder's group; it grants nothing). How
+        // wide a mode may be is the modes policy's to say (modes.at_most), not this check's.
         const bool group_class = id->uid != b.uid && std::find(id->gids.begin(), id->gids.end(),
                                                                b.gid) != id->gids.end();
-        if (b.type == "dir" && group_class && (b.mode & 010) == 0 && now.mode == (b.mode | 010)) {
-          ++repaired;
+        const uint32_t allowed = b.type != "dir" ? 0 : (group_class ? 010 : 0) | 02000;
+        const uint32_t added = eff.mode & ~b.mode, removed = b.mode & ~eff.mode;
+        if (removed == 0 && (added & ~allowed) == 0) {
+          if (added & 010) ++repaired;
         } else {
-          diffs.push_back(path + ": mode " + describe(now) + ", built " + describe(b) +
-                          " (the one change allowed: group search for " + p.get("user") +
-                          " where it lacked it)");
+          BuiltEntry shown = now;
+          shown.mode = eff.mode;
+          diffs.push_back(path + ": mode " + describe(shown) + ", built " + describe(b) +
+                          " (the changes allowed: group search for " + p.get("user") +
+                          " where it reaches the folder through its group, and set-group-id)");
         }
       }
     }
@@ -1012,18 +1099,24 @@ Result<std::string> random_token() {
 }
 
 // Why the state file at `state` (in folder `dir`) is reached some other way than its declared
-// path: more than one link, or an ACL on it or on its folder. Empty when it is not.
-Result<std::string> state_reached_elsewhere(const inspect::NodeView& view, const std::string& dir,
-                                            const std::string& state) {
+// path: more than one link, or an ACL on it or on its folder granting a named user or group more
+// than the mode shows (read_acl, as layout.as_built reads it). Empty when it is not.
+Result<std::string> state_reached_elsewhere(const inspect::NodeView& view, const CheckNode& n,
+                                            const std::string& dir, const std::string& state) {
   inspect::FileInfo st;
   AURA_ASSIGN_OR_RETURN(st, view.stat(state));
   if (st.nlink != 1)
     return state + " has " + std::to_string(st.nlink) +
            " links: it is also written as another file";
+  const runner::Accounts accounts = runner::Accounts::parse(n.passwd, n.group);
   for (const std::string& path : {state, dir}) {
-    bool acl = false;
-    AURA_ASSIGN_OR_RETURN(acl, view.has_acl(path));
-    if (acl) return path + " carries an ACL: access its mode bits do not show";
+    BuiltEntry e;
+    AURA_ASSIGN_OR_RETURN(e, entry_now(view, path));
+    if (!e.acl) continue;
+    inspect::Acl acl;
+    AURA_ASSIGN_OR_RETURN(acl, view.acl(path));
+    if (std::string beyond = read_acl(acl, e, accounts).beyond; !beyond.empty())
+      return path + ": " + beyond;
   }
   return std::string();
 }
@@ -1113,7 +1206,7 @@ Status state_declared(const Params& p, const CheckContext& ctx, Verdict& v) {
     // State reached only the declared way: the file is linked from nowhere else, and neither it
     // nor its folder carries ACL entries the mode bits do not show.
     std::string reached;
-    AURA_ASSIGN_OR_RETURN(reached, state_reached_elsewhere(view, *dir, state));
+    AURA_ASSIGN_OR_RETURN(reached, state_reached_elsewhere(view, *n, *dir, state));
     if (!reached.empty()) {
       v.fail(n->name + ": " + reached);
       continue;
