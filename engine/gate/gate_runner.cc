@@ -187,6 +187,7 @@ aura::Status run_property(const GateRunInput& in, Property p, PropertyRun& run) 
       AURA_ASSIGN_OR_RETURN(w, run.build(primary));
       AURA_RETURN_IF_ERROR(run.fingerprint(*w, Stage::kBefore));
       AURA_RETURN_IF_ERROR(run.apply(*w, "apply", actions));
+      w->begin_rollback();
       AURA_RETURN_IF_ERROR(run.apply(*w, "rollback", in.ir->rollback));
       return run.fingerprint(*w, Stage::kAfterRollback);
     }

@@ -106,6 +106,10 @@ class World {
   virtual Result<CallOutput> probe(const scenario::Call& call, uint64_t max_output_bytes) = 0;
   // An action (already validated). Targets are resolved here, in this world.
   virtual Result<CallOutput> act(const scenario::Call& call) = 0;
+  // From now on the actions are the fix's rollback: a target the fix's actions resolved in this
+  // world names what it named then (a rollback reverses the fix, on the fix's targets; resolved
+  // anew, a selector that named what was broken names nothing once it is fixed).
+  virtual void begin_rollback() {}
   // A gray-path script, only ever called after its digest was authorised.
   virtual Result<CallOutput> run_script(const scenario::Target& target,
                                         std::string_view script) = 0;

@@ -162,6 +162,13 @@ EOF
           {"the selected folder made 2750 (set-group-id, a shared group's folder)",
            ir(R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"2750"}},)" +
               std::string(kRestart) + "]")},
+          // The rollback names the value the folder had instead of the journal's undo, on the
+          // selector the fix used (which, resolved anew after the fix, would name nothing).
+          {"the gold repair with a rollback to the explicit mode the folder had",
+           ir(R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0750"}},)" +
+                  std::string(kRestart) + "]",
+              R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":"0740"}},)" +
+                  std::string(kRestart) + "]")},
           // Group search given by an ACL entry for the folder's own group (the mask lets it
           // through), which the kernel grants as the chmod would; its rollback removes the ACL
           // and puts the mode back.

@@ -57,6 +57,7 @@ class NodesWorld final : public world::World {
   Status persist() override;
   Result<world::CallOutput> probe(const scenario::Call& call, uint64_t max_output_bytes) override;
   Result<world::CallOutput> act(const scenario::Call& call) override;
+  void begin_rollback() override { rolling_back_ = true; }
   Result<world::CallOutput> run_script(const scenario::Target& target,
                                        std::string_view script) override;
   Result<world::CheckOutput> check(const scenario::CheckSpec& check) override;
@@ -143,6 +144,11 @@ class NodesWorld final : public world::World {
   // SHA-256 (hex) of the SHA256SUMS the staged layers were checked against (build_record).
   std::string package_sums_sha256_;
   bool runs_ansible_ = false;  // the catalog or a check runs the Ansible project
+  // What each selector first resolved to: a path selector on each node ("<node>\n<selector>" ->
+  // path), a node selector ("\n<selector>" -> node names, one per line); and whether the actions
+  // now are the rollback, which resolves a selector to that (begin_rollback).
+  std::map<std::string, std::string> resolved_;
+  bool rolling_back_ = false;
 };
 
 }  // namespace aura::workers::nodes

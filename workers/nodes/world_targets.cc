@@ -78,6 +78,14 @@ Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* targe
   std::vector<std::string> names;
   if (target->kind == scenario::Target::Kind::kRole) {
     for (LiveNode* n : with_role(target->name)) names.push_back(n->spec->name);
+  } else if (auto pinned = resolved_.find("\n" + target->name);
+             rolling_back_ && pinned != resolved_.end()) {
+    // The nodes the fix's actions named (begin_rollback), one per line.
+    for (size_t at = 0; at <= pinned->second.size();) {
+      const size_t end = std::min(pinned->second.find('\n', at), pinned->second.size());
+      names.push_back(pinned->second.substr(at, end - at));
+      at = end + 1;
+    }
   } else {
     const SelectorSpec* sel = spec_.find_selector(target->name);
     if (sel == nullptr || sel->kind == "first_untraversable")
@@ -102,6 +110,11 @@ Result<std::vector<LiveNode*>> NodesWorld::resolve(const scenario::Target* targe
   }
   // The rule every driver shares: at least one node, at most the term's max_matches.
   AURA_RETURN_IF_ERROR(scenario::admit_matches(*target, *term, names));
+  if (target->kind == scenario::Target::Kind::kSelector && !rolling_back_) {
+    std::string joined;
+    for (const std::string& name : names) joined += (joined.empty() ? "" : "\n") + name;
+    resolved_.emplace("\n" + target->name, joined);
+  }
   std::vector<LiveNode*> out;
   for (const std::string& name : names) out.push_back(find_node(name));
   return out;
@@ -225,6 +238,11 @@ Result<std::optional<std::map<std::string, std::string>>> NodesWorld::resolve_pa
       return std::optional<std::map<std::string, std::string>>();
     if (sel->kind == "no_page")
       return Status::unavailable("selector \"" + t->name + "\" names nodes, not a path");
+    const std::string key = n.spec->name + "\n" + t->name;
+    if (auto pinned = resolved_.find(key); rolling_back_ && pinned != resolved_.end()) {
+      paths[name] = pinned->second;
+      continue;
+    }
     std::optional<std::string> found;
     if (sel->kind == "first_untraversable") {
       auto view = inspect::NodeView::open(n.node->init_pid());
@@ -237,6 +255,7 @@ Result<std::optional<std::map<std::string, std::string>>> NodesWorld::resolve_pa
     }
     if (!found) return std::optional<std::map<std::string, std::string>>();
     AURA_RETURN_IF_ERROR(scenario::admit_path(name, *found));
+    if (!rolling_back_) resolved_.emplace(key, *found);
     paths[name] = *found;
   }
   return std::optional<std::map<std::string, std::string>>(std::move(paths));
