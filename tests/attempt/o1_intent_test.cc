@@ -184,3 +184,30 @@ TEST_CASE("o1 intent: right fixes other than gold are VERIFIED") {
     CHECK(gate.find(R"("verdict":"VERIFIED")") != std::string::npos);
   }
 }
+
+// A release is one the image built (issue 25, family 5): the root the source of truth names on
+// every web node, and its page, must be the entries built under /srv, never content made or
+// rewritten during the attempt. Each instance reaches the twin's drifted node too (selectors).
+TEST_CASE("o1 intent: a page made or rewritten during the attempt is served as no release") {
+  O1Lab s;
+  auto kept_override = [](const std::string& root, const std::string& page) {
+    return "[" +
+           on_drifted("file.write",
+                      R"("path":")" + root + "/index.html" + R"(","content":")" + page + "\"") +
+           "," +
+           on_control("vars.set",
+                      R"("path":{"selector":"host-vars-root-missing"},"key":"app_root","value":")" +
+                          root + "\"") +
+           "," + kConverge + "]";
+  };
+  s.expect_refused(
+      {
+          {"the override kept, pointed at an image folder holding a page written by hand",
+           kept_override("/srv/site", "<h1>site ok</h1> (written by hand)"), "RECOVERED_UNPROVEN",
+           REFUSED("primary", "served-as-rendered")},
+          {"the override pointed at the group's release, its page on that node rewritten",
+           kept_override("/srv/site/current", "<h1>site ok</h1> (rewritten by hand)"),
+           "RECOVERED_UNPROVEN", REFUSED("primary", "served-as-rendered")},
+      },
+      0, ir);
+}

@@ -58,7 +58,9 @@ const std::vector<CheckShape>& shapes() {
       // first drifted on every `to` node, and the converge must have put each back.
       {"ansible.converged", with(http, {{"drift", kText, false}})},
       // Every `to` node serves, through the configuration the project renders from its current
-      // vars, the release those vars name (as_built.h: the image it compares against).
+      // vars, the release those vars name (as_built.h: the image it compares against). With
+      // `releases`, that release is one the image built under that folder: its folder and its
+      // index the very ones built, never content made during the attempt.
       {"ansible.rendered", with(http, {{"project_role", kText, true},
                                        {"project", kText, true},
                                        {"template", kText, true},
@@ -66,7 +68,8 @@ const std::vector<CheckShape>& shapes() {
                                        {"config", kText, true},
                                        {"group", kText, true},
                                        {"root_var", kText, true},
-                                       {"index", kText, true}})},
+                                       {"index", kText, true},
+                                       {"releases", kText, false}})},
       // The project still governs: as built but for its vars files' values, which set only the
       // project's own variables, and its inventory lists every `hosts_role` node in `group`.
       {"ansible.governs",
@@ -173,8 +176,8 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
           base + ".params.paths: \"" + list.substr(at, end - at) +
           "\" is not a normalised absolute path (paths are separated by one space)");
   }
-  for (std::string_view k :
-       {"path", "socket", "exe", "listener_exe", "project", "config", "dest", "drift"}) {
+  for (std::string_view k : {"path", "socket", "exe", "listener_exe", "project", "config", "dest",
+                             "drift", "releases"}) {
     const std::string v = p.get(k);
     if (!v.empty() && !is_clean_absolute(v))
       return Status::invalid(base + ".params." + std::string(k) +
@@ -772,6 +775,25 @@ Result<std::string> render(const inspect::NodeView& view, const std::string& pro
   return out;
 }
 
+// Why the release at `root` (its page `index`) is not one the image built under `releases`:
+// outside it, or its folder or page not the very entry recorded at build (made, moved or
+// rewritten during the attempt). Empty when it is one.
+Result<std::string> not_a_built_release(const inspect::NodeView& view, const BuiltEntries& built,
+                                        const std::string& releases, const std::string& root,
+                                        const std::string& index) {
+  if (!is_clean_absolute(root) || !root.starts_with(releases + "/")) return "not under " + releases;
+  for (const std::string& path : {root, index}) {
+    auto b = built.find(path);
+    if (b == built.end() || b->second.type == kAbsent) return path + " was made after the build";
+    BuiltEntry now;
+    AURA_ASSIGN_OR_RETURN(now, entry_now(view, path));
+    if (now.type != b->second.type || now.ino != b->second.ino)
+      return path + " is another " + now.type + " than the one built";
+    if (now.sha256 != b->second.sha256) return path + ": its content is not the image's";
+  }
+  return std::string();
+}
+
 Status ansible_rendered(const Params& p, const CheckContext& ctx, Verdict& v) {
   const CheckNode* from;
   std::vector<const CheckNode*> to;
@@ -838,6 +860,16 @@ Status ansible_rendered(const Params& p, const CheckContext& ctx, Verdict& v) {
       v.fail(t->name + ": the release the source of truth names (" + p.get("root_var") + " " +
              root.value_or("undefined") + ") has no " + p.get("index"));
       continue;
+    }
+    if (!p.get("releases").empty()) {
+      std::string made;
+      AURA_ASSIGN_OR_RETURN(made,
+                            not_a_built_release(view, built, p.get("releases"), *root, index));
+      if (!made.empty()) {
+        v.fail(t->name + ": the release the source of truth names (" + p.get("root_var") + " " +
+               *root + ") is not one the image built: " + made);
+        continue;
+      }
     }
     std::optional<std::string> body;
     AURA_ASSIGN_OR_RETURN(body, answer(p, ctx, *from, *t, v));
@@ -991,14 +1023,15 @@ Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
       }
       // The mode as the kernel grants it, an ACL read in; an ACL granting a named user or group
       // more than that mode is a difference of its own.
+      // (An ACL the image built is not recorded entry by entry: there the mode bits compare.)
       AclReading eff{now.mode, ""};
-      if (now.acl) {
+      if (now.acl && !b.acl) {
         inspect::Acl acl;
         AURA_ASSIGN_OR_RETURN(acl, view_or->acl(path));
         eff = read_acl(acl, now, accounts);
       }
-      if (now.acl && b.acl) {
-        diffs.push_back(path + ": built with an ACL, which this check cannot compare");
+      if (b.acl && !now.acl) {
+        diffs.push_back(path + ": built with an ACL, now without one");
       } else if (!eff.beyond.empty()) {
         diffs.push_back(path + ": " + eff.beyond);
       } else if (eff.mode != b.mode) {
@@ -1302,6 +1335,7 @@ Result<std::string> record_built(const scenario::Manifest& manifest,
     if (check.call == "ansible.rendered") {
       if (has(p.get("project_role"))) trees.push_back(p.get("project"));
       if (has(p.get("to"))) trees.push_back(p.get("config"));
+      if (has(p.get("to")) && !p.get("releases").empty()) trees.push_back(p.get("releases"));
     }
     if (check.call == "layout.as_built" && has(p.get("role"))) entries = words(p.get("paths"));
     if (check.call == "state.declared" && has(p.get("role"))) entries = {p.get("config")};
