@@ -59,8 +59,8 @@ const std::vector<CheckShape>& shapes() {
       {"ansible.converged", with(http, {{"drift", kText, false}})},
       // Every `to` node serves, through the configuration the project renders from its current
       // vars, the release those vars name (as_built.h: the image it compares against). With
-      // `releases`, that release is one the image built under that folder: its folder and its
-      // index the very ones built, never content made during the attempt.
+      // `releases` (folders, space-separated), that release is one the image built under one of
+      // them: its folder and its index the very ones built, never content made during the attempt.
       {"ansible.rendered", with(http, {{"project_role", kText, true},
                                        {"project", kText, true},
                                        {"template", kText, true},
@@ -167,6 +167,11 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
   Params p;
   AURA_ASSIGN_OR_RETURN(
       p, scenario::parse_check_params(check.params_json, shape->params, base + ".params"));
+  for (const std::string& folder : words(p.get("releases")))
+    if (!is_clean_absolute(folder))
+      return Status::invalid(base + ".params.releases: \"" + folder +
+                             "\" is not a normalised absolute path (folders are separated by one "
+                             "space)");
   for (size_t at = 0, end; at < p.get("paths").size(); at = end + 1) {
     const std::string list = p.get("paths");
     end = list.find(' ', at);
@@ -176,8 +181,8 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
           base + ".params.paths: \"" + list.substr(at, end - at) +
           "\" is not a normalised absolute path (paths are separated by one space)");
   }
-  for (std::string_view k : {"path", "socket", "exe", "listener_exe", "project", "config", "dest",
-                             "drift", "releases"}) {
+  for (std::string_view k :
+       {"path", "socket", "exe", "listener_exe", "project", "config", "dest", "drift"}) {
     const std::string v = p.get(k);
     if (!v.empty() && !is_clean_absolute(v))
       return Status::invalid(base + ".params." + std::string(k) +
@@ -781,7 +786,11 @@ Result<std::string> render(const inspect::NodeView& view, const std::string& pro
 Result<std::string> not_a_built_release(const inspect::NodeView& view, const BuiltEntries& built,
                                         const std::string& releases, const std::string& root,
                                         const std::string& index) {
-  if (!is_clean_absolute(root) || !root.starts_with(releases + "/")) return "not under " + releases;
+  const auto folders = words(releases);
+  if (!is_clean_absolute(root) ||
+      std::none_of(folders.begin(), folders.end(),
+                   [&](const std::string& f) { return root.starts_with(f + "/"); }))
+    return "not under " + releases;
   for (const std::string& path : {root, index}) {
     auto b = built.find(path);
     if (b == built.end() || b->second.type == kAbsent) return path + " was made after the build";
@@ -1335,7 +1344,8 @@ Result<std::string> record_built(const scenario::Manifest& manifest,
     if (check.call == "ansible.rendered") {
       if (has(p.get("project_role"))) trees.push_back(p.get("project"));
       if (has(p.get("to"))) trees.push_back(p.get("config"));
-      if (has(p.get("to")) && !p.get("releases").empty()) trees.push_back(p.get("releases"));
+      if (has(p.get("to")))
+        for (const std::string& folder : words(p.get("releases"))) trees.push_back(folder);
     }
     if (check.call == "layout.as_built" && has(p.get("role"))) entries = words(p.get("paths"));
     if (check.call == "state.declared" && has(p.get("role"))) entries = {p.get("config")};
