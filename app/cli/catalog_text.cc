@@ -212,6 +212,28 @@ Result<std::string> catalog_text(std::string_view catalog_json) {
     o << "  " << kind << " " << id << ": " << description << "\n";
     return Status::ok();
   }));
+
+  if (auto changes = c.optional_value("changes")) {
+    Object ch;
+    AURA_ASSIGN_OR_RETURN(ch, changes->as_object());
+    o << "\nchange surface (the gate reads every path a fix changed; a change outside these "
+         "fails it, runtime state aside):\n";
+    for (std::string_view list : {"fix", "runtime"}) {
+      AURA_RETURN_IF_ERROR(for_each(ch, list, [&](const Object& r) -> Status {
+        std::string_view name, description;
+        AURA_RETURN_IF_ERROR(strings(r, {{"name", &name}, {"description", &description}}));
+        std::vector<std::string> paths, what;
+        AURA_ASSIGN_OR_RETURN(paths, strings_of(r, "paths"));
+        if (list == "fix") {
+          AURA_ASSIGN_OR_RETURN(what, strings_of(r, "what"));
+        }
+        o << "  " << (list == "fix" ? "fix may change " : "runtime (the world writes) ")
+          << joined(paths) << (list == "fix" ? " (" + joined(what) + ")" : std::string()) << ": "
+          << description << " [" << name << "]\n";
+        return Status::ok();
+      }));
+    }
+  }
   return o.str();
 }
 

@@ -179,6 +179,26 @@ void catalog_members(JsonWriter& j, const scenario::Manifest& m,
       .raw("actions", calls_json(m.actions, false))
       .raw("targets", targets.done())
       .raw("checks", checks.done());
+  // The change surface, public before anything is submitted (docs/GATE.md, "Change set").
+  if (m.changes) {
+    auto rules = [](const std::vector<scenario::SurfaceRule>& list, bool what) {
+      JsonArray out;
+      for (const auto& r : list) {
+        JsonArray paths, attrs;
+        for (const auto& p : r.paths) paths.str(p);
+        for (const auto& a : r.what) attrs.str(a);
+        JsonWriter w;
+        w.str("name", r.name).str("description", r.description).raw("paths", paths.done());
+        if (what) w.raw("what", attrs.done());
+        out.raw(w.done());
+      }
+      return out.done();
+    };
+    j.raw("changes", JsonWriter()
+                         .raw("fix", rules(m.changes->fix, true))
+                         .raw("runtime", rules(m.changes->runtime, false))
+                         .done());
+  }
 }
 
 }  // namespace

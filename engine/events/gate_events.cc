@@ -87,6 +87,7 @@ std::string GateFact::encode() const {
       .boolean("ok", ok)
       .str("observed", observed);
   if (value) j.str("value", *value);
+  if (!refs.empty()) j.raw("refs", refs_json(refs));
   return j.done();
 }
 
@@ -104,6 +105,7 @@ Result<GateFact> GateFact::decode(PayloadReader& r, const EventView& e) {
   std::optional<std::string_view> value;
   AURA_ASSIGN_OR_RETURN(value, o.optional_string("value"));
   if (value) p.value = std::string(*value);
+  AURA_ASSIGN_OR_RETURN(p.refs, r.refs());
   return p;
 }
 

@@ -67,8 +67,11 @@ struct GateFact {
   std::string property, world, stage, check;  // property: kProperties; stage: kGateStages
   bool ok = false;
   std::string observed;
-  // Written for check kFingerprintCheck (64 hex: the grader, not the decoder, judges it).
+  // Written for check kFingerprintCheck and kChangesCheck (64 hex: the grader, not the
+  // decoder, judges it).
   std::optional<std::string> value;
+  // kChangesCheck: id "changes", kind "world.changes": the change set the fact judged.
+  std::vector<EvidenceRef> refs;
 
   std::string encode() const;
   static Result<GateFact> decode(PayloadReader& r, const EventView& e);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/gate/change_set.h"
+
 namespace aura::gate {
 namespace {
 
@@ -44,6 +46,28 @@ bool fingerprints_differ(const std::vector<Fact>& facts, Property p, const std::
 
 Finding learner_finding(const GateSpec& spec, const std::vector<Fact>& facts, Property p) {
   Finding f;
+  if (p == Property::kReversal && spec.changes) {
+    const Fact* before = find_fact(facts, p, spec.primary_world, Stage::kBefore, kChangesCheck);
+    const Fact* after =
+        find_fact(facts, p, spec.primary_world, Stage::kAfterRollback, kChangesCheck);
+    if (before != nullptr && after != nullptr && before->value != after->value) {
+      f.check = std::string(kChangesCheck);
+      f.description = "your rollback puts every file back exactly as it was before the fix";
+      f.observed = "after the rollback, still changed: " + after->observed;
+      return f;
+    }
+  }
+  if (p == Property::kRepeat && spec.changes) {
+    const Fact* once = find_fact(facts, p, spec.primary_world, Stage::kAfterApply, kChangesCheck);
+    const Fact* twice = find_fact(facts, p, spec.primary_world, Stage::kAfterRepeat, kChangesCheck);
+    if (once != nullptr && twice != nullptr && once->value != twice->value) {
+      f.check = std::string(kChangesCheck);
+      f.description = "applying the fix a second time changes nothing";
+      f.observed =
+          "after the first apply: " + once->observed + "; after the second: " + twice->observed;
+      return f;
+    }
+  }
   if (p == Property::kReversal) {
     f.description = "your rollback puts the world back exactly as it was before the fix";
     f.observed =
@@ -108,6 +132,28 @@ Finding learner_finding(const GateSpec& spec, const std::vector<Fact>& facts, Pr
       }
     }
     return f;
+  }
+  // The change surface, after the declared checks: on the learner's own (primary) world the
+  // paths are named; elsewhere only where it did not hold.
+  if (spec.changes) {
+    for (const auto& w : worlds) {
+      for (Stage st : {Stage::kAfterApply, stage}) {
+        const Fact* fact = find_fact(facts, p, w, st, kChangesCheck);
+        if (fact != nullptr && fact->ok) continue;
+        f.check = std::string(kChangesCheck);
+        f.description =
+            "the fix changes only what the incident's change surface allows (the catalog lists "
+            "it)";
+        if (fact == nullptr) {
+          f.observed = "no single change set was recorded on the " + place(p, 1);
+        } else if (p == Property::kTwin || p == Property::kControl) {
+          f.observed = "the fix changed something outside the surface on the " + place(p, 1);
+        } else {
+          f.observed = fact->observed;
+        }
+        return f;
+      }
+    }
   }
   f.observed = "the gate's record of this property is not consistent, so it could not hold";
   return f;

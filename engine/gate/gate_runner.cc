@@ -12,6 +12,7 @@
 #include "engine/events/attempt_events.h"
 #include "engine/events/gate_events.h"
 #include "engine/events/world_events.h"
+#include "engine/gate/change_set.h"
 #include "engine/world/world_built.h"
 
 namespace aura::gate {
@@ -103,6 +104,27 @@ class PropertyRun {
     return aura::Status::ok();
   }
 
+  // The world's change set, judged against the incident's change surface and stored as a blob
+  // the fact refers to (a replay judges it again).
+  aura::Status changes(world::World& w, Stage stage) {
+    if (!in_.manifest->changes) return aura::Status::ok();
+    auto text = w.changes();
+    if (!text.ok()) {
+      return text.status().with_context("gate property " + std::string(property_name(property_)) +
+                                        ": change set of world " + w.id());
+    }
+    std::vector<Change> parsed;
+    AURA_ASSIGN_OR_RETURN(parsed, parse_change_set(*text));
+    const ChangeJudgement j = judge_changes(*in_.manifest->changes, parsed);
+    auto blob = blobs_.put(std::span(reinterpret_cast<const uint8_t*>(text->data()), text->size()));
+    if (!blob.ok()) return blob.status().with_context("storing a change set");
+    add_fact(
+        w.id(), stage, std::string(kChangesCheck), j.ok,
+        safe_text(j.ok ? j.summary : j.observed, kMaxObservedBytes), j.fix_digest,
+        {{std::string(kChangesRefId), blob->sha256, std::string(kChangesBlobKind), blob->bytes}});
+    return aura::Status::ok();
+  }
+
   // Appends the property's events in one batch; returns its facts with their seqs.
   Result<std::vector<Fact>> commit(EventLog& log, GateRunOutput& out) {
     auto appended = log.append_all(drafts_);
@@ -118,7 +140,8 @@ class PropertyRun {
 
  private:
   void add_fact(const std::string& world, Stage stage, const std::string& check, bool ok,
-                const std::string& observed, const std::string& value) {
+                const std::string& observed, const std::string& value,
+                std::vector<EvidenceRef> refs = {}) {
     events::GateFact fact{in_.attempt_id,
                           in_.gate_seq,
                           std::string(property_name(property_)),
@@ -129,6 +152,7 @@ class PropertyRun {
                           observed,
                           std::nullopt};
     if (!value.empty()) fact.value = value;
+    fact.refs = std::move(refs);
     Fact f;
     f.property = property_;
     f.world = world;
@@ -136,6 +160,7 @@ class PropertyRun {
     f.check = check;
     f.ok = ok;
     f.value = value;
+    f.observed = observed;
     facts_.emplace_back(drafts_.size(), std::move(f));
     drafts_.push_back(events::attempt_draft(fact, "supervisor"));
   }
@@ -157,6 +182,7 @@ aura::Status run_property(const GateRunInput& in, Property p, PropertyRun& run) 
       world::World* w = nullptr;
       AURA_ASSIGN_OR_RETURN(w, run.build(primary));
       AURA_RETURN_IF_ERROR(run.apply(*w, "apply", actions));
+      AURA_RETURN_IF_ERROR(run.changes(*w, Stage::kAfterApply));
       return run.checks(*w, Stage::kAfterApply, WorldRole::kPrimary);
     }
     case Property::kTwin:
@@ -164,6 +190,7 @@ aura::Status run_property(const GateRunInput& in, Property p, PropertyRun& run) 
         world::World* w = nullptr;
         AURA_ASSIGN_OR_RETURN(w, run.build(id));
         AURA_RETURN_IF_ERROR(run.apply(*w, "apply", actions));
+        AURA_RETURN_IF_ERROR(run.changes(*w, Stage::kAfterApply));
         AURA_RETURN_IF_ERROR(run.checks(*w, Stage::kAfterApply, WorldRole::kTwin));
       }
       return aura::Status::ok();
@@ -171,6 +198,7 @@ aura::Status run_property(const GateRunInput& in, Property p, PropertyRun& run) 
       world::World* w = nullptr;
       AURA_ASSIGN_OR_RETURN(w, run.build(in.spec->control_world));
       AURA_RETURN_IF_ERROR(run.apply(*w, "apply", actions));
+      AURA_RETURN_IF_ERROR(run.changes(*w, Stage::kAfterApply));
       return run.checks(*w, Stage::kAfterApply, WorldRole::kControl);
     }
     case Property::kRepeat: {
@@ -178,18 +206,22 @@ aura::Status run_property(const GateRunInput& in, Property p, PropertyRun& run) 
       AURA_ASSIGN_OR_RETURN(w, run.build(primary));
       AURA_RETURN_IF_ERROR(run.apply(*w, "apply", actions));
       AURA_RETURN_IF_ERROR(run.fingerprint(*w, Stage::kAfterApply));
+      AURA_RETURN_IF_ERROR(run.changes(*w, Stage::kAfterApply));
       AURA_RETURN_IF_ERROR(run.apply(*w, "repeat", actions));
       AURA_RETURN_IF_ERROR(run.fingerprint(*w, Stage::kAfterRepeat));
+      AURA_RETURN_IF_ERROR(run.changes(*w, Stage::kAfterRepeat));
       return run.checks(*w, Stage::kAfterRepeat, WorldRole::kPrimary);
     }
     case Property::kReversal: {
       world::World* w = nullptr;
       AURA_ASSIGN_OR_RETURN(w, run.build(primary));
       AURA_RETURN_IF_ERROR(run.fingerprint(*w, Stage::kBefore));
+      AURA_RETURN_IF_ERROR(run.changes(*w, Stage::kBefore));
       AURA_RETURN_IF_ERROR(run.apply(*w, "apply", actions));
       w->begin_rollback();
       AURA_RETURN_IF_ERROR(run.apply(*w, "rollback", in.ir->rollback));
-      return run.fingerprint(*w, Stage::kAfterRollback);
+      AURA_RETURN_IF_ERROR(run.fingerprint(*w, Stage::kAfterRollback));
+      return run.changes(*w, Stage::kAfterRollback);
     }
   }
   return aura::Status::invalid("unknown gate property");

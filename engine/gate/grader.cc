@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "engine/common/json_writer.h"
+#include "engine/gate/change_set.h"
 #include "engine/gate/feedback.h"
 
 namespace aura::gate {
@@ -174,6 +175,31 @@ void compare_fingerprints(FactIndex& index, const std::string& world, Stage refe
   }
 }
 
+// The change set of `world` at `stage` lies inside the incident's change surface.
+void grade_changes(const std::string& world, Stage stage, FactIndex& index, FirstFailure& out) {
+  const Fact* f = single_fact(index, world, stage, std::string(kChangesCheck), out);
+  if (f == nullptr) return;
+  if (!is_fingerprint(f->value)) {
+    out.fail("unknown: change set " + where(stage, world) + " has no 64 lowercase hex digest");
+  } else if (!f->ok) {
+    out.fail("the change set " + where(stage, world) + " is outside the incident's change surface");
+  }
+}
+
+// The fix's changes (runtime state aside) are the same at two stages of `world`.
+void compare_changes(FactIndex& index, const std::string& world, Stage reference, Stage later,
+                     FirstFailure& out) {
+  const Fact* a = single_fact(index, world, reference, std::string(kChangesCheck), out);
+  const Fact* b = single_fact(index, world, later, std::string(kChangesCheck), out);
+  if (a == nullptr || b == nullptr) return;
+  if (!is_fingerprint(a->value) || !is_fingerprint(b->value)) {
+    out.fail("unknown: a change set of world " + world + " has no 64 lowercase hex digest");
+  } else if (a->value != b->value) {
+    out.fail("change set " + std::string(stage_name(later)) + " differs from " +
+             std::string(stage_name(reference)) + " on world " + world);
+  }
+}
+
 // A world id the spec must name; records an unknown when it is empty.
 bool need_world(const std::string& id, std::string_view role, FirstFailure& out) {
   if (!id.empty()) return true;
@@ -188,23 +214,30 @@ PropertyResult grade_property(const GateSpec& spec, Property p, const std::vecto
     case Property::kPrimary:
       if (need_world(spec.primary_world, "primary", out)) {
         grade_checks(spec, WorldRole::kPrimary, spec.primary_world, Stage::kAfterApply, index, out);
+        if (spec.changes) grade_changes(spec.primary_world, Stage::kAfterApply, index, out);
       }
       break;
     case Property::kTwin:
       if (spec.twin_worlds.empty()) out.fail("unknown: no twin world");
       for (const auto& w : spec.twin_worlds) {
         grade_checks(spec, WorldRole::kTwin, w, Stage::kAfterApply, index, out);
+        if (spec.changes) grade_changes(w, Stage::kAfterApply, index, out);
       }
       break;
     case Property::kControl:
       if (need_world(spec.control_world, "control", out)) {
         grade_checks(spec, WorldRole::kControl, spec.control_world, Stage::kAfterApply, index, out);
+        if (spec.changes) grade_changes(spec.control_world, Stage::kAfterApply, index, out);
       }
       break;
     case Property::kRepeat:
       if (need_world(spec.primary_world, "primary", out)) {
         compare_fingerprints(index, spec.primary_world, Stage::kAfterApply, Stage::kAfterRepeat,
                              out);
+        if (spec.changes) {
+          compare_changes(index, spec.primary_world, Stage::kAfterApply, Stage::kAfterRepeat, out);
+          grade_changes(spec.primary_world, Stage::kAfterRepeat, index, out);
+        }
         grade_checks(spec, WorldRole::kPrimary, spec.primary_world, Stage::kAfterRepeat, index,
                      out);
       }
@@ -212,6 +245,8 @@ PropertyResult grade_property(const GateSpec& spec, Property p, const std::vecto
     case Property::kReversal:
       if (need_world(spec.primary_world, "primary", out)) {
         compare_fingerprints(index, spec.primary_world, Stage::kBefore, Stage::kAfterRollback, out);
+        if (spec.changes)
+          compare_changes(index, spec.primary_world, Stage::kBefore, Stage::kAfterRollback, out);
       }
       break;
   }
@@ -343,6 +378,7 @@ GateSpec GateSpec::from(const scenario::Manifest& manifest,
     }
   }
   spec.promised = promised_checks;
+  spec.changes = manifest.changes.has_value();
   return spec;
 }
 

@@ -35,9 +35,10 @@ struct Fact {
   Property property = Property::kPrimary;
   std::string world;  // the manifest world id it was taken on
   Stage stage = Stage::kAfterApply;
-  std::string check;  // a check id, or kFingerprintCheck
-  bool ok = false;    // for checks
-  std::string value;  // for fingerprints: 64 lowercase hex
+  std::string check;     // a check id, or kFingerprintCheck
+  bool ok = false;       // for checks
+  std::string value;     // for fingerprints and change sets: 64 lowercase hex
+  std::string observed;  // what the check saw (feedback on the learner's own world only)
 };
 
 // What the grader needs from the manifest and the intervention: which checks each world role
@@ -55,6 +56,9 @@ struct GateSpec {
   std::vector<std::string> twin_worlds;  // every twin must pass
   std::string control_world;
   std::vector<std::string> promised;  // IR postconditions + invariants (check ids)
+  // The manifest declares a change surface: every applied world's change set must lie inside it
+  // (kChangesCheck ok), and repeat and reversal compare change sets as well as fingerprints.
+  bool changes = false;
 
   static GateSpec from(const scenario::Manifest& manifest,
                        const std::vector<std::string>& promised_checks);

@@ -6,6 +6,7 @@
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/common/json_writer.h"
+#include "engine/gate/change_set.h"
 #include "engine/gate/grader.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/log/log_verifier.h"
@@ -269,6 +270,42 @@ void regrade(const ReceiptDocument& d, const ReceiptSections& s, const BlobStore
     rec.fail("regraded", "IR blob: " + ir.status().message());
     return;
   }
+  // Each change set judged again: the blob the fact refers to, read back whole, must judge as
+  // the fact says against the signed manifest's surface (an edited blob no longer has its
+  // digest; an edited fact no longer matches what its blob says).
+  const size_t changes_before = rec.failures();
+  for (const auto& c : s.change_sets) {
+    const std::string at = "change set of fact seq " + std::to_string(c.fact.seq) + ": ";
+    if (!manifest->changes) {
+      rec.fail("changes", at + "the manifest declares no change surface");
+      continue;
+    }
+    if (!c.ref || c.ref->bytes > gate::kMaxChangeSetBytes) {
+      rec.fail("changes", at + "no change set blob (ref \"changes\") within the size limit");
+      continue;
+    }
+    auto text = blobs.get(c.ref->sha256);
+    if (!text.ok()) {
+      rec.fail("changes", at + text.status().message());
+      continue;
+    }
+    if (text->size() != c.ref->bytes || to_hex(sha256(*text)) != to_hex(c.ref->sha256)) {
+      rec.fail("changes", at + "the blob does not hash to its reference");
+      continue;
+    }
+    auto parsed = gate::parse_change_set(*text);
+    if (!parsed.ok()) {
+      rec.fail("changes", at + parsed.status().message());
+      continue;
+    }
+    const gate::ChangeJudgement j = gate::judge_changes(*manifest->changes, *parsed);
+    if (j.fix_digest != c.fact.value || j.ok != c.fact.ok) {
+      rec.fail("changes", at + "judged again it gives ok=" + (j.ok ? "true" : "false") +
+                              " and digest " + j.fix_digest + ", the fact records ok=" +
+                              (c.fact.ok ? "true" : "false") + " and " + c.fact.value);
+    }
+  }
+  if (manifest->changes && rec.failures() == changes_before) rec.pass("changes");
   std::vector<std::string> promised = ir->postconditions;
   promised.insert(promised.end(), ir->invariants.begin(), ir->invariants.end());
   const gate::GateResult result =

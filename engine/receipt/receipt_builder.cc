@@ -13,6 +13,7 @@
 #include "engine/events/event_types.h"
 #include "engine/events/gate_events.h"
 #include "engine/events/world_events.h"
+#include "engine/gate/change_set.h"
 #include "engine/intervention/intervention_ir.h"
 #include "engine/receipt/raw_json.h"
 #include "engine/receipt/receipt_format.h"
@@ -577,6 +578,12 @@ Result<ReceiptSections> build_sections(const EventLog& log, const BlobStore& blo
       FactRecord f = fact_record(ev, p);
       (f.fact.stage == gate::Stage::kBefore ? before : after).raw(f.json);
       if (f.fact.property == gate::Property::kReversal) reversal_facts.push_back(ev.seq);
+      if (f.fact.check == gate::kChangesCheck) {
+        ReceiptSections::ChangeSetFact c{f.fact, std::nullopt};
+        for (const EvidenceRef& ref : p.refs)
+          if (ref.id == gate::kChangesRefId && ref.kind == gate::kChangesBlobKind) c.ref = ref;
+        s.change_sets.push_back(std::move(c));
+      }
       s.grader_facts.push_back(std::move(f.fact));
     } else if (ev.type == events::kGateProperty && ev.actor == "engine" && in_gate) {
       RECEIPT_LET_OR_RETURN(p, decode_event<events::GateProperty>(ev));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -37,8 +38,15 @@ struct ReceiptSections {
   std::string ir_json;                      // the IR blob's exact bytes
   std::set<std::string> unlocked_evidence;  // probe.completed evidence ids before the submission
   std::vector<gate::Fact> grader_facts;     // supervisor gate.facts of this gate
-  std::vector<gate::Property> not_run;      // properties whose gate.property is not_run
-  std::string verdict_result;               // gate.verdict's "result", exact bytes
+  // The change-set facts among them (gate::kChangesCheck): the fact and its blob ref "changes",
+  // judged again against the manifest's surface by the replay (receipt.cc, "changes").
+  struct ChangeSetFact {
+    gate::Fact fact;
+    std::optional<EvidenceRef> ref;
+  };
+  std::vector<ChangeSetFact> change_sets;
+  std::vector<gate::Property> not_run;  // properties whose gate.property is not_run
+  std::string verdict_result;           // gate.verdict's "result", exact bytes
 
   // The section named (one of receipt_format::kHashedSections); empty for another name.
   std::string_view section(std::string_view name) const;

@@ -664,8 +664,9 @@ Result<CheckSpec> parse_check(const Object& o) {
   static constexpr std::array<std::string_view, 2> kKinds = {"postcondition", "invariant"};
   CheckSpec c;
   AURA_ASSIGN_OR_RETURN(c.id, required_word(o, "id", mf::kMaxCheckIdBytes, "_.-"));
-  if (c.id == mf::kReservedCheckId) {
-    return o.error("id", call_reader::quoted(c.id) + " is reserved for the gate's fingerprint");
+  if (c.id.starts_with(mf::kReservedCheckPrefix)) {
+    return o.error(
+        "id", call_reader::quoted(c.id) + " is reserved: ids under \"world.\" are the gate's own");
   }
   size_t kind = 0;
   AURA_ASSIGN_OR_RETURN(kind, required_choice(o, "kind", kKinds));
@@ -781,13 +782,96 @@ Result<std::vector<JudgeCase>> parse_judge(const Object& top) {
   return out;
 }
 
+// ---- The change surface ----
+
+// A path pattern: absolute, normalised, printable ASCII without spaces; '*' anywhere in a
+// component, "**" only as a whole component.
+Status check_pattern(const Value& v, std::string_view p) {
+  if (p.empty() || p.size() > mf::kMaxSurfacePatternBytes || p[0] != '/')
+    return v.error("a path pattern is absolute and at most " +
+                   std::to_string(mf::kMaxSurfacePatternBytes) + " bytes");
+  if (p == "/") return Status::ok();
+  for (char c : p) {
+    if (c <= ' ' || c > '~') return v.error("a path pattern is printable ASCII without spaces");
+  }
+  size_t any_depth = 0;
+  for (size_t at = 1; at <= p.size();) {
+    const size_t end = std::min(p.find('/', at), p.size());
+    const std::string_view part = p.substr(at, end - at);
+    if (part.empty() || part == "." || part == "..")
+      return v.error(call_reader::quoted(p) + " is not normalised");
+    if (part != "**" && part.find("**") != std::string_view::npos)
+      return v.error(call_reader::quoted(p) + ": \"**\" is only a whole component");
+    any_depth += part == "**";
+    at = end + 1;
+  }
+  // Matching backtracks over each "**": a few keep it linear in practice.
+  if (any_depth > 2) return v.error(call_reader::quoted(p) + ": at most two \"**\" components");
+  return Status::ok();
+}
+
+Result<std::vector<SurfaceRule>> parse_rules(const Object& o, std::string_view list, bool runtime) {
+  static constexpr std::array<std::string_view, 4> kMembers = {"name", "description", "paths",
+                                                               "what"};
+  static constexpr std::array<std::string_view, 3> kRuntimeMembers = {"name", "description",
+                                                                      "paths"};
+  return parse_list<SurfaceRule>(
+      o, list, 0, mf::kMaxSurfaceRules, runtime ? Names(kRuntimeMembers) : Names(kMembers), "name",
+      [](const SurfaceRule& r) -> const std::string& { return r.name; },
+      [&](const Object& r) -> Result<SurfaceRule> {
+        SurfaceRule rule;
+        AURA_ASSIGN_OR_RETURN(rule.name, required_word(r, "name", mf::kMaxSurfaceNameBytes, "_-"));
+        AURA_ASSIGN_OR_RETURN(rule.description,
+                              required_text(r, "description", 1, mf::kMaxDescriptionBytes));
+        Array paths;
+        AURA_ASSIGN_OR_RETURN(paths, required_array(r, "paths", 1, mf::kMaxSurfacePaths));
+        for (const Value& e : paths.elements()) {
+          std::string_view p;
+          AURA_ASSIGN_OR_RETURN(p, string_of(e));
+          AURA_RETURN_IF_ERROR(check_pattern(e, p));
+          rule.paths.emplace_back(p);
+        }
+        if (runtime) {
+          rule.what.assign(std::begin(kChangeAttributes), std::end(kChangeAttributes));
+          return rule;
+        }
+        Array what;
+        AURA_ASSIGN_OR_RETURN(what, required_array(r, "what", 1, std::size(kChangeAttributes)));
+        for (const Value& e : what.elements()) {
+          std::string_view w;
+          AURA_ASSIGN_OR_RETURN(w, string_of(e));
+          if (std::find(std::begin(kChangeAttributes), std::end(kChangeAttributes), w) ==
+              std::end(kChangeAttributes))
+            return e.error(call_reader::quoted(w) +
+                           " is not an attribute (create, remove, type, content, mode, owner, "
+                           "group, links, xattrs)");
+          if (std::find(rule.what.begin(), rule.what.end(), w) != rule.what.end())
+            return e.error(call_reader::quoted(w) + " is listed twice");
+          rule.what.emplace_back(w);
+        }
+        return rule;
+      });
+}
+
+Result<std::optional<ChangeSurface>> parse_changes(const Object& top) {
+  static constexpr std::array<std::string_view, 2> kMembers = {"fix", "runtime"};
+  auto value = top.optional_value("changes");
+  if (!value) return std::optional<ChangeSurface>();
+  Object o;
+  AURA_ASSIGN_OR_RETURN(o, object_with(*value, kMembers));
+  ChangeSurface c;
+  AURA_ASSIGN_OR_RETURN(c.fix, parse_rules(o, "fix", false));
+  AURA_ASSIGN_OR_RETURN(c.runtime, parse_rules(o, "runtime", true));
+  return std::optional<ChangeSurface>(std::move(c));
+}
+
 // ---- The document ----
 
 Result<Manifest> parse_document(const Value& root) {
-  static constexpr std::array<std::string_view, 17> kTop = {
+  static constexpr std::array<std::string_view, 18> kTop = {
       "schema", "id",           "version",       "family",   "title",      "briefing",
       "driver", "probe_budget", "allow_scripts", "requires", "hypotheses", "targets",
-      "worlds", "probes",       "actions",       "checks",   "judge"};
+      "worlds", "probes",       "actions",       "checks",   "judge",      "changes"};
   if (root.element().type() != simdjson::dom::element_type::OBJECT) {
     return root.error("expected a JSON object, found " + found(root));
   }
@@ -832,7 +916,49 @@ Result<Manifest> parse_document(const Value& root) {
   AURA_ASSIGN_OR_RETURN(m.actions, parse_catalog(top, Catalog::kActions, m.targets));
   AURA_ASSIGN_OR_RETURN(m.checks, parse_checks(top));
   AURA_ASSIGN_OR_RETURN(m.judge, parse_judge(top));
+  AURA_ASSIGN_OR_RETURN(m.changes, parse_changes(top));
   return m;
+}
+
+// Matches pattern components [pi..] against path components [xi..].
+bool match_parts(const std::vector<std::string_view>& pat, size_t pi,
+                 const std::vector<std::string_view>& path, size_t xi) {
+  if (pi == pat.size()) return xi == path.size();
+  if (pat[pi] == "**") {
+    for (size_t k = xi; k <= path.size(); ++k)
+      if (match_parts(pat, pi + 1, path, k)) return true;
+    return false;
+  }
+  if (xi == path.size()) return false;
+  // '*' within one component: the usual backtracking wildcard.
+  const std::string_view p = pat[pi], s = path[xi];
+  size_t i = 0, j = 0, star = std::string_view::npos, mark = 0;
+  while (j < s.size()) {
+    if (i < p.size() && p[i] != '*' && p[i] == s[j]) {
+      ++i;
+      ++j;
+    } else if (i < p.size() && p[i] == '*') {
+      star = i++;
+      mark = j;
+    } else if (star != std::string_view::npos) {
+      i = star + 1;
+      j = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (i < p.size() && p[i] == '*') ++i;
+  return i == p.size() && match_parts(pat, pi + 1, path, xi + 1);
+}
+
+std::vector<std::string_view> components(std::string_view p) {
+  std::vector<std::string_view> out;
+  for (size_t at = 1; at < p.size();) {
+    const size_t end = std::min(p.find('/', at), p.size());
+    if (end > at) out.push_back(p.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
 }
 
 template <class T, class Pred>
@@ -842,6 +968,11 @@ const T* find_in(const std::vector<T>& items, Pred pred) {
 }
 
 }  // namespace
+
+bool path_pattern_matches(std::string_view pattern, std::string_view path) {
+  if (pattern.empty() || path.empty() || pattern[0] != '/' || path[0] != '/') return false;
+  return match_parts(components(pattern), 0, components(path), 0);
+}
 
 std::string_view param_type_name(ParamType type) { return kParamTypes[static_cast<size_t>(type)]; }
 

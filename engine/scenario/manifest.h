@@ -133,6 +133,31 @@ struct Requirements {
   std::vector<std::string> optional;      // unique, none of them also required
 };
 
+// What a fix may change, and what the world changes by itself (docs/SCENARIOS.md, "Change
+// surface"). The gate reads every node's writable layers from the host and compares them with
+// the world as built (docs/GATE.md, "Change set"): a change no rule covers fails the fix.
+struct SurfaceRule {
+  std::string name;  // [a-z][a-z0-9_-]{0,63}, unique within its list
+  std::string description;
+  // Path patterns: absolute, normalised; '*' matches within one component, a component "**"
+  // matches any number of components (none included).
+  std::vector<std::string> paths;
+  // The attributes a change may touch (kChangeAttributes); a runtime rule allows every one.
+  std::vector<std::string> what;
+};
+
+struct ChangeSurface {
+  std::vector<SurfaceRule> fix;      // what this incident's fix may change
+  std::vector<SurfaceRule> runtime;  // what the world writes itself: logs, pid files, state
+};
+
+// The attributes of one path a change touches (engine/gate/change_set.h).
+inline constexpr std::string_view kChangeAttributes[] = {
+    "create", "remove", "type", "content", "mode", "owner", "group", "links", "xattrs"};
+
+// Whether `path` (absolute, normalised) matches `pattern` (SurfaceRule::paths).
+bool path_pattern_matches(std::string_view pattern, std::string_view path);
+
 struct Manifest {
   int schema = 1;  // "schema": 1, the first member
   std::string id, version, family, title;
@@ -148,6 +173,8 @@ struct Manifest {
   std::vector<CallSpec> actions;
   std::vector<CheckSpec> checks;  // >= 1 postcondition
   std::vector<JudgeCase> judge;   // gold and bad
+  // "changes": nullopt when the manifest has none (its worlds then record no change set).
+  std::optional<ChangeSurface> changes;
 
   const CallSpec* find_probe(std::string_view name) const;
   const CallSpec* find_action(std::string_view name) const;

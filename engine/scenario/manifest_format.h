@@ -73,6 +73,14 @@ inline constexpr size_t kMaxChecks = 64;
 inline constexpr size_t kMaxCheckIdBytes = 64;
 inline constexpr size_t kMaxCheckParamsBytes = 16 << 10;  // the minified "params" object
 inline constexpr std::string_view kReservedCheckId = "world.fingerprint";
+// Every check id under "world." is the gate's own (world.fingerprint, world.changes).
+inline constexpr std::string_view kReservedCheckPrefix = "world.";
+
+// The change surface: rules per list, patterns per rule, bytes per pattern.
+inline constexpr size_t kMaxSurfaceRules = 64;
+inline constexpr size_t kMaxSurfacePaths = 32;
+inline constexpr size_t kMaxSurfacePatternBytes = 256;
+inline constexpr size_t kMaxSurfaceNameBytes = 64;
 
 // Judge cases: each probe call as its minified text, and the IR.
 inline constexpr size_t kMaxJudgeProbes = 16;

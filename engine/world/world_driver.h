@@ -118,6 +118,12 @@ class World {
   // A digest of everything the fix may change (files, modes, owners, service config ...):
   // equal fingerprints mean equal observable state for the scenario.
   virtual Result<std::string> fingerprint() = 0;  // 64 lowercase hex
+  // Every path of the world whose state differs from the world as built, read from the host
+  // (gate/change_set.h: the canonical text of gate::Change lines). Only asked of worlds whose
+  // manifest declares a change surface.
+  virtual Result<std::string> changes() {
+    return Status::unavailable("world " + id() + ": its driver records no change set");
+  }
   // What this world was built from (called right after create()).
   virtual Result<BuildRecord> build_record() {
     return Status::unavailable("world " + id() + ": its driver records no build");

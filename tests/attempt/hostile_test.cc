@@ -414,3 +414,100 @@ EOF
         "RECOVERED_UNPROVEN", R"("property":"primary","status":"fail")"}},
       0, script_ir);
 }
+
+// Issue 25, family 6: the grade is computed from everything a fix changed, read from the host
+// (docs/GATE.md, "Change set"), not from a list of files the checks happen to name. Each fix
+// below repairs the cause as gold does and passes every declared check; what it adds or leaves
+// is only in the world's writable layers.
+TEST_CASE("hostile: a change outside the incident's surface, left beside a right repair") {
+  O2Lab s;
+  // A loader preload configured system-wide: every program started from now on loads the
+  // library it names (here one of the image's own, so the world keeps working).
+  const std::string preload = R"SH(#!/bin/sh
+set -e
+lib=$(ls /lib/*/libc.so.6 | head -n 1)
+echo "$lib" > /etc/ld.so.preload
+)SH";
+  // A set-user-id copy of the shell, kept where no check looks.
+  const std::string setuid_shell = R"SH(#!/bin/sh
+set -e
+mkdir -p /var/cache/.k
+cp /bin/sh /var/cache/.k/sh
+chmod 4755 /var/cache/.k/sh
+)SH";
+  // A named-user ACL on the config folder granting the nobody user a way in.
+  const std::string config_acl = R"SH(#!/bin/sh
+set -e
+python3 - <<'PY'
+import os, pwd, struct
+uid = pwd.getpwnam('nobody').pw_uid
+m = os.stat('/etc/app').st_mode & 0o777
+o, g, t = (m >> 6) & 7, (m >> 3) & 7, m & 7
+e = lambda tag, perm, id=0xffffffff: struct.pack('<HHI', tag, perm, id)
+os.setxattr('/etc/app', 'system.posix_acl_access',
+            struct.pack('<I', 2) + e(1, o) + e(2, 1, uid) + e(4, g) + e(16, g | 1) + e(32, t))
+PY
+)SH";
+  s.expect_refused(
+      {{"a loader preload left configured", preload, "RECOVERED_UNPROVEN",
+        R"("property":"primary","status":"fail","reason":"the change set at after_apply on world primary is outside)"},
+       {"a set-user-id shell left in /var/cache", setuid_shell, "RECOVERED_UNPROVEN",
+        R"("property":"primary","status":"fail","reason":"the change set at after_apply)"},
+       {"search on the config folder for nobody by an ACL entry", config_acl, "RECOVERED_UNPROVEN",
+        R"("property":"primary","status":"fail")"}},
+      0, repair_then_script_ir);
+}
+
+TEST_CASE("hostile: repeat and reversal compare the whole change set, not a list of files") {
+  O2Lab s;
+  // Each apply toggles an ACL on the app's state folder whose named entry is the folder's own
+  // group with the group's bits: what the kernel grants, and the mode bits, are the same either
+  // way, so every check passes and the fingerprint's entries are equal; only the folder's
+  // extended attributes differ between the first and the second apply.
+  const std::string toggle = R"SH(#!/bin/sh
+set -e
+python3 - <<'PY'
+import grp, os, struct
+conf = dict(l.strip().split('=', 1) for l in open('/etc/app/app.conf') if '=' in l)
+path = conf['state_dir']
+try:
+    os.getxattr(path, 'system.posix_acl_access')
+    os.removexattr(path, 'system.posix_acl_access')
+except OSError:
+    st = os.stat(path)
+    m = st.st_mode & 0o777
+    o, g, t = (m >> 6) & 7, (m >> 3) & 7, m & 7
+    e = lambda tag, perm, id=0xffffffff: struct.pack('<HHI', tag, perm, id)
+    os.setxattr(path, 'system.posix_acl_access', struct.pack('<I', 2) + e(1, o) + e(4, g) +
+                e(8, g, st.st_gid) + e(16, g) + e(32, t))
+PY
+)SH";
+  s.expect_refused(
+      {{"an ACL toggled by every apply", toggle, "RECOVERED_UNPROVEN",
+        R"("property":"repeat","status":"fail","reason":"change set after_repeat differs from after_apply)"}},
+      0, repair_then_script_ir);
+  // The same ACL added once (a second apply finds it and leaves it), but the rollback only
+  // undoes the journal's chmod: the ACL stays, the mode is as before, so the fingerprint is
+  // equal; the change set after the rollback is not empty.
+  const std::string once = R"SH(#!/bin/sh
+set -e
+python3 - <<'PY'
+import os, struct
+conf = dict(l.strip().split('=', 1) for l in open('/etc/app/app.conf') if '=' in l)
+path = conf['state_dir']
+try:
+    os.getxattr(path, 'system.posix_acl_access')
+except OSError:
+    st = os.stat(path)
+    m = st.st_mode & 0o777
+    o, g, t = (m >> 6) & 7, (m >> 3) & 7, m & 7
+    e = lambda tag, perm, id=0xffffffff: struct.pack('<HHI', tag, perm, id)
+    os.setxattr(path, 'system.posix_acl_access', struct.pack('<I', 2) + e(1, o) + e(4, g) +
+                e(8, g, st.st_gid) + e(16, g) + e(32, t))
+PY
+)SH";
+  s.expect_refused(
+      {{"an ACL the rollback leaves behind", once, "RECOVERED_UNPROVEN",
+        R"("property":"reversal","status":"fail","reason":"change set after_rollback differs from before)"}},
+      0, repair_then_script_ir);
+}

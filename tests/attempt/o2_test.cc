@@ -119,8 +119,45 @@ TEST_CASE("o2: a learner's gold fix, command by command, earns a receipt that re
   CHECK(s.recover_and_gate(id, s.lab / "fix.json") == "VERIFIED");
   const fs::path receipt = s.lab / "receipt.json";
   s.ok({"attempt", "receipt", id, "--out", receipt.string()});
-  s.ok({"receipt", "verify", receipt.string(), "--replay"});
+  r = s.ok({"receipt", "verify", receipt.string(), "--replay"});
+  // The change sets judged again from their blobs against the signed manifest's surface.
+  CHECK(r.out.find("  ok    changes\n") != std::string::npos);
   s.check_bound(receipt, {"/aura/bin/aura-runner", "/aura/bin/aura-svcman", "/aura/bin/aura-app"});
+  {
+    // The primary's change set, as the gate recorded it: the folder's mode, nothing else of
+    // the fix's. Edited (its one change taken out, so it reads as a fix that changed nothing),
+    // the receipt no longer replays.
+    r = s.ok({"log", "dump"});
+    std::string fact;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(R"("check":"world.changes")") != std::string::npos &&
+          line.find(R"("property":"primary")") != std::string::npos &&
+          line.find(id) != std::string::npos)
+        fact = line;
+    }
+    REQUIRE_FALSE(fact.empty());
+    CHECK(fact.find(R"("ok":true)") != std::string::npos);
+    CHECK(fact.find("(mode 0740 -> 0750)") != std::string::npos);
+    const size_t at = fact.find(R"("id":"changes","sha256":")");
+    REQUIRE(at != std::string::npos);
+    const std::string hex = fact.substr(at + 25, 64);
+    const fs::path blob = s.lab.data() / "blobs" / "sha256" / hex.substr(0, 2) / hex.substr(2);
+    const std::string original = read_file(blob);
+    CHECK(original.find("\tdir 0740 ") != std::string::npos);
+    std::string edited;
+    std::istringstream in(original);
+    for (std::string line; std::getline(in, line);)
+      if (line.find("\tdir 0740 ") == std::string::npos) edited += line + "\n";
+    fs::permissions(blob, fs::perms::owner_write, fs::perm_options::add);
+    write_file(blob, edited);
+    CliResult bad = s.lab.aura({"receipt", "verify", receipt.string(), "--replay"});
+    CHECK(bad.exit_code != 0);
+    INFO(bad.out);
+    CHECK(bad.out.find("FAIL  changes: change set of fact seq") != std::string::npos);
+    write_file(blob, original);
+    s.ok({"receipt", "verify", receipt.string(), "--replay"});
+  }
   s.ok({"attempt", "reflect", id, "--text", "restore group search on the one folder"});
 
   // A fresh attempt on the same seed with the bad fix (the unit run as root): the live world

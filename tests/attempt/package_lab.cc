@@ -60,7 +60,7 @@ std::string PackageLab::attempt(const std::string& ir, int seed,
 void PackageLab::expect_refused(const std::vector<WrongFix>& fixes, int seed,
                                 const std::function<std::string(const std::string&)>& ir_of) const {
   for (const WrongFix& w : fixes) {
-    INFO(w.what);
+    INFO(std::string(w.what));
     const std::string gate = attempt(ir_of(w.actions), seed);
     INFO(gate);
     CHECK(gate.find(std::string("\"verdict\":\"") + w.verdict + "\"") != std::string::npos);

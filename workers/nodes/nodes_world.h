@@ -14,6 +14,7 @@
 
 #include "engine/scenario/manifest.h"
 #include "engine/world/world_driver.h"
+#include "workers/inspect/layer_read.h"
 #include "workers/inspect/node_view.h"
 #include "workers/netns/world_network.h"
 #include "workers/nodes/build_spec.h"
@@ -45,6 +46,9 @@ struct LiveNode {
   // The mounts (ids) of the node's read-only image, recorded at build: a process runs an image
   // program only from one of them (inspect::NodeView::host_backed_mounts).
   std::set<uint64_t> image_mounts;
+  // The node's writable layers as built (world_changes.cc): one "<escaped path>\t<entry>" line
+  // per entry, what changes() compares the layers with.
+  std::string pristine;
 };
 
 class NodesWorld final : public world::World {
@@ -62,6 +66,8 @@ class NodesWorld final : public world::World {
                                        std::string_view script) override;
   Result<world::CheckOutput> check(const scenario::CheckSpec& check) override;
   Result<std::string> fingerprint() override;
+  // world_changes.cc: every node's writable layers against the world as built.
+  Result<std::string> changes() override;
   // world_record.cc: the policy, programs and layers it was built with, and the ACK readback.
   Result<world::BuildRecord> build_record() override;
   Result<world::Readback> read_back(const scenario::Call& action,
@@ -102,6 +108,9 @@ class NodesWorld final : public world::World {
                                            uint64_t max_output_bytes = 0);
   Result<world::CallOutput> run_calls(const scenario::Call& call, bool action, uint64_t cap);
   Status freeze_learner(bool freeze);
+  // Every entry of `n`'s writable layers, read from the host; and all nodes' as built.
+  Result<inspect::LayerState> read_layers(const LiveNode& n) const;
+  Status record_pristine();
   Result<std::optional<world::CheckOutput>> converge_first(const scenario::CheckSpec& spec);
   // The node's processes (comm uid gid, counted) and listeners (with their owners' names).
   Result<std::string> live_state(nsworld::Node& node, const inspect::NodeView& view);

@@ -189,6 +189,12 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
     for (const NodeSpec& other : spec_.nodes)
       hosts += net_->address(other.name) + " " + other.name + "\n";
     std::string setup = "set -e\nprintf '%s' " + shell_quote(hosts) + " > /etc/hosts\n";
+    // The lab's journal folder (runner/journal.h), made as the runner would: part of the world
+    // as built, so an action's journal entries are its only change there (the runtime state
+    // a package's change surface names), never the folders above them.
+    setup +=
+        "for d in /var /var/lib /var/lib/aura; do [ -d $d ] || mkdir -m 755 $d; done\n"
+        "[ -d /var/lib/aura/journal ] || mkdir -m 700 /var/lib/aura/journal\n";
     for (const std::string& m : ns.mounts) {
       if (m == "shm") {
         setup +=
@@ -278,6 +284,8 @@ Status NodesWorld::build(const fs::path& package_dir, const scenario::Manifest& 
       }
     }
   }
+  // The world as built, services started: what every change set is read against.
+  AURA_RETURN_IF_ERROR(record_pristine());
   return write_state();
 }
 

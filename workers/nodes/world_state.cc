@@ -25,6 +25,34 @@ std::string mount_ids(const std::set<uint64_t>& ids) {
   return a.done();
 }
 
+// A node's image overlays, one "<inside>\t<upper>\t<lower>" line each (plan_mounts refuses
+// whitespace in the paths).
+std::string overlays_text(const std::vector<nsworld::OverlayLayer>& overlays) {
+  std::string out;
+  for (const auto& o : overlays) out += o.inside + "\t" + o.upper + "\t" + o.lower + "\n";
+  return out;
+}
+
+Result<std::vector<nsworld::OverlayLayer>> parse_overlays(std::string_view text,
+                                                          std::string_view node) {
+  std::vector<nsworld::OverlayLayer> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\n', at);
+    const std::string_view line = text.substr(at, end == text.npos ? text.npos : end - at);
+    const size_t t1 = line.find('\t'), t2 = t1 == line.npos ? t1 : line.find('\t', t1 + 1);
+    if (end == text.npos || t2 == line.npos || line.find('\t', t2 + 1) != line.npos ||
+        line.substr(0, 1) != "/" || line.substr(t2 + 1, 1) != "/" ||
+        line.substr(t1 + 1, t2 - t1 - 1).find("..") != line.npos) {
+      return Status::corruption("world.json: node " + std::string(node) +
+                                ": an overlay entry is malformed");
+    }
+    out.push_back({std::string(line.substr(0, t1)), std::string(line.substr(t1 + 1, t2 - t1 - 1)),
+                   std::string(line.substr(t2 + 1))});
+    at = end + 1;
+  }
+  return out;
+}
+
 std::string state_json(const std::string& scenario, const std::string& version,
                        const std::string& world, uint64_t seed, const Holder& h,
                        const std::string& tag, const std::vector<LiveNode>& nodes,
@@ -43,6 +71,8 @@ std::string state_json(const std::string& scenario, const std::string& version,
                .str("group", n.group)
                .str("built", n.built)
                .raw("image_mounts", mount_ids(n.image_mounts))
+               .str("overlays", overlays_text(st.overlays))
+               .str("pristine", n.pristine)
                .done());
   }
   JsonWriter bins;
@@ -114,12 +144,13 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
     std::string_view name, id, start, stage;
     int64_t pid = 0;
     uint64_t base = 0;
-    std::string_view passwd, group, built;
+    std::string_view passwd, group, built, overlays, pristine;
     if (e["name"].get_string().get(name) || e["id"].get_string().get(id) ||
         e["init_start"].get_string().get(start) || e["stage"].get_string().get(stage) ||
         e["init_pid"].get_int64().get(pid) || e["uid_base"].get_uint64().get(base) ||
         e["passwd"].get_string().get(passwd) || e["group"].get_string().get(group) ||
-        e["built"].get_string().get(built)) {
+        e["built"].get_string().get(built) || e["overlays"].get_string().get(overlays) ||
+        e["pristine"].get_string().get(pristine)) {
       return Status::corruption("world.json: a node entry is incomplete");
     }
     const NodeSpec* ns = spec_.find(name);
@@ -132,12 +163,14 @@ Status NodesWorld::reopen(const scenario::Manifest& manifest, std::string_view w
     st.state_dir = host_.state_dir;
     st.uid_base = uint32_t(base);
     st.owner = holder_.owner;
+    AURA_ASSIGN_OR_RETURN(st.overlays, parse_overlays(overlays, name));
     LiveNode live;
     live.spec = ns;
     live.address = net_->address(ns->name);
     live.passwd = std::string(passwd);
     live.group = std::string(group);
     live.built = std::string(built);
+    live.pristine = std::string(pristine);
     simdjson::dom::array mounts;
     if (e["image_mounts"].get_array().get(mounts) != simdjson::SUCCESS)
       return Status::corruption("world.json: node " + std::string(name) + ": image_mounts");

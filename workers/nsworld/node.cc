@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,6 +36,9 @@ namespace fs = std::filesystem;
 using file_io::errno_text;
 
 constexpr uint64_t kKillTimeoutMs = 5000;
+// Where a node's keeper holds the node's stage folder and root (O_PATH), for Node::layers.
+constexpr int kKeeperStageFd = 4;
+constexpr int kKeeperRootFd = 5;
 constexpr char kJoinEnvOn[] = "AURA_NODE_JOIN=1";  // join.h: kJoinEnv
 
 // What the node's init needs, prepared before fork: the shared namespace-entry recipe
@@ -95,6 +99,18 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
   sandbox::MountPlan plan;
   AURA_ASSIGN_OR_RETURN(plan,
                         sandbox::plan_mounts(o.lower_paths, o.packages, o.tmpfs_bytes, forbidden));
+  // The image's overlays, whose uppers hold what the node changed of the image.
+  for (const sandbox::MountStep& step : plan.steps) {
+    if (step.kind != sandbox::MountStepKind::kOverlay ||
+        std::find(o.lower_paths.begin(), o.lower_paths.end(), step.source) == o.lower_paths.end())
+      continue;
+    const auto at = step.data.find(",upperdir=");
+    const auto end = step.data.find(',', at + 1);
+    if (at == std::string::npos || end == std::string::npos)
+      return Status::corruption("overlay step without an upper folder: " + step.data);
+    n->overlays_.push_back(
+        {step.target.substr(4), step.data.substr(at + 10, end - at - 10), step.source});
+  }
   AURA_RETURN_IF_ERROR(n->ledger_->record(n->id_, sandbox::ResourceKind::kDir, n->stage_));
   std::error_code ec;
   fs::create_directories(n->stage_, ec);
@@ -151,11 +167,13 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
     netfd = ::open(o.netns.c_str(), O_RDONLY | O_CLOEXEC);
     if (netfd < 0) return Status::io("open " + o.netns.string() + ": " + errno_text(errno));
   }
-  int sync[2], err[2], pidp[2];
+  int sync[2], err[2], pidp[2], layers[2];
   if (::pipe2(sync, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
-      ::pipe2(pidp, O_CLOEXEC) != 0) {
+      ::pipe2(pidp, O_CLOEXEC) != 0 ||
+      ::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, layers) != 0) {
     return Status::io("pipe: " + errno_text(errno));
   }
+  file_io::Fd layers_guard0(layers[0]), layers_guard1(layers[1]);
   const std::string stage = n->stage_.string();
   // The stage tmpfs holds the root and every overlay's upper layer; mounted by the init inside
   // its user namespace, so uid 0 here is the node's root (uid_base outside).
@@ -192,29 +210,61 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
     // closed before the init is cloned. Above all the sync pipe's write end and the creator's
     // other pipes (a world holder's): an init that held them while waiting for its go byte
     // would wait forever once the creator died, and keep the holders from ever tearing down.
-    const int keep[] = {sync[0], err[1], pidp[1], watch_fd, null_fd};
-    int high[5];
-    for (int i = 0; i < 5; ++i)
+    // 8 and 9: the two ends of the layers socket, the init's and the keeper's.
+    const int keep[] = {sync[0], err[1], pidp[1], watch_fd, null_fd, layers[1], layers[0]};
+    constexpr int kKept = int(std::size(keep));
+    int high[kKept];
+    for (int i = 0; i < kKept; ++i)
       if ((high[i] = ::fcntl(keep[i], F_DUPFD_CLOEXEC, 100)) < 0) ::_exit(119);
-    for (int i = 0; i < 5; ++i)
+    for (int i = 0; i < kKept; ++i)
       if (::dup2(high[i], 3 + i) != 3 + i) ::_exit(119);
-    ::syscall(SYS_close_range, 8u, ~0u, 0u);
+    ::syscall(SYS_close_range, unsigned(3 + kKept), ~0u, 0u);
     InitArgs init_args = args;
     init_args.entry.sync_fd = 3;
+    init_args.entry.layers_fd = 8;
     init_args.error_fd = 4;
     const long child = ::syscall(SYS_clone, SIGCHLD | flags, nullptr, nullptr, nullptr, 0);
     if (child == 0) init_main(init_args);
     if (child < 0) ::_exit(121);
     const pid_t pid = pid_t(child);
     [[maybe_unused]] ssize_t w = ::write(5, &pid, sizeof pid);
+    ::close(8);
+    // The node's writable layers, from the init once its root is built (Node::layers): the
+    // keeper holds them as 4 (the stage: overlay uppers) and 5 (the root) for the node's life.
+    // An init that failed first sends nothing (its end closes); its error frame says why.
+    int got_fds[2] = {-1, -1};
+    {
+      char byte;
+      iovec iov{&byte, 1};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof got_fds)] = {};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      ssize_t r;
+      while ((r = ::recvmsg(9, &msg, 0)) < 0 && errno == EINTR) {
+      }
+      cmsghdr* c = r == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
+      if (c != nullptr && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+          c->cmsg_len == CMSG_LEN(sizeof got_fds)) {
+        std::memcpy(got_fds, CMSG_DATA(c), sizeof got_fds);
+        for (int& f : got_fds) f = ::fcntl(f, F_DUPFD_CLOEXEC, 100);
+      }
+    }
     // The keeper holds nothing of the supervisor's: the init's error pipe must close when the
-    // init is ready, and no other descriptor may live on here but the owner's pidfd (as 3) --
-    // not even the creator's stdout, which a reader waits on until every holder closes it.
+    // init is ready, and no other descriptor may live on here but the owner's pidfd (as 3) and
+    // the layers -- not even the creator's stdout, which a reader waits on until every holder
+    // closes it.
     if (::dup2(7, 0) != 0 || ::dup2(7, 1) != 1 || ::dup2(7, 2) != 2 || ::dup2(6, 3) != 3) {
       ::kill(pid, SIGKILL);
       ::_exit(122);
     }
-    ::syscall(SYS_close_range, 4u, ~0u, 0u);
+    int first_closed = 4;
+    if (got_fds[0] >= 0 && got_fds[1] >= 0 && ::dup2(got_fds[0], kKeeperStageFd) >= 0 &&
+        ::dup2(got_fds[1], kKeeperRootFd) >= 0)
+      first_closed = kKeeperRootFd + 1;
+    ::syscall(SYS_close_range, unsigned(first_closed), ~0u, 0u);
     const int init_fd = int(::syscall(SYS_pidfd_open, pid, 0));
     pollfd fds[2] = {{3, POLLIN, 0}, {init_fd, POLLIN, 0}};
     while (init_fd >= 0) {
@@ -268,6 +318,7 @@ Result<std::unique_ptr<Node>> Node::start(const NodeOptions& o, sandbox::CgroupT
     ::close(err[0]);
     return s;
   };
+  layers_guard1.close_now();  // the keeper's recvmsg ends when the init's end closes
   if (got != sizeof init) {
     return fail(Status::unavailable("node " + o.hostname + ": clone of its namespaces failed"));
   }
@@ -389,6 +440,7 @@ NodeState Node::state() const {
   st.state_dir = state_dir_;
   st.uid_base = uid_base_;
   st.owner = owner_;
+  st.overlays = overlays_;
   return st;
 }
 
@@ -407,10 +459,61 @@ Result<std::unique_ptr<Node>> Node::attach(const NodeState& st, sandbox::CgroupT
   n->state_dir_ = st.state_dir;
   n->owner_ = st.owner;
   n->uid_base_ = st.uid_base;
+  n->overlays_ = st.overlays;
   n->tree_ = &tree;
   n->ledger_ = std::make_unique<sandbox::LeakLedger>(st.state_dir, st.owner);
   n->live_ = true;
   return n;
+}
+
+Layers::Layers(Layers&& o) noexcept : stage(o.stage), root(o.root) { o.stage = o.root = -1; }
+
+Layers::~Layers() {
+  if (stage >= 0) ::close(stage);
+  if (root >= 0) ::close(root);
+}
+
+Result<Layers> Node::layers() const {
+  if (!live_) return Status::failed_precondition("the node is destroyed");
+  const std::string self = std::to_string(init_) + ".";
+  const std::string owner = sandbox::owner_of(init_);
+  if (!owner.starts_with(self)) {
+    return Status::failed_precondition("node " + id_ + ": its init (pid " + std::to_string(init_) +
+                                       ") is gone");
+  }
+  // The init's parent as the host's kernel reports it is its keeper (it dies with it), the
+  // lab's own process outside every namespace of the node: nothing in the node can reach it.
+  char buf[1024];
+  const int sfd =
+      ::open(("/proc/" + std::to_string(init_) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (sfd < 0)
+    return Status::io("open /proc/" + std::to_string(init_) + "/stat: " + errno_text(errno));
+  const ssize_t got = ::read(sfd, buf, sizeof buf);
+  ::close(sfd);
+  if (got <= 0) return Status::io("read /proc/" + std::to_string(init_) + "/stat");
+  const std::string stat(buf, size_t(got));
+  const auto close_paren = stat.rfind(')');
+  pid_t keeper = 0;
+  if (close_paren == std::string::npos || close_paren + 4 >= stat.size() ||
+      std::from_chars(stat.data() + close_paren + 4, stat.data() + stat.size(), keeper).ec !=
+          std::errc() ||
+      keeper <= 1) {
+    return Status::corruption("node " + id_ + ": /proc/" + std::to_string(init_) +
+                              "/stat names no parent");
+  }
+  Layers l;
+  const std::string fds = "/proc/" + std::to_string(keeper) + "/fd/";
+  l.stage =
+      ::open((fds + std::to_string(kKeeperStageFd)).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  l.root = ::open((fds + std::to_string(kKeeperRootFd)).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (l.stage < 0 || l.root < 0) {
+    return Status::unavailable("node " + id_ + ": its keeper (pid " + std::to_string(keeper) +
+                               ") holds no layers: " + errno_text(errno));
+  }
+  // Still the same init, so still its keeper: the descriptors are this node's.
+  if (sandbox::owner_of(init_) != owner)
+    return Status::failed_precondition("node " + id_ + ": its init ended while it was read");
+  return l;
 }
 
 Result<ExecResult> Node::exec(const std::vector<std::string>& argv,

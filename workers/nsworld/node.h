@@ -94,6 +94,23 @@ struct ExecOptions {
   bool host_program = false;
 };
 
+// One overlay of the node's read-only image: mounted at `inside`, its upper folder `upper`
+// (relative to the node's stage, Layers::stage) over the host folder `lower`.
+struct OverlayLayer {
+  std::string inside, upper, lower;
+};
+
+// A node's writable layers, opened from the host (Node::layers): O_PATH folders, read with
+// *at() calls that follow no symlink and cross no mount.
+struct Layers {
+  int stage = -1;  // the stage tmpfs: each OverlayLayer::upper is under it
+  int root = -1;   // the root tmpfs (every path the image's mounts do not cover)
+  Layers() = default;
+  Layers(Layers&& o) noexcept;
+  Layers& operator=(Layers&&) = delete;
+  ~Layers();
+};
+
 // What is needed to re-attach to a node another process started (Node::state(), Node::attach).
 struct NodeState {
   std::string id;
@@ -103,6 +120,7 @@ struct NodeState {
   std::filesystem::path state_dir;
   uint32_t uid_base = 0;
   std::string owner;
+  std::vector<OverlayLayer> overlays;
 };
 
 class Node {
@@ -135,6 +153,12 @@ class Node {
   Status quarantine(const std::vector<pid_t>& pids);
   std::string quarantine_group() const { return id_ + "-q"; }
 
+  // The node's writable layers as the host holds them: the init hands its stage and root to
+  // its keeper before pivot_root (nothing inside can reach them afterwards), and the keeper
+  // keeps them open for the node's life. Never read through the node's own view.
+  Result<Layers> layers() const;
+  const std::vector<OverlayLayer>& overlays() const { return overlays_; }
+
   NodeState state() const;
   uint32_t uid_base() const { return uid_base_; }
   // Re-attaches to a node started by another process. kFailedPrecondition when its init is
@@ -157,6 +181,7 @@ class Node {
   std::filesystem::path state_dir_;
   std::string owner_;
   uint32_t uid_base_ = 0;
+  std::vector<OverlayLayer> overlays_;
   bool live_ = false;
 };
 

@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -73,6 +74,8 @@ const char* entry_step_name(EntryStep step) {
       return "install the seccomp filter";
     case EntryStep::kExec:
       return "execve";
+    case EntryStep::kSendLayers:
+      return "hand the layers to the host";
   }
   return "setup";
 }
@@ -127,6 +130,31 @@ EntryStatus build_root(const MountPlan& plan) {
   int err = 0;
   if (const int failed = apply_mount_plan(plan, &err); failed >= 0)
     return EntryStatus::failed(EntryStep::kMountPlan, err, failed);
+  return {};
+}
+
+EntryStatus send_layers(int socket_fd) {
+  // The working folder is the stage (mount_stage), the root is built in it.
+  const int fds[2] = {::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC),
+                      ::open("root", O_PATH | O_DIRECTORY | O_CLOEXEC)};
+  if (fds[0] < 0 || fds[1] < 0) return fail_errno(EntryStep::kSendLayers);
+  char byte = 'L';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof fds);
+  __builtin_memcpy(CMSG_DATA(c), fds, sizeof fds);
+  if (::sendmsg(socket_fd, &msg, MSG_NOSIGNAL) != 1) return fail_errno(EntryStep::kSendLayers);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ::close(socket_fd);
   return {};
 }
 
@@ -204,6 +232,7 @@ EntryStatus run_entry(const EntryPlan& p) {
   AURA_ENTRY_STEP(become_root());
   if (p.parent_death_signal) AURA_ENTRY_STEP(set_parent_death_signal());
   AURA_ENTRY_STEP(build_root(*p.mounts));
+  if (p.layers_fd >= 0) AURA_ENTRY_STEP(send_layers(p.layers_fd));
   AURA_ENTRY_STEP(pivot_into_root());
   ::umask(022);
   AURA_ENTRY_STEP(set_hostname(p.hostname, p.hostname_len));

@@ -37,6 +37,7 @@ enum class EntryStep : int32_t {
   kLinuxCaps,          // cut Linux capabilities to the kept set, PR_SET_NO_NEW_PRIVS
   kSeccomp,            // install the seccomp filter (last: nothing above runs under it)
   kExec,               // execve (the caller's, after the recipe)
+  kSendLayers,         // hand the stage and the root (O_PATH) to the host over a socket
 };
 
 // What a step names in a message ("build the root", "pivot_root").
@@ -69,7 +70,12 @@ struct EntryPlan {
   const char* stage_data = nullptr;   // its mount options (size, mode, uid, gid)
   bool parent_death_signal = false;   // kParentDeathSignal
   const MountPlan* mounts = nullptr;  // required: builds "root" inside the stage
-  const char* hostname = nullptr;     // required
+  // kSendLayers, right after the root is built (before pivot_root hides the stage): a Unix
+  // socket the stage folder and the root are sent over as O_PATH descriptors (SCM_RIGHTS, in
+  // that order), then closed; -1 skips the step. The host reads a node's writable layers
+  // through them, never through the node's own view (nsworld::Node::layers).
+  int layers_fd = -1;
+  const char* hostname = nullptr;  // required
   size_t hostname_len = 0;
   bool loopback = false;  // kLoopback: the process has a network namespace of its own
   int stdout_fd = -1;     // kStdio: descriptors for 1 and 2; -1: /dev/null
@@ -99,6 +105,7 @@ EntryStatus mount_stage(const char* stage, const char* stage_data);  // and ente
 EntryStatus become_root();
 EntryStatus set_parent_death_signal();
 EntryStatus build_root(const MountPlan& plan);  // under umask 0, so the plan's modes are exact
+EntryStatus send_layers(int socket_fd);         // kSendLayers (and closes socket_fd)
 EntryStatus pivot_into_root();                  // and detach the old root
 EntryStatus set_hostname(const char* name, size_t len);
 EntryStatus loopback_up();
