@@ -6,6 +6,7 @@
 #include "workers/nsworld/node.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -16,9 +17,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/crypto/sha256.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_until.h"
 #include "tests/support/world_tag.h"
+#include "workers/inspect/layer_read.h"
 #include "workers/netns/world_network.h"
 
 using namespace aura;
@@ -294,4 +297,76 @@ TEST_CASE("node: it does not outlive its owner, nor its keeper") {
   ::prctl(PR_SET_CHILD_SUBREAPER, 0);
   CHECK((*a)->destroy().is_ok());
   CHECK((*b)->destroy().is_ok());
+}
+
+TEST_CASE("node: the host reads its writable layers through the keeper, never the node's view") {
+  auto tree = sandbox::CgroupTree::detect();
+  REQUIRE_MESSAGE(tree.ok(), tree.status().message());
+  aura::testing::TempDir state;
+  auto node = Node::start(options(state, "n1", ""), **tree);
+  REQUIRE_MESSAGE(node.ok(), node.status().message());
+  CHECK_FALSE((*node)->overlays().empty());  // /usr at least
+  auto read = [](const Node& n) {
+    auto l = n.layers();
+    REQUIRE_MESSAGE(l.ok(), l.status().message());
+    inspect::LayerRead r;
+    r.uid_base = n.uid_base();
+    inspect::LayerState s;
+    Status st = inspect::read_layer(l->root, "/", false, r, s);
+    REQUIRE_MESSAGE(st.is_ok(), st.message());
+    for (const auto& o : n.overlays()) {
+      const int upper = ::openat(l->stage, o.upper.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      REQUIRE(upper >= 0);
+      st = inspect::read_layer(upper, o.inside, true, r, s);
+      ::close(upper);
+      REQUIRE_MESSAGE(st.is_ok(), st.message());
+    }
+    return s;
+  };
+  const inspect::LayerState before = read(**node);
+  CHECK(before.count("/srv/a") == 0);
+  // The root as built, without the mounts on it: /proc and /usr are folders of the root tmpfs
+  // here, what is mounted on them is not this layer.
+  CHECK(before.at("/proc").starts_with("dir "));
+  CHECK(before.count("/proc/self") == 0);
+  CHECK(before.count("/usr/bin") == 0);
+
+  auto r = (*node)->exec({"/bin/sh", "-c",
+                          "mkdir /srv && printf hi > /srv/a && chmod 4750 /srv/a && "
+                          "ln -s /etc/shadow /srv/link && mkfifo /srv/f && ln /srv/a /srv/b"},
+                         kEnv, std::chrono::milliseconds(10'000), 1 << 16,
+                         nsworld::Confinement::kNodeRoot);
+  REQUIRE(r.ok());
+  INFO(r->err);
+  REQUIRE(r->exit_code == 0);
+  const inspect::LayerState after = read(**node);
+  const std::string hi = to_hex(sha256(std::string_view("hi")));
+  CHECK(after.at("/srv") == "dir 0755 0 0 - - -");
+  CHECK(after.at("/srv/a") == "file 4750 0 0 2 - " + hi);  // set-id bits and the hard link
+  CHECK(after.at("/srv/b") == after.at("/srv/a"));
+  CHECK(after.at("/srv/link") ==
+        "symlink 0777 0 0 1 - " + to_hex(sha256(std::string_view("/etc/shadow"))));
+  CHECK(after.at("/srv/f") == "fifo 0644 0 0 1 - -");
+
+  // A tmpfs the node mounts over /srv hides its files from anything reading the node's view;
+  // the host still reads the layer underneath, and nothing of the new filesystem.
+  r = (*node)->exec({"/bin/sh", "-c", "mount -t tmpfs none /srv && printf x > /srv/hidden"}, kEnv,
+                    std::chrono::milliseconds(10'000), 1 << 16, nsworld::Confinement::kNodeRoot);
+  REQUIRE(r.ok());
+  REQUIRE(r->exit_code == 0);
+  const inspect::LayerState mounted = read(**node);
+  CHECK(mounted.count("/srv/hidden") == 0);
+  CHECK(mounted == after);
+  r = (*node)->exec({"/bin/sh", "-c", "umount /srv"}, kEnv, std::chrono::milliseconds(10'000),
+                    1 << 16, nsworld::Confinement::kNodeRoot);
+  REQUIRE(r.ok());
+
+  // Another process's Node, attached from the state, reads the same layers.
+  auto again = Node::attach((*node)->state(), **tree);
+  REQUIRE_MESSAGE(again.ok(), again.status().message());
+  CHECK(read(**again) == after);
+  (*again)->detach();
+
+  REQUIRE((*node)->destroy().is_ok());
+  CHECK((*node)->layers().status().code() == ErrorCode::kFailedPrecondition);
 }

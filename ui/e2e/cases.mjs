@@ -243,6 +243,32 @@ export const cases = [
     },
   },
   {
+    name: 'o2-catalog-change-surface',
+    async run(page, ctx) {
+      // the catalog shows what the gate will judge beyond the checks: what a fix may change
+      await page.goto(`${ctx.url}/#/scenarios`);
+      const card = page.locator('[data-scenario="o2-service-chain"]');
+      await card.getByRole('button', { name: 'Start an attempt' }).click();
+      await page.waitForURL(/#\/attempt\/[0-9a-f]{16}$/, { timeout: kLong });
+      const scenario = await json(ctx, '/scenarios/o2-service-chain');
+      assert(scenario.changes && scenario.changes.fix.length > 0, 'the API shows no change surface for O2');
+      const surface = page.getByText('Change surface');
+      await surface.click();
+      for (const r of scenario.changes.fix) {
+        const text = await page.locator(`li[data-surface="${r.name}"]`).innerText();
+        assert(text.includes(r.paths[0]) && text.includes(r.what.join(', ')), `fix rule ${r.name} is not shown as the API has it: ${text}`);
+      }
+      for (const r of scenario.changes.runtime) {
+        assert(await page.locator(`li[data-runtime="${r.name}"]`).count() === 1, `runtime rule ${r.name} is not shown`);
+      }
+      await shot(page, ctx, 'o2-change-surface');
+      await page.getByLabel('Reason').fill('e2e: the catalog was read');
+      await page.getByRole('button', { name: 'Abandon…' }).click();
+      await page.getByRole('button', { name: 'Yes, abandon this attempt' }).click();
+      await railIs(page, 'done');
+    },
+  },
+  {
     name: 'capability-panel',
     async run(page, ctx) {
       const panel = await json(ctx, '/capabilities');

@@ -134,9 +134,12 @@ EntryStatus build_root(const MountPlan& plan) {
 }
 
 EntryStatus send_layers(int socket_fd) {
-  // The working folder is the stage (mount_stage), the root is built in it.
+  // The working folder is the stage (mount_stage), the root is built in it. The root goes as a
+  // clone of its mount alone (open_tree without AT_RECURSIVE: detached, with nothing mounted on
+  // it, now or later): the root tmpfs as a layer, never what a mount in the node would show.
   const int fds[2] = {::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC),
-                      ::open("root", O_PATH | O_DIRECTORY | O_CLOEXEC)};
+                      int(::syscall(SYS_open_tree, AT_FDCWD, "root",
+                                    unsigned(OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)))};
   if (fds[0] < 0 || fds[1] < 0) return fail_errno(EntryStep::kSendLayers);
   char byte = 'L';
   iovec iov{&byte, 1};

@@ -71,9 +71,10 @@ struct EntryPlan {
   bool parent_death_signal = false;   // kParentDeathSignal
   const MountPlan* mounts = nullptr;  // required: builds "root" inside the stage
   // kSendLayers, right after the root is built (before pivot_root hides the stage): a Unix
-  // socket the stage folder and the root are sent over as O_PATH descriptors (SCM_RIGHTS, in
-  // that order), then closed; -1 skips the step. The host reads a node's writable layers
-  // through them, never through the node's own view (nsworld::Node::layers).
+  // socket the stage folder (O_PATH) and a clone of the root's mount alone (open_tree: no mount
+  // on it) are sent over (SCM_RIGHTS, in that order), then closed; -1 skips the step. The host
+  // reads a node's writable layers through them, never through the node's own view
+  // (nsworld::Node::layers).
   int layers_fd = -1;
   const char* hostname = nullptr;  // required
   size_t hostname_len = 0;

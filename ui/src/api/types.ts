@@ -85,6 +85,20 @@ export interface CheckSpec {
   description: string;
 }
 
+// The change surface (docs/formats/manifest.md): what a fix may change, and what the world
+// writes by itself.
+export interface SurfaceRule {
+  name: string;
+  description: string;
+  paths: string[];
+  what?: string[];
+}
+
+export interface ChangeSurface {
+  fix: SurfaceRule[];
+  runtime: SurfaceRule[];
+}
+
 export interface Scenario {
   id: string;
   version: string;
@@ -98,6 +112,7 @@ export interface Scenario {
   actions: CallSpec[];
   targets: TargetTerm[];
   checks: CheckSpec[];
+  changes?: ChangeSurface;
 }
 
 export const kPhases = [

@@ -98,6 +98,32 @@ export function CatalogPanel({ scenario, onAddAction, onAddCheck }: {
           ))}
         </ul>
       </details>
+      {scenario.changes && (
+        <details>
+          <summary>Change surface</summary>
+          <p>
+            The gate reads every path your fix changed on every node. A change outside these
+            rules fails the fix; what the world writes by itself is set aside.
+          </p>
+          <ul className="call-list">
+            {scenario.changes.fix.map((r) => (
+              <li key={`fix-${r.name}`} data-surface={r.name}>
+                <p>
+                  a fix may change <code>{r.paths.join(' ')}</code>{' '}
+                  <span className="type">({(r.what ?? []).join(', ')})</span> {r.description}
+                </p>
+              </li>
+            ))}
+            {scenario.changes.runtime.map((r) => (
+              <li key={`runtime-${r.name}`} data-runtime={r.name}>
+                <p>
+                  the world writes <code>{r.paths.join(' ')}</code> {r.description}
+                </p>
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
     </section>
   );
 }
