@@ -289,8 +289,9 @@ void regrade(const ReceiptDocument& d, const ReceiptSections& s, const BlobStore
       rec.fail("changes", at + text.status().message());
       continue;
     }
-    if (text->size() != c.ref->bytes || to_hex(sha256(*text)) != to_hex(c.ref->sha256)) {
-      rec.fail("changes", at + "the blob does not hash to its reference");
+    // get() checked the digest; the size is the ref's too.
+    if (text->size() != c.ref->bytes) {
+      rec.fail("changes", at + "the blob is not the size its reference says");
       continue;
     }
     auto parsed = gate::parse_change_set(*text);

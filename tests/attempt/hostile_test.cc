@@ -460,36 +460,12 @@ PY
 
 TEST_CASE("hostile: repeat and reversal compare the whole change set, not a list of files") {
   O2Lab s;
-  // Each apply toggles an ACL on the app's state folder whose named entry is the folder's own
-  // group with the group's bits: what the kernel grants, and the mode bits, are the same either
-  // way, so every check passes and the fingerprint's entries are equal; only the folder's
-  // extended attributes differ between the first and the second apply.
-  const std::string toggle = R"SH(#!/bin/sh
-set -e
-python3 - <<'PY'
-import grp, os, struct
-conf = dict(l.strip().split('=', 1) for l in open('/etc/app/app.conf') if '=' in l)
-path = conf['state_dir']
-try:
-    os.getxattr(path, 'system.posix_acl_access')
-    os.removexattr(path, 'system.posix_acl_access')
-except OSError:
-    st = os.stat(path)
-    m = st.st_mode & 0o777
-    o, g, t = (m >> 6) & 7, (m >> 3) & 7, m & 7
-    e = lambda tag, perm, id=0xffffffff: struct.pack('<HHI', tag, perm, id)
-    os.setxattr(path, 'system.posix_acl_access', struct.pack('<I', 2) + e(1, o) + e(4, g) +
-                e(8, g, st.st_gid) + e(16, g) + e(32, t))
-PY
-)SH";
-  s.expect_refused(
-      {{"an ACL toggled by every apply", toggle, "RECOVERED_UNPROVEN",
-        R"("property":"repeat","status":"fail","reason":"change set after_repeat differs from after_apply)"}},
-      0, repair_then_script_ir);
-  // The same ACL added once (a second apply finds it and leaves it), but the rollback only
-  // undoes the journal's chmod: the ACL stays, the mode is as before, so the fingerprint is
-  // equal; the change set after the rollback is not empty.
-  const std::string once = R"SH(#!/bin/sh
+  // An ACL on the app's state folder whose named entry is the folder's own group with the
+  // group's bits: what the kernel grants, and the mode bits, are the same with it or without
+  // it, so every check passes and the fingerprint's entries are equal; only the folder's
+  // extended attributes differ. When the folder already has it, the script `if_present`.
+  auto state_folder_acl = [](const std::string& if_present) {
+    return R"SH(#!/bin/sh
 set -e
 python3 - <<'PY'
 import os, struct
@@ -497,6 +473,8 @@ conf = dict(l.strip().split('=', 1) for l in open('/etc/app/app.conf') if '=' in
 path = conf['state_dir']
 try:
     os.getxattr(path, 'system.posix_acl_access')
+    )SH" + if_present +
+           R"SH(
 except OSError:
     st = os.stat(path)
     m = st.st_mode & 0o777
@@ -506,8 +484,17 @@ except OSError:
                 e(8, g, st.st_gid) + e(16, g) + e(32, t))
 PY
 )SH";
+  };
+  // Toggled by every apply: the change sets after the first and the second apply differ.
   s.expect_refused(
-      {{"an ACL the rollback leaves behind", once, "RECOVERED_UNPROVEN",
+      {{"an ACL toggled by every apply",
+        state_folder_acl("os.removexattr(path, 'system.posix_acl_access')"), "RECOVERED_UNPROVEN",
+        R"("property":"repeat","status":"fail","reason":"change set after_repeat differs from after_apply)"}},
+      0, repair_then_script_ir);
+  // Added once (a second apply leaves it), but the rollback only undoes the journal's chmod:
+  // the ACL stays, the mode is as before, and the change set after the rollback is not empty.
+  s.expect_refused(
+      {{"an ACL the rollback leaves behind", state_folder_acl("pass"), "RECOVERED_UNPROVEN",
         R"("property":"reversal","status":"fail","reason":"change set after_rollback differs from before)"}},
       0, repair_then_script_ir);
 }

@@ -45,7 +45,7 @@ class TreeWalk {
     std::string value = std::string(type_name(info.type)) + head;
     if (info.type == FileInfo::Type::kFile) {
       std::string digest;
-      AURA_ASSIGN_OR_RETURN(digest, hash_file(fd, where));
+      AURA_ASSIGN_OR_RETURN(digest, hash_regular_for_read(fd, where, kMaxHashedFileBytes));
       value += " " + digest;
     } else if (info.type == FileInfo::Type::kSymlink) {
       char target[4097];
@@ -75,29 +75,6 @@ class TreeWalk {
   }
 
  private:
-  Result<std::string> hash_file(int path_fd, const std::string& where) {
-    int fd;
-    AURA_ASSIGN_OR_RETURN(fd, open_regular_for_read(path_fd, where));
-    Fd guard(fd);
-    Sha256 h;
-    uint64_t total = 0;
-    char buf[65536];
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::io("read " + where + ": " + errno_text(errno));
-      }
-      if (n == 0) break;
-      total += uint64_t(n);
-      if (total > kMaxHashedFileBytes)
-        return Status::failed_precondition(where + ": larger than " +
-                                           std::to_string(kMaxHashedFileBytes) + " bytes");
-      h.update(std::string_view(buf, size_t(n)));
-    }
-    return to_hex(h.finish());
-  }
-
   // The names in folder `path_fd`, sorted.
   Result<std::vector<std::string>> list(int path_fd, const std::string& where) {
     const int dir_fd = ::openat(path_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

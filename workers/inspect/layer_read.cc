@@ -90,29 +90,6 @@ Result<Xattrs> read_xattrs(int fd, bool upper, const std::string& where) {
   return x;
 }
 
-Result<std::string> hash_content(int path_fd, const std::string& where) {
-  int fd;
-  AURA_ASSIGN_OR_RETURN(fd, open_regular_for_read(path_fd, where));
-  Fd guard(fd);
-  Sha256 h;
-  uint64_t total = 0;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::io("read " + where + ": " + errno_text(errno));
-    }
-    if (n == 0) break;
-    total += uint64_t(n);
-    if (total > kMaxFileBytes)
-      return Status::failed_precondition(where + ": over " + std::to_string(kMaxFileBytes) +
-                                         " bytes");
-    h.update(std::string_view(buf, size_t(n)));
-  }
-  return to_hex(h.finish());
-}
-
 // The entry text of O_PATH `fd`; "absent" for an overlay whiteout.
 Result<std::string> entry_of(int fd, bool upper, const std::string& where, const LayerRead& r) {
   struct stat st;
@@ -141,7 +118,7 @@ Result<std::string> entry_of(int fd, bool upper, const std::string& where, const
   if (x.whiteout) return std::string(gate::kAbsent);
   e.xattrs = x.digest;
   if (t == S_IFREG) {
-    AURA_ASSIGN_OR_RETURN(e.content, hash_content(fd, where));
+    AURA_ASSIGN_OR_RETURN(e.content, hash_regular_for_read(fd, where, kMaxFileBytes));
   } else if (t == S_IFLNK) {
     char target[4097];
     const ssize_t n = ::readlinkat(fd, "", target, sizeof target);

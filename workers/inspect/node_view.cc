@@ -20,6 +20,7 @@
 #include <set>
 
 #include "engine/common/file_io.h"
+#include "engine/crypto/sha256.h"
 
 namespace aura::inspect {
 namespace {
@@ -410,6 +411,29 @@ Result<int> open_regular_for_read(int path_fd, std::string_view name) {
     return Status::failed_precondition(std::string(name) + ": changed while it was opened");
   }
   return fd;
+}
+
+Result<std::string> hash_regular_for_read(int path_fd, std::string_view name, uint64_t max_bytes) {
+  int fd;
+  AURA_ASSIGN_OR_RETURN(fd, open_regular_for_read(path_fd, name));
+  file_io::Fd guard(fd);
+  Sha256 h;
+  uint64_t total = 0;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::io("read " + std::string(name) + ": " + errno_text(errno));
+    }
+    if (n == 0) break;
+    total += uint64_t(n);
+    if (total > max_bytes)
+      return Status::failed_precondition(std::string(name) + ": larger than " +
+                                         std::to_string(max_bytes) + " bytes");
+    h.update(std::string_view(buf, size_t(n)));
+  }
+  return to_hex(h.finish());
 }
 
 Result<std::vector<std::string>> dir_names(int dir_fd, size_t max_entries, std::string_view name) {

@@ -188,6 +188,10 @@ int openat2_fd(int dir_fd, const char* path, uint64_t flags, uint64_t resolve);
 // only when fstat says it is a regular file; else kFailedPrecondition naming `name` and its type.
 Result<int> open_regular_for_read(int path_fd, std::string_view name);
 
+// The SHA-256 (64 lowercase hex) of the regular file behind O_PATH descriptor `path_fd`, opened
+// as open_regular_for_read() opens it; over `max_bytes` is kFailedPrecondition.
+Result<std::string> hash_regular_for_read(int path_fd, std::string_view name, uint64_t max_bytes);
+
 // The names in open folder `dir_fd` (read from its current position), without "." and "..",
 // sorted by bytes; more than `max_entries` is kFailedPrecondition. `name` names it in errors.
 Result<std::vector<std::string>> dir_names(int dir_fd, size_t max_entries, std::string_view name);
