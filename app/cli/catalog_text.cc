@@ -205,11 +205,28 @@ Result<std::string> catalog_text(std::string_view catalog_json) {
     return Status::ok();
   }));
 
+  if (c.has("policies")) {
+    auto policies = c.array("policies");
+    if (!policies.ok()) return policies.status();
+    if (policies->size() > 0)
+      o << "\npolicies (stated once; every check naming one reads it, so a fix inside a policy "
+           "passes them all):\n";
+    AURA_RETURN_IF_ERROR(for_each(c, "policies", [&](const Object& p) -> Status {
+      std::string_view name, description;
+      AURA_RETURN_IF_ERROR(strings(p, {{"name", &name}, {"description", &description}}));
+      o << "  " << name << ": " << description << "\n";
+      return Status::ok();
+    }));
+  }
+
   o << "\nchecks (an InterventionIR's \"postconditions\" and \"invariants\" name them by id):\n";
   AURA_RETURN_IF_ERROR(for_each(c, "checks", [&](const Object& k) -> Status {
     std::string_view id, kind, description;
     AURA_RETURN_IF_ERROR(strings(k, {{"id", &id}, {"kind", &kind}, {"description", &description}}));
-    o << "  " << kind << " " << id << ": " << description << "\n";
+    std::vector<std::string> reads;
+    if (k.has("policies")) AURA_ASSIGN_OR_RETURN(reads, strings_of(k, "policies"));
+    o << "  " << kind << " " << id << ": " << description
+      << (reads.empty() ? std::string() : " [reads " + joined(reads) + "]") << "\n";
     return Status::ok();
   }));
 

@@ -167,17 +167,26 @@ void catalog_members(JsonWriter& j, const scenario::Manifest& m,
                     .done());
   }
   for (const auto& c : m.checks) {
+    JsonArray reads;
+    for (const auto& name : c.policies) reads.str(name);
     checks.raw(JsonWriter()
                    .str("id", c.id)
                    .str("kind", scenario::check_kind_name(c.kind))
                    .str("description", c.description)
+                   .raw("policies", reads.done())
                    .done());
   }
+  // The policies by name and what they say; their parameters stay with the checks (they name
+  // paths of every world variant, twins' included).
+  JsonArray policies;
+  for (const auto& p : m.policies)
+    policies.raw(JsonWriter().str("name", p.name).str("description", p.description).done());
   j.raw("hypotheses", hyps.done());
   between(j);
   j.raw("probes", calls_json(m.probes, true))
       .raw("actions", calls_json(m.actions, false))
       .raw("targets", targets.done())
+      .raw("policies", policies.done())
       .raw("checks", checks.done());
   // The change surface, public before anything is submitted (docs/GATE.md, "Change set").
   if (m.changes) {

@@ -660,7 +660,65 @@ Result<std::vector<WorldRole>> parse_roles(const Object& o) {
   return out;
 }
 
-Result<CheckSpec> parse_check(const Object& o) {
+// ---- Policies ----
+
+// The paths a policy's parameters name ("path", and "paths" separated by one space).
+std::vector<std::string_view> policy_paths(const Object& params) {
+  std::vector<std::string_view> out;
+  for (std::string_view member : {"path", "paths"}) {
+    auto v = params.optional_value(member);
+    if (!v) continue;
+    auto text = v->as_string();
+    if (!text.ok()) continue;  // the driver refuses a path that is no string
+    for (size_t at = 0; at < text->size();) {
+      const size_t end = std::min(text->find(' ', at), text->size());
+      if (end > at) out.push_back(text->substr(at, end - at));
+      at = end + 1;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<Policy>> parse_policies(const Object& top) {
+  static constexpr std::array<std::string_view, 3> kMembers = {"name", "description", "params"};
+  std::vector<std::pair<std::string, std::string>> stated;  // path, policy
+  return parse_list<Policy>(
+      top, "policies", 0, mf::kMaxPolicies, kMembers, "name",
+      [](const Policy& p) -> const std::string& { return p.name; },
+      [&](const Object& o) -> Result<Policy> {
+        Policy p;
+        AURA_ASSIGN_OR_RETURN(p.name, required_word(o, "name", mf::kMaxPolicyNameBytes, "_-"));
+        AURA_ASSIGN_OR_RETURN(p.description,
+                              required_text(o, "description", 1, mf::kMaxDescriptionBytes));
+        Value v;
+        AURA_ASSIGN_OR_RETURN(v, required(o, "params"));
+        AURA_ASSIGN_OR_RETURN(p.params_json, object_text_of(v, mf::kMaxCheckParamsBytes));
+        Object params;
+        AURA_ASSIGN_OR_RETURN(params, object_of(v));
+        if (params.size() == 0 || params.size() > mf::kMaxPolicyParams)
+          return v.error("1.." + std::to_string(mf::kMaxPolicyParams) + " members");
+        for (std::string_view name : params.names()) {
+          if (!is_word(name, mf::kMaxParamNameBytes, "_"))
+            return v.error(call_reader::quoted(name) + " must match " +
+                           word_pattern(mf::kMaxParamNameBytes, "_"));
+          p.param_names.emplace_back(name);
+        }
+        // One path, one policy: two policies stating the same path could say two things of it.
+        for (std::string_view path : policy_paths(params)) {
+          for (const auto& [seen, by] : stated) {
+            if (seen == path)
+              return v.error(call_reader::quoted(path) + " is also stated by policy " +
+                             call_reader::quoted(by) + ": a path's policy is stated once");
+          }
+          stated.emplace_back(std::string(path), p.name);
+        }
+        return p;
+      });
+}
+
+// ---- Checks ----
+
+Result<CheckSpec> parse_check(const Object& o, const std::vector<Policy>& policies) {
   static constexpr std::array<std::string_view, 2> kKinds = {"postcondition", "invariant"};
   CheckSpec c;
   AURA_ASSIGN_OR_RETURN(c.id, required_word(o, "id", mf::kMaxCheckIdBytes, "_.-"));
@@ -673,22 +731,73 @@ Result<CheckSpec> parse_check(const Object& o) {
   c.kind = kind == 0 ? CheckKind::kPostcondition : CheckKind::kInvariant;
   AURA_ASSIGN_OR_RETURN(c.description, optional_text(o, "description", mf::kMaxDescriptionBytes));
   AURA_ASSIGN_OR_RETURN(c.call, required_call_name(o, "call"));
-  c.params_json = "{}";
+  std::string own = "{}";
+  std::vector<std::string_view> own_names;
   if (auto params = o.optional_value("params")) {
-    AURA_ASSIGN_OR_RETURN(c.params_json, object_text_of(*params, mf::kMaxCheckParamsBytes));
+    AURA_ASSIGN_OR_RETURN(own, object_text_of(*params, mf::kMaxCheckParamsBytes));
+    Object p;
+    AURA_ASSIGN_OR_RETURN(p, object_of(*params));
+    own_names = p.names();
+  }
+  c.params_json = own;
+  if (auto v = o.optional_value("policy")) {
+    std::vector<Value> names;
+    if (v->element().is_array()) {
+      Array list;
+      AURA_ASSIGN_OR_RETURN(list, array_of(*v, 1, mf::kMaxPolicies));
+      names = list.elements();
+    } else {
+      names = {*v};
+    }
+    // The members stated so far, and by which policy ("" for the check's own).
+    std::vector<std::pair<std::string_view, std::string_view>> stated;
+    for (std::string_view name : own_names) stated.emplace_back(name, "");
+    std::string members;
+    for (const Value& n : names) {
+      std::string name;
+      AURA_ASSIGN_OR_RETURN(name, word_of(n, mf::kMaxPolicyNameBytes, "_-"));
+      auto it = std::find_if(policies.begin(), policies.end(),
+                             [&](const Policy& p) { return p.name == name; });
+      if (it == policies.end())
+        return n.error(call_reader::quoted(name) + " is not a policy of the package");
+      if (std::find(c.policies.begin(), c.policies.end(), name) != c.policies.end())
+        return n.error(call_reader::quoted(name) + " is listed twice");
+      for (std::string_view member : it->param_names) {
+        for (const auto& [seen, by] : stated) {
+          if (seen != member) continue;
+          return n.error(call_reader::quoted(member) + " is stated by policy " +
+                         call_reader::quoted(name) + " and " +
+                         (by.empty() ? std::string("by the check's params")
+                                     : "by policy " + call_reader::quoted(by)) +
+                         ": a policy is stated once, and its checks read it there");
+        }
+        stated.emplace_back(member, it->name);
+      }
+      // Each is a minified object: its members without the braces.
+      const std::string_view inner =
+          std::string_view(it->params_json).substr(1, it->params_json.size() - 2);
+      members += (members.empty() ? "" : ",") + std::string(inner);
+      c.policies.push_back(std::move(name));
+    }
+    const std::string_view own_inner = std::string_view(own).substr(1, own.size() - 2);
+    c.params_json = "{" + members + (own_inner.empty() ? "" : ",") + std::string(own_inner) + "}";
+    if (c.params_json.size() > mf::kMaxCheckParamsBytes)
+      return o.error("params", "with its policies', more than " +
+                                   std::to_string(mf::kMaxCheckParamsBytes) + " bytes");
   }
   AURA_ASSIGN_OR_RETURN(c.roles, parse_roles(o));
   return c;
 }
 
-Result<std::vector<CheckSpec>> parse_checks(const Object& top) {
-  static constexpr std::array<std::string_view, 6> kMembers = {"id",   "kind",   "description",
-                                                               "call", "params", "roles"};
+Result<std::vector<CheckSpec>> parse_checks(const Object& top,
+                                            const std::vector<Policy>& policies) {
+  static constexpr std::array<std::string_view, 7> kMembers = {
+      "id", "kind", "description", "call", "policy", "params", "roles"};
   std::vector<CheckSpec> out;
-  AURA_ASSIGN_OR_RETURN(
-      out, parse_list<CheckSpec>(
-               top, "checks", 1, mf::kMaxChecks, kMembers, "id",
-               [](const CheckSpec& c) -> const std::string& { return c.id; }, parse_check));
+  AURA_ASSIGN_OR_RETURN(out, parse_list<CheckSpec>(
+                                 top, "checks", 1, mf::kMaxChecks, kMembers, "id",
+                                 [](const CheckSpec& c) -> const std::string& { return c.id; },
+                                 [&](const Object& o) { return parse_check(o, policies); }));
   // Every world the gate examines must have a check, and "recovered" needs a postcondition on
   // the primary (docs/GATE.md, "Required checks").
   auto applies = [&](WorldRole role, bool postcondition_only) {
@@ -704,6 +813,15 @@ Result<std::vector<CheckSpec>> parse_checks(const Object& top) {
     if (!applies(kRoles[r], false)) {
       return top.error("checks", "no check applies to role \"" + std::string(kRoleNames[r]) + "\"");
     }
+  }
+  // A policy no check reads is stated for nothing: likely a check that restates it instead.
+  for (size_t i = 0; i < policies.size(); ++i) {
+    if (std::none_of(out.begin(), out.end(), [&](const CheckSpec& c) {
+          return std::find(c.policies.begin(), c.policies.end(), policies[i].name) !=
+                 c.policies.end();
+        }))
+      return top.error("policies[" + std::to_string(i) + "]",
+                       call_reader::quoted(policies[i].name) + " is read by no check");
   }
   return out;
 }
@@ -868,10 +986,11 @@ Result<std::optional<ChangeSurface>> parse_changes(const Object& top) {
 // ---- The document ----
 
 Result<Manifest> parse_document(const Value& root) {
-  static constexpr std::array<std::string_view, 18> kTop = {
-      "schema", "id",           "version",       "family",   "title",      "briefing",
-      "driver", "probe_budget", "allow_scripts", "requires", "hypotheses", "targets",
-      "worlds", "probes",       "actions",       "checks",   "judge",      "changes"};
+  static constexpr std::array<std::string_view, 19> kTop = {
+      "schema",     "id",      "version",      "family",        "title",
+      "briefing",   "driver",  "probe_budget", "allow_scripts", "requires",
+      "hypotheses", "targets", "worlds",       "probes",        "actions",
+      "policies",   "checks",  "judge",        "changes"};
   if (root.element().type() != simdjson::dom::element_type::OBJECT) {
     return root.error("expected a JSON object, found " + found(root));
   }
@@ -914,7 +1033,8 @@ Result<Manifest> parse_document(const Value& root) {
   AURA_ASSIGN_OR_RETURN(m.worlds, parse_worlds(top));
   AURA_ASSIGN_OR_RETURN(m.probes, parse_catalog(top, Catalog::kProbes, m.targets));
   AURA_ASSIGN_OR_RETURN(m.actions, parse_catalog(top, Catalog::kActions, m.targets));
-  AURA_ASSIGN_OR_RETURN(m.checks, parse_checks(top));
+  AURA_ASSIGN_OR_RETURN(m.policies, parse_policies(top));
+  AURA_ASSIGN_OR_RETURN(m.checks, parse_checks(top, m.policies));
   AURA_ASSIGN_OR_RETURN(m.judge, parse_judge(top));
   AURA_ASSIGN_OR_RETURN(m.changes, parse_changes(top));
   return m;
@@ -1026,6 +1146,10 @@ const CallSpec* Manifest::find_probe(std::string_view name) const {
 const CallSpec* Manifest::find_action(std::string_view name) const {
   return find_in(actions, [&](const CallSpec& c) { return c.name == name; });
 }
+const Policy* Manifest::find_policy(std::string_view name) const {
+  return find_in(policies, [&](const Policy& p) { return p.name == name; });
+}
+
 const CheckSpec* Manifest::find_check(std::string_view id) const {
   return find_in(checks, [&](const CheckSpec& c) { return c.id == id; });
 }

@@ -97,9 +97,23 @@ struct CheckSpec {
   std::string id;  // [a-z][a-z0-9_.-]{0,63}, unique
   CheckKind kind = CheckKind::kPostcondition;
   std::string description;
-  std::string call;              // a check call the world driver implements ("http.content" ...)
-  std::string params_json;       // exact JSON text of the check's "params" object
+  std::string call;  // a check call the world driver implements ("http.content" ...)
+  // The check's parameters as one JSON object: its policy's (below) followed by its own "params"
+  // members, minified. What the driver reads.
+  std::string params_json;
   std::vector<WorldRole> roles;  // worlds it applies to; all three when the manifest omits it
+  // The policies it reads ("policy": one name, or a list of names), in order; empty when none.
+  std::vector<std::string> policies;
+};
+
+// A policy the package states once (docs/SCENARIOS.md, "Policies"): named check parameters
+// (who a service runs as, which paths keep which owners and modes ...) that every check naming
+// it reads, so no two checks can state one policy two ways.
+struct Policy {
+  std::string name;  // [a-z][a-z0-9_-]{0,63}, unique
+  std::string description;
+  std::string params_json;               // its "params" object, minified
+  std::vector<std::string> param_names;  // its members, in order
 };
 
 struct Hypothesis {
@@ -171,6 +185,7 @@ struct Manifest {
   std::vector<WorldSpec> worlds;             // exactly one primary, >= 1 twin, exactly one control
   std::vector<CallSpec> probes;
   std::vector<CallSpec> actions;
+  std::vector<Policy> policies;   // each read by at least one check
   std::vector<CheckSpec> checks;  // >= 1 postcondition
   std::vector<JudgeCase> judge;   // gold and bad
   // "changes": nullopt when the manifest has none (its worlds then record no change set).
@@ -179,6 +194,7 @@ struct Manifest {
   const CallSpec* find_probe(std::string_view name) const;
   const CallSpec* find_action(std::string_view name) const;
   const CheckSpec* find_check(std::string_view id) const;
+  const Policy* find_policy(std::string_view name) const;
   const TargetTerm* find_target(std::string_view name) const;
   const WorldSpec* primary() const;
   const WorldSpec* control() const;

@@ -77,6 +77,11 @@ inline constexpr std::string_view kReservedCheckId = "world.fingerprint";
 inline constexpr std::string_view kReservedCheckPrefix = "world.";
 
 // The change surface: rules per list, patterns per rule, bytes per pattern.
+// Policies (Manifest::policies).
+inline constexpr size_t kMaxPolicies = 32;
+inline constexpr size_t kMaxPolicyNameBytes = 64;  // [a-z][a-z0-9_-]{0,63}
+inline constexpr size_t kMaxPolicyParams = 16;     // members of a policy's "params"
+
 inline constexpr size_t kMaxSurfaceRules = 64;
 inline constexpr size_t kMaxSurfacePaths = 32;
 inline constexpr size_t kMaxSurfacePatternBytes = 256;

@@ -6,7 +6,9 @@
 // root (namespace worlds, nginx, aura-svcman).
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
+#include <utility>
 
 #include "tests/attempt/package_lab.h"
 #include "tests/cli/cli_util.h"
@@ -36,6 +38,25 @@ std::string script(const std::string& text) {
 
 // An IR citing ev-1 with these actions (JSON array text), every O2 check promised, and
 // `rollback` (by default the journal's undo and a restart).
+// A path walk that reads the state path from the config (so it finds the twin's folder too) and
+// adds the group bits `bits` (chmod g+BITS) on each folder of it the app reaches through its
+// group and cannot search, recording each in /run/aura-fixed; and its rollback, which takes back
+// exactly those bits on exactly those folders. The two as IR script actions.
+std::pair<std::string, std::string> path_walk(const std::string& bits) {
+  return {
+      script("#!/bin/sh\nset -e\ndir=$(sed -n 's/^state_dir=//p' /etc/app/app.conf)\np=\n"
+             "for part in $(echo \"$dir\" | tr '/' ' '); do\n  p=\"$p/$part\"\n"
+             "  if [ \"$(stat -c %G \"$p\")\" = app ] && [ \"$(stat -c %U \"$p\")\" != app ] &&\n"
+             "     [ -z \"$(find \"$p\" -maxdepth 0 -perm -g=x)\" ]; then\n"
+             "    chmod g+" +
+             bits + " \"$p\"\n    echo \"$p\" >> /run/aura-fixed\n  fi\ndone\n"),
+      script("#!/bin/sh\nset -e\nif [ -f /run/aura-fixed ]; then\n"
+             "  while read -r p; do chmod g-" +
+             bits +
+             " \"$p\"; done < /run/aura-fixed\n"
+             "  rm /run/aura-fixed\nfi\n")};
+}
+
 std::string ir(const std::string& actions,
                const std::string& rollback =
                    std::string(R"([{"call":"journal.undo","params":{}},)") + kRestart + "]") {
@@ -104,18 +125,9 @@ TEST_CASE("o2 intent: widening identity instead of the folder's access is refuse
 
 TEST_CASE("o2 intent: right fixes other than gold are VERIFIED") {
   O2Lab s;
-  // Group search restored by a script that reads the state path from the config (so it finds
-  // the twin's folder too), with a rollback script that takes back exactly what it changed.
-  const std::string fix = script(
-      "#!/bin/sh\nset -e\ndir=$(sed -n 's/^state_dir=//p' /etc/app/app.conf)\np=\n"
-      "for part in $(echo \"$dir\" | tr '/' ' '); do\n  p=\"$p/$part\"\n"
-      "  if [ \"$(stat -c %G \"$p\")\" = app ] && [ \"$(stat -c %U \"$p\")\" != app ] &&\n"
-      "     [ -z \"$(find \"$p\" -maxdepth 0 -perm -g=x)\" ]; then\n"
-      "    chmod g+x \"$p\"\n    echo \"$p\" >> /run/aura-fixed\n  fi\ndone\n");
-  const std::string undo = script(
-      "#!/bin/sh\nset -e\nif [ -f /run/aura-fixed ]; then\n"
-      "  while read -r p; do chmod g-x \"$p\"; done < /run/aura-fixed\n"
-      "  rm /run/aura-fixed\nfi\n");
+  // Group search restored by a path walk, with a rollback script that takes back exactly what
+  // it changed.
+  const auto [fix, undo] = path_walk("x");
   const std::string acl_fix = script(R"SH(#!/bin/sh
 set -e
 python3 - <<'EOF'
@@ -179,5 +191,49 @@ EOF
     const std::string gate = s.attempt(fix_ir, 0);
     INFO(gate);
     CHECK(gate.find(R"("verdict":"VERIFIED")") != std::string::npos);
+  }
+}
+
+// Issue 25, "one policy, stated once": modes-declared and layout-declared both read the package's
+// app-folders policy, so a fix inside it passes both and one outside it fails both, in the same
+// words; nothing the two say of one folder can differ.
+TEST_CASE("o2 intent: one folder policy, read alike by both checks that judge it") {
+  O2Lab s;
+  // Inside the policy by both its repairs: group search and set-group-id by a path walk, with a
+  // rollback that takes back exactly those bits.
+  const auto [fix, undo] = path_walk("xs");
+  const std::string gate =
+      s.attempt(ir("[" + fix + "," + kRestart + "]", "[" + undo + "," + kRestart + "]"), 1);
+  INFO(gate);
+  CHECK(gate.find(R"("verdict":"VERIFIED")") != std::string::npos);
+
+  // Outside it: group write added beside the repair (0770), and set-user-id (4750), a bit no
+  // repair adds though it is no wider than 2750 in the bits a group or others get. Each fails
+  // both checks, each naming the policy's words.
+  const std::string rule = "the policy: as built, plus group-search set-group-id, within 2750";
+  for (const auto& [what, mode] :
+       {std::pair<const char*, const char*>{"group write beside the repair", "0770"},
+        {"set-user-id beside the repair", "4750"}}) {
+    INFO(what);
+    // The live world's verify facts, as the log holds them.
+    std::string log;
+    s.attempt(
+        ir(R"([{"call":"file.chmod","params":{"path":{"selector":"app-state-folder"},"mode":")" +
+           std::string(mode) + R"("}},)" + kRestart + "]"),
+        0, [&](const std::string&) {
+          log = s.ok({"log", "dump"}).out;
+        });
+    for (const char* check : {"modes-declared", "layout-declared"}) {
+      INFO(check);
+      std::string fact;
+      std::istringstream lines(log);
+      for (std::string line; std::getline(lines, line);)
+        if (line.find("\"verify.fact\"") != std::string::npos &&
+            line.find(std::string("\"check\":\"") + check + "\"") != std::string::npos)
+          fact = line;
+      INFO(fact);
+      CHECK(fact.find("\"ok\":false") != std::string::npos);
+      CHECK(fact.find(rule) != std::string::npos);
+    }
   }
 }

@@ -613,6 +613,93 @@ TEST_CASE("manifest: checks are unique, well-formed and cover every world role")
   });
 }
 
+// The sample with `policies` (a JSON array) before its checks, and its two checks replaced by
+// `checks` (a JSON array's members).
+std::string with_policies(std::string_view policies, std::string_view checks) {
+  return replace_between(
+      "\"checks\": [", "\n  \"judge\"",
+      "\"policies\": " + std::string(policies) + ",\n  \"checks\": [" + std::string(checks) + "],");
+}
+
+TEST_CASE("manifest: a policy is stated once, and every check naming it reads it") {
+  const std::string policies =
+      R"([{"name": "release", "description": "what every node serves",
+           "params": {"expect_text": "fleet ok", "paths": "/srv/a /srv/b"}},
+          {"name": "port", "description": "where", "params": {"port": 8081}}])";
+  SUBCASE("its members come first, then the check's own, one object") {
+    auto m = parse_manifest(with_policies(
+        policies,
+        R"({"id": "healthy", "kind": "postcondition", "call": "fleet.healthy", "policy": "release",
+            "params": {"from": "web1"}},
+           {"id": "both", "kind": "invariant", "call": "fleet.converged",
+            "policy": ["release", "port"]})"));
+    REQUIRE_MESSAGE(m.ok(), m.status().message());
+    REQUIRE(m->policies.size() == 2);
+    CHECK(m->policies[0].param_names == std::vector<std::string>{"expect_text", "paths"});
+    CHECK(m->find_policy("port") != nullptr);
+    CHECK(m->checks[0].policies == std::vector<std::string>{"release"});
+    CHECK(m->checks[0].params_json ==
+          R"({"expect_text":"fleet ok","paths":"/srv/a /srv/b","from":"web1"})");
+    CHECK(m->checks[1].policies == std::vector<std::string>{"release", "port"});
+    CHECK(m->checks[1].params_json ==
+          R"({"expect_text":"fleet ok","paths":"/srv/a /srv/b","port":8081})");
+  }
+  const std::string healthy =
+      R"({"id": "healthy", "kind": "postcondition", "call": "fleet.healthy", "policy": "release"})";
+  const std::string both =
+      R"(, {"id": "port", "kind": "invariant", "call": "fleet.converged", "policy": "port"})";
+  check_cases({
+      {"a check restating a member of its policy",
+       with_policies(policies,
+                     R"({"id": "healthy", "kind": "postcondition", "call": "fleet.healthy",
+                         "policy": "release", "params": {"expect_text": "other"}})" +
+                         both),
+       "checks[0].policy: \"expect_text\" is stated by policy \"release\" and by the check's "
+       "params: a policy is stated once"},
+      {"two policies stating one member",
+       with_policies(R"([{"name": "a", "description": "a", "params": {"port": 1}},
+                         {"name": "b", "description": "b", "params": {"port": 2}}])",
+                     R"({"id": "c", "kind": "postcondition", "call": "fleet.healthy",
+                         "policy": ["a", "b"]})"),
+       "checks[0].policy[1]: \"port\" is stated by policy \"b\" and by policy \"a\""},
+      {"one path in two policies",
+       with_policies(R"([{"name": "a", "description": "a", "params": {"paths": "/srv/a /srv/b"}},
+                         {"name": "b", "description": "b", "params": {"path": "/srv/b"}}])",
+                     R"({"id": "c", "kind": "postcondition", "call": "fleet.healthy",
+                         "policy": ["a", "b"]})"),
+       "policies[1].params: \"/srv/b\" is also stated by policy \"a\": a path's policy is stated "
+       "once"},
+      {"a policy no check reads", with_policies(policies, healthy),
+       "policies[1]: \"port\" is read by no check"},
+      {"an unknown policy",
+       with_policies(policies, R"({"id": "c", "kind": "postcondition", "call": "fleet.healthy",
+                                   "policy": ["release", "ports"]})" +
+                                   both),
+       "checks[0].policy[1]: \"ports\" is not a policy of the package"},
+      {"a policy listed twice",
+       with_policies(policies, R"({"id": "c", "kind": "postcondition", "call": "fleet.healthy",
+                                   "policy": ["release", "release"]})" +
+                                   both),
+       "checks[0].policy[1]: \"release\" is listed twice"},
+      {"a policy with no params",
+       with_policies(R"([{"name": "a", "description": "a", "params": {}}])",
+                     R"({"id": "c", "kind": "postcondition", "call": "fleet.healthy",
+                         "policy": "a"})"),
+       "policies[0].params: 1..16 members"},
+      {"a member name that is no word",
+       with_policies(R"([{"name": "a", "description": "a", "params": {"Port": 1}}])",
+                     R"({"id": "c", "kind": "postcondition", "call": "fleet.healthy",
+                         "policy": "a"})"),
+       "policies[0].params: \"Port\" must match"},
+      {"two policies of one name",
+       with_policies(R"([{"name": "a", "description": "a", "params": {"port": 1}},
+                         {"name": "a", "description": "b", "params": {"path": "/x"}}])",
+                     R"({"id": "c", "kind": "postcondition", "call": "fleet.healthy",
+                         "policy": "a"})"),
+       "policies[1].name: name \"a\" is already used by policies[0]"},
+  });
+}
+
 TEST_CASE("manifest: the judge needs gold and bad with their expected verdicts") {
   const std::string gold = R"("gold": {"expect": "VERIFIED", "ir": {"v": 1}})";
   const std::string bad = R"("bad": {"expect": "RECOVERED_UNPROVEN", "ir": {"v": 1}})";

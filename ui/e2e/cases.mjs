@@ -261,6 +261,19 @@ export const cases = [
       for (const r of scenario.changes.runtime) {
         assert(await page.locator(`li[data-runtime="${r.name}"]`).count() === 1, `runtime rule ${r.name} is not shown`);
       }
+      // and the policies its checks read, each stated once
+      assert(scenario.policies && scenario.policies.length > 0, 'the API shows no policies for O2');
+      await page.getByText(`Policies (${scenario.policies.length})`).click();
+      for (const p of scenario.policies) {
+        const text = await page.locator(`li[data-policy="${p.name}"]`).innerText();
+        assert(text.includes(p.description), `policy ${p.name} is not shown as the API has it: ${text}`);
+      }
+      const checks = page.locator('summary', { hasText: `Checks (${scenario.checks.length})` });
+      if (!(await checks.locator('xpath=..').getAttribute('open'))) await checks.click();
+      for (const c of scenario.checks.filter((c) => c.policies && c.policies.length > 0)) {
+        const text = await page.locator(`li[data-check="${c.id}"]`).innerText();
+        assert(text.includes(`reads ${c.policies.join(', ')}`), `check ${c.id} does not say which policies it reads: ${text}`);
+      }
       await shot(page, ctx, 'o2-change-surface');
       await page.getByLabel('Reason').fill('e2e: the catalog was read');
       await page.getByRole('button', { name: 'Abandon…' }).click();

@@ -730,8 +730,9 @@ Result<std::vector<ProcessInfo>> NodeView::processes(const std::vector<pid_t>& p
     auto status = read_proc_file(dir_fd, "status", kMaxProcFileBytes);
     auto comm = read_proc_file(dir_fd, "comm", kMaxProcFileBytes);
     auto cmdline = read_proc_file(dir_fd, "cmdline", kMaxCmdlineBytes, true);
+    auto cgroup = read_proc_file(dir_fd, "cgroup", kMaxProcFileBytes);
     bool gone = false;
-    for (const auto* r : {&status, &comm, &cmdline}) {
+    for (const auto* r : {&status, &comm, &cmdline, &cgroup}) {
       if (r->ok()) continue;
       if (r->status().code() == ErrorCode::kNotFound) {
         gone = true;
@@ -748,6 +749,7 @@ Result<std::vector<ProcessInfo>> NodeView::processes(const std::vector<pid_t>& p
     std::replace(cmd.begin(), cmd.end(), '\0', ' ');
     while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
     p.cmdline = std::move(cmd);
+    p.cgroup = std::move(*cgroup);
     const auto ppid = split_ws(status_field(*status, "PPid"));
     if (ppid.size() != 1 || !parse_num(ppid[0], p.ppid_host))
       return Status::corruption(dir + "/status: no PPid line");

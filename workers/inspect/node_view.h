@@ -66,6 +66,7 @@ struct ProcessInfo {
   std::vector<uint32_t> groups;  // supplementary groups, inside
   Credentials cred;
   std::string cmdline;  // NULs as spaces, at most kMaxCmdlineBytes
+  std::string cgroup;   // /proc/PID/cgroup as the host reads it: every hierarchy's path
 };
 
 struct Listener {

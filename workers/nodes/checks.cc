@@ -91,7 +91,14 @@ const std::vector<CheckShape>& shapes() {
         {"max_mode", kText, false},
         {"owner", kText, false},
         {"group", kText, false}}},
-      {"modes.at_most", {{"role", kText, true}, {"paths", kText, true}, {"max_mode", kText, true}}},
+      // No path's mode (an ACL read in) wider than max_mode where the image did not build it so;
+      // with may_add, also as built plus those repairs (the mode rule layout.as_built applies).
+      {"modes.at_most",
+       {{"role", kText, true},
+        {"paths", kText, true},
+        {"max_mode", kText, true},
+        {"user", kText, false},
+        {"may_add", kText, false}}},
       {"proc.expect",
        {{"role", kText, true},
         {"exe", kText, true},
@@ -104,8 +111,13 @@ const std::vector<CheckShape>& shapes() {
         {"caps", kText, false},
         {"min_count", kInt, false}}},
       // Each path is the entry built (same inode, type, owner, group); its mode is as built, or
-      // as built plus the search bit `user` lacked there (the one repair the layout allows).
-      {"layout.as_built", {{"role", kText, true}, {"paths", kText, true}, {"user", kText, true}}},
+      // as built plus the repairs `may_add` names (kRepairs), within `max_mode`.
+      {"layout.as_built",
+       {{"role", kText, true},
+        {"paths", kText, true},
+        {"user", kText, true},
+        {"may_add", kText, true},
+        {"max_mode", kText, false}}},
       // The node's users and groups (ids, members) are as built: nothing added, removed, moved.
       {"accounts.as_built", {{"role", kText, true}}},
       // The service's config is as built, and a request through its socket is recorded in the
@@ -122,7 +134,9 @@ const std::vector<CheckShape>& shapes() {
         {"path", kText, true},
         {"exe", kText, false},
         {"user", kText, false},
-        {"group", kText, false}}},
+        {"group", kText, false},
+        {"groups", kText, false},
+        {"caps", kText, false}}},
   };
   return s;
 }
@@ -134,6 +148,12 @@ const CheckShape* find_shape(std::string_view call) {
 }
 
 // A space-separated list.
+// The repairs a layout may allow a folder's mode (layout.as_built's may_add): group search where
+// the declared user reaches the folder as a member of its group (not its owner: the owner's bits
+// are the user's own) and it was off; set-group-id (new entries keep the folder's group; it
+// grants nothing).
+constexpr std::string_view kRepairs[] = {"group-search", "set-group-id"};
+
 std::vector<std::string> words(const std::string& list) {
   std::vector<std::string> out;
   for (size_t at = 0, end; at < list.size(); at = end + 1) {
@@ -202,6 +222,14 @@ Result<Params> parse_params(const scenario::CheckSpec& check, std::string_view w
   if (const std::string g = p.get("groups");
       !g.empty() && (g != "as-built" || p.get("user").empty()))
     return Status::invalid(base + ".params.groups: only \"as-built\", with a user");
+  for (const std::string& repair : words(p.get("may_add"))) {
+    if (repair != "none" &&
+        std::find(std::begin(kRepairs), std::end(kRepairs), repair) == std::end(kRepairs))
+      return Status::invalid(base + ".params.may_add: \"" + repair +
+                             "\" is no repair (none, group-search, set-group-id)");
+  }
+  if (p.has("may_add") && p.get("user").empty())
+    return Status::invalid(base + ".params.may_add: only with user (whose access it repairs)");
   if (const std::string m = p.get("max_mode"); !m.empty() && !is_octal_mode(m))
     return Status::invalid(base + ".params.max_mode: 3 or 4 octal digits");
   if (const std::string caps = p.get("caps"); !caps.empty()) {
@@ -270,6 +298,85 @@ std::optional<uint32_t> id_in(const CheckNode& node, bool users, std::string_vie
   }
   const auto* g = a.find_group(name);
   return g ? std::optional<uint32_t>(g->gid) : std::nullopt;
+}
+
+// A service's identity as a check declares it (user, not_user, group, groups, caps), its names
+// resolved in the node's accounts as built. A declared identity (a user, or "not that user")
+// declares its capabilities too: none but those `caps` names.
+struct DeclaredIdentity {
+  std::optional<uint32_t> uid, not_uid, gid;
+  std::optional<std::vector<uint32_t>> groups;  // sorted
+  std::optional<uint64_t> caps;
+  bool any() const { return uid || not_uid || gid || groups; }
+};
+
+// The identity `p` declares on node `n`; why not when a name does not resolve ("not root" must
+// never hold because "root" is unknown).
+Result<DeclaredIdentity> declared_identity(const Params& p, const CheckNode& n) {
+  DeclaredIdentity d;
+  auto need = [&](std::string_view param, bool users) -> Result<std::optional<uint32_t>> {
+    const std::string name = p.get(param);
+    if (name.empty()) return std::optional<uint32_t>();
+    auto id = id_in(n, users, name);
+    if (!id)
+      return Status::not_found("no " + std::string(users ? "user " : "group ") + name +
+                               " in the node's accounts as built");
+    return id;
+  };
+  AURA_ASSIGN_OR_RETURN(d.uid, need("user", true));
+  AURA_ASSIGN_OR_RETURN(d.not_uid, need("not_user", true));
+  AURA_ASSIGN_OR_RETURN(d.gid, need("group", false));
+  // groups=as-built: the supplementary groups a service manager gives the user as built (its
+  // group, and every group listing it then), none gained since.
+  if (p.get("groups") == "as-built") {
+    const runner::Accounts a = runner::Accounts::parse(n.passwd, n.group);
+    const runner::PasswdEntry* u = a.find_user(p.get("user"));
+    if (u == nullptr)
+      return Status::not_found("no user " + p.get("user") + " in the node's accounts as built");
+    std::set<uint32_t> gids = {d.gid.value_or(u->gid)};
+    for (const auto& g : a.groups())
+      if (std::find(g.members.begin(), g.members.end(), u->name) != g.members.end())
+        gids.insert(g.gid);
+    d.groups = std::vector<uint32_t>(gids.begin(), gids.end());
+  }
+  if (d.uid || d.not_uid) d.caps = declared_caps(p.get("caps")).value_or(0);
+  return d;
+}
+
+// Why process `pr` is not what `d` declares: its ids and capabilities (credential_problem), its
+// supplementary groups, and the confinement every process the node starts has: no_new_privs (so
+// its bounding set grants nothing on exec), a seccomp filter, and the cgroups of the node's init
+// (`init_cgroup`). Empty when none.
+std::string identity_problem(const inspect::ProcessInfo& pr, const DeclaredIdentity& d,
+                             const std::string& init_cgroup) {
+  if (std::string c = credential_problem(pr.cred, d.uid, d.not_uid, d.gid, d.caps); !c.empty())
+    return c;
+  const std::set<uint32_t> has(pr.groups.begin(), pr.groups.end());
+  if (d.groups && std::vector<uint32_t>(has.begin(), has.end()) != *d.groups) {
+    auto list = [](const auto& ids) {
+      std::string out;
+      for (uint32_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+      return out;
+    };
+    return "process has the groups " + list(has) + ", as built " + list(*d.groups);
+  }
+  if (!pr.cred.no_new_privs && d.caps && (pr.cred.cap_bnd & ~*d.caps) != 0)
+    return "process may gain " + inspect::cap_names(pr.cred.cap_bnd & ~*d.caps) +
+           " on exec (no no_new_privs, and a bounding set wider than its declaration)";
+  if (!pr.cred.no_new_privs) return "process runs without no_new_privs, which the node sets";
+  if (pr.cred.seccomp != 2)
+    return "process runs without the seccomp filter the node installs (Seccomp " +
+           std::to_string(pr.cred.seccomp) + ")";
+  if (pr.cgroup != init_cgroup) return "process runs in other cgroups than the node's";
+  return "";
+}
+
+// The cgroups of node `n`'s init, as the host reads them.
+Result<std::string> init_cgroup(const inspect::NodeView& view, const CheckNode& n) {
+  std::vector<inspect::ProcessInfo> init;
+  AURA_ASSIGN_OR_RETURN(init, view.processes({n.init_pid}));
+  if (init.empty()) return Status::failed_precondition("node " + n.name + ": its init is gone");
+  return init[0].cgroup;
 }
 
 // Whether host process `pid` of node `n` runs the image's program `exe`: the file it runs lies
@@ -461,40 +568,6 @@ Status file_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
   return Status::ok();
 }
 
-// Every path of the list that exists has no mode bit beyond max_mode; missing paths are fine
-// (a world variant may not have them).
-Status modes_at_most(const Params& p, const CheckContext& ctx, Verdict& v) {
-  auto nodes = with_role(ctx, p.get("role"));
-  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
-  const uint32_t allowed = uint32_t(std::stoul(p.get("max_mode"), nullptr, 8));
-  const std::string list = p.get("paths");
-  for (const CheckNode* n : nodes) {
-    auto view_or = inspect::NodeView::open(n->init_pid);
-    if (!view_or.ok()) return view_or.status();
-    int seen = 0;
-    bool wide = false;
-    for (size_t at = 0, end; at < list.size(); at = end + 1) {
-      end = list.find(' ', at);
-      if (end == std::string::npos) end = list.size();
-      const std::string path = list.substr(at, end - at);
-      auto st = view_or->stat(path);
-      if (!st.ok()) {
-        if (st.status().code() == ErrorCode::kIo) return st.status();
-        continue;
-      }
-      ++seen;
-      if ((st->mode & ~allowed) != 0) {
-        char mode[16];
-        std::snprintf(mode, sizeof mode, "%04o", st->mode);
-        v.fail(n->name + ":" + path + ": mode " + mode + " is wider than " + p.get("max_mode"));
-        wide = true;
-      }
-    }
-    if (!wide) v.note(n->name + ": " + std::to_string(seen) + " paths within " + p.get("max_mode"));
-  }
-  return Status::ok();
-}
-
 Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
   auto nodes = with_role(ctx, p.get("role"));
   if (nodes.empty()) v.fail("no node with role " + p.get("role"));
@@ -505,50 +578,15 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
     if (!view_or.ok()) return view_or.status();
     std::vector<inspect::ProcessInfo> procs;
     AURA_ASSIGN_OR_RETURN(procs, view_or->processes(n->pids));
-    // A name that does not resolve fails: "not root" must never hold because "root" is unknown.
-    std::optional<uint32_t> want, refuse;
-    if (const std::string user = p.get("user"); !user.empty()) {
-      want = id_in(*n, true, user);
-      if (!want) {
-        v.fail(n->name + ": no user " + user + " in the node's accounts as built");
-        continue;
-      }
+    DeclaredIdentity declared;
+    if (auto d = declared_identity(p, *n); d.ok()) {
+      declared = *d;
+    } else {
+      v.fail(n->name + ": " + d.status().message());
+      continue;
     }
-    if (const std::string user = p.get("not_user"); !user.empty()) {
-      refuse = id_in(*n, true, user);
-      if (!refuse) {
-        v.fail(n->name + ": no user " + user + " in the node's accounts as built");
-        continue;
-      }
-    }
-    std::optional<uint32_t> want_gid;
-    if (const std::string group = p.get("group"); !group.empty()) {
-      want_gid = id_in(*n, false, group);
-      if (!want_gid) {
-        v.fail(n->name + ": no group " + group + " in the node's accounts as built");
-        continue;
-      }
-    }
-    // groups=as-built: the supplementary groups a service manager gives the user as built (its
-    // group, and every group listing it then), none gained since.
-    std::optional<std::vector<uint32_t>> want_groups;
-    if (p.get("groups") == "as-built") {
-      const runner::Accounts a = runner::Accounts::parse(n->passwd, n->group);
-      const runner::PasswdEntry* u = a.find_user(p.get("user"));
-      if (u == nullptr) {
-        v.fail(n->name + ": no user " + p.get("user") + " in the node's accounts as built");
-        continue;
-      }
-      std::set<uint32_t> gids = {want_gid.value_or(u->gid)};
-      for (const auto& g : a.groups())
-        if (std::find(g.members.begin(), g.members.end(), u->name) != g.members.end())
-          gids.insert(g.gid);
-      want_groups = std::vector<uint32_t>(gids.begin(), gids.end());
-    }
-    // A declared identity (user, or "not that user") declares its capabilities too: none but
-    // those `caps` names.
-    std::optional<uint64_t> allowed_caps;
-    if (want || refuse) allowed_caps = declared_caps(p.get("caps")).value_or(0);
+    std::string cgroup;
+    if (declared.any()) AURA_ASSIGN_OR_RETURN(cgroup, init_cgroup(*view_or, *n));
     int64_t count = 0;
     std::string wrong;
     for (const auto& pr : procs) {
@@ -556,18 +594,8 @@ Status proc_expect(const Params& p, const CheckContext& ctx, Verdict& v) {
       AURA_ASSIGN_OR_RETURN(is, runs(ctx, *n, pr.pid, exe));
       if (!is) continue;
       ++count;
-      if (std::string c = credential_problem(pr.cred, want, refuse, want_gid, allowed_caps);
-          !c.empty())
-        wrong = c;
-      const std::set<uint32_t> has(pr.groups.begin(), pr.groups.end());
-      if (want_groups && std::vector<uint32_t>(has.begin(), has.end()) != *want_groups) {
-        auto list = [](const auto& ids) {
-          std::string out;
-          for (uint32_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
-          return out;
-        };
-        wrong = "process has the groups " + list(has) + ", as built " + list(*want_groups);
-      }
+      if (!declared.any()) continue;
+      if (std::string c = identity_problem(pr, declared, cgroup); !c.empty()) wrong = c;
     }
     const std::string where = n->name + ": " + exe;
     if (count < min_count) {
@@ -991,6 +1019,51 @@ std::optional<BuiltIdentity> identity_as_built(const CheckNode& n, const std::st
   return id;
 }
 
+// The mode rule a policy states (layout.as_built and modes.at_most read it alike, so they cannot
+// disagree): no bit beyond max_mode the image did not build; with may_add, nothing removed and
+// nothing added but those repairs (kRepairs).
+struct ModeRule {
+  uint32_t max_mode = 07777;
+  bool as_built = false;  // may_add stated
+  std::set<std::string> repairs;
+  std::string stated;  // how the policy says it, for messages
+};
+
+ModeRule mode_rule(const Params& p) {
+  ModeRule r;
+  if (!p.get("max_mode").empty()) r.max_mode = uint32_t(std::stoul(p.get("max_mode"), nullptr, 8));
+  r.as_built = p.has("may_add");
+  for (const std::string& w : words(p.get("may_add")))
+    if (w != "none") r.repairs.insert(w);
+  r.stated =
+      r.as_built ? "as built, plus " + (r.repairs.empty() ? "no repair" : p.get("may_add")) : "";
+  if (!p.get("max_mode").empty())
+    r.stated += (r.stated.empty() ? "" : ", ") + std::string("within ") + p.get("max_mode");
+  return r;
+}
+
+// Why `mode` (as the kernel grants it) breaks `rule` on an entry built as `b`, for the user `id`
+// (group search is a repair only where that user reaches the folder through its group, not as
+// its owner). Empty when it keeps it.
+std::string mode_problem(uint32_t mode, const BuiltEntry& b, const ModeRule& rule,
+                         const BuiltIdentity& id) {
+  if (mode == b.mode) return "";
+  const uint32_t added = mode & ~b.mode, removed = b.mode & ~mode;
+  std::string why;
+  if ((added & ~rule.max_mode) != 0) {
+    why = "wider";
+  } else if (rule.as_built) {
+    const bool group_class =
+        id.uid != b.uid && std::find(id.gids.begin(), id.gids.end(), b.gid) != id.gids.end();
+    const uint32_t allowed =
+        b.type != "dir" ? 0
+                        : (group_class && rule.repairs.contains("group-search") ? 010 : 0) |
+                              (rule.repairs.contains("set-group-id") ? 02000 : 0);
+    if (removed != 0 || (added & ~allowed) != 0) why = "changed";
+  }
+  return why.empty() ? "" : "the policy: " + rule.stated;
+}
+
 Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
   auto nodes = with_role(ctx, p.get("role"));
   if (nodes.empty()) v.fail("no node with role " + p.get("role"));
@@ -1005,6 +1078,7 @@ Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
     auto view_or = inspect::NodeView::open(n->init_pid);
     if (!view_or.ok()) return view_or.status();
     const runner::Accounts accounts = runner::Accounts::parse(n->passwd, n->group);
+    const ModeRule rule = mode_rule(p);
     std::vector<std::string> diffs;
     int repaired = 0;
     for (const std::string& path : words(p.get("paths"))) {
@@ -1043,24 +1117,13 @@ Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
         diffs.push_back(path + ": built with an ACL, now without one");
       } else if (!eff.beyond.empty()) {
         diffs.push_back(path + ": " + eff.beyond);
-      } else if (eff.mode != b.mode) {
-        // The repair this check allows on a folder: group search where the user reaches it as
-        // a member of its group (not its owner: the owner's bits are the user's own) and it was
-        // off, and set-group-id (new entries keep the folder's group; it grants nothing). How
-        // wide a mode may be is the modes policy's to say (modes.at_most), not this check's.
-        const bool group_class = id->uid != b.uid && std::find(id->gids.begin(), id->gids.end(),
-                                                               b.gid) != id->gids.end();
-        const uint32_t allowed = b.type != "dir" ? 0 : (group_class ? 010 : 0) | 02000;
-        const uint32_t added = eff.mode & ~b.mode, removed = b.mode & ~eff.mode;
-        if (removed == 0 && (added & ~allowed) == 0) {
-          if (added & 010) ++repaired;
-        } else {
-          BuiltEntry shown = now;
-          shown.mode = eff.mode;
-          diffs.push_back(path + ": mode " + describe(shown) + ", built " + describe(b) +
-                          " (the changes allowed: group search for " + p.get("user") +
-                          " where it reaches the folder through its group, and set-group-id)");
-        }
+      } else if (std::string why = mode_problem(eff.mode, b, rule, *id); !why.empty()) {
+        BuiltEntry shown = now;
+        shown.mode = eff.mode;
+        diffs.push_back(path + ": mode " + describe(shown) + ", built " + describe(b) + " (" + why +
+                        ")");
+      } else if ((eff.mode & ~b.mode) & 010) {
+        ++repaired;
       }
     }
     if (diffs.empty()) {
@@ -1069,6 +1132,62 @@ Status layout_as_built(const Params& p, const CheckContext& ctx, Verdict& v) {
     } else {
       v.fail(n->name + ": not the layout as built: " + first_of(diffs));
     }
+  }
+  return Status::ok();
+}
+
+// Every path of the list that exists has no mode bit beyond max_mode that the image did not
+// build it with, its mode read as the kernel grants it (an ACL read in, as layout.as_built
+// reads it); missing paths are fine (a world variant may not have them).
+Status modes_at_most(const Params& p, const CheckContext& ctx, Verdict& v) {
+  auto nodes = with_role(ctx, p.get("role"));
+  if (nodes.empty()) v.fail("no node with role " + p.get("role"));
+  const ModeRule rule = mode_rule(p);
+  for (const CheckNode* n : nodes) {
+    // Without a user, group search is no one's repair.
+    BuiltIdentity id{UINT32_MAX, {}};
+    if (!p.get("user").empty()) {
+      auto found = identity_as_built(*n, p.get("user"));
+      if (!found) {
+        v.fail(n->name + ": no user " + p.get("user") + " in the node's accounts as built");
+        continue;
+      }
+      id = *found;
+    }
+    BuiltEntries built;
+    AURA_ASSIGN_OR_RETURN(built, built_of(*n));
+    auto view_or = inspect::NodeView::open(n->init_pid);
+    if (!view_or.ok()) return view_or.status();
+    const runner::Accounts accounts = runner::Accounts::parse(n->passwd, n->group);
+    int seen = 0;
+    bool wide = false;
+    for (const std::string& path : words(p.get("paths"))) {
+      auto it = built.find(path);
+      if (it == built.end())
+        return Status::failed_precondition(path + " was not recorded at build");
+      BuiltEntry now;
+      AURA_ASSIGN_OR_RETURN(now, entry_now(*view_or, path));
+      if (now.type == kAbsent) continue;
+      ++seen;
+      AclReading eff{now.mode, ""};
+      if (now.acl) {
+        inspect::Acl acl;
+        AURA_ASSIGN_OR_RETURN(acl, view_or->acl(path));
+        eff = read_acl(acl, now, accounts);
+      }
+      // An entry that is not the one built is compared with nothing: every bit must be allowed.
+      BuiltEntry b = it->second;
+      if (b.type != now.type) b = BuiltEntry{now.type, 0, b.uid, b.gid};
+      std::string why = eff.beyond;
+      if (why.empty()) why = mode_problem(eff.mode, b, rule, id);
+      if (!why.empty()) {
+        char mode[16];
+        std::snprintf(mode, sizeof mode, "%04o", eff.mode);
+        v.fail(n->name + ":" + path + ": mode " + mode + " (" + why + ")");
+        wide = true;
+      }
+    }
+    if (!wide) v.note(n->name + ": " + std::to_string(seen) + " paths within " + p.get("max_mode"));
   }
   return Status::ok();
 }
@@ -1169,24 +1288,23 @@ Result<std::string> state_reached_elsewhere(const inspect::NodeView& view, const
 Result<std::string> not_the_service(const Params& p, const CheckContext& ctx, const CheckNode& n,
                                     const inspect::NodeView& view, const std::vector<pid_t>& pids,
                                     const std::string& as) {
-  std::optional<uint32_t> want, want_gid;
-  if (!p.get("user").empty() && !(want = id_in(n, true, p.get("user"))))
-    return "no user " + p.get("user") + " in the node's accounts as built";
-  if (!p.get("group").empty() && !(want_gid = id_in(n, false, p.get("group"))))
-    return "no group " + p.get("group") + " in the node's accounts as built";
+  auto declared = declared_identity(p, n);
+  if (!declared.ok()) return std::string(declared.status().message());
   for (pid_t pid : pids)
     if (std::find(n.pids.begin(), n.pids.end(), pid) == n.pids.end())
       return as + " process " + std::to_string(pid) + ", which is not one of the node's";
   std::vector<inspect::ProcessInfo> procs;
   AURA_ASSIGN_OR_RETURN(procs, view.processes(pids));
   if (procs.size() != pids.size()) return as + " a process that is gone";
+  std::string cgroup;
+  AURA_ASSIGN_OR_RETURN(cgroup, init_cgroup(view, n));
+  // With no user declared, no capability at all.
+  if (!declared->caps) declared->caps = 0;
   for (const auto& pr : procs) {
     bool is = false;
     AURA_ASSIGN_OR_RETURN(is, runs(ctx, n, pr.pid, p.get("exe")));
     if (!is) return as + " a process that is not the image's " + p.get("exe");
-    if (std::string c = credential_problem(pr.cred, want, std::nullopt, want_gid, uint64_t(0));
-        !c.empty())
-      return as + " a " + c;
+    if (std::string c = identity_problem(pr, *declared, cgroup); !c.empty()) return as + " a " + c;
   }
   return std::string();
 }
@@ -1347,7 +1465,8 @@ Result<std::string> record_built(const scenario::Manifest& manifest,
       if (has(p.get("to")))
         for (const std::string& folder : words(p.get("releases"))) trees.push_back(folder);
     }
-    if (check.call == "layout.as_built" && has(p.get("role"))) entries = words(p.get("paths"));
+    if ((check.call == "layout.as_built" || check.call == "modes.at_most") && has(p.get("role")))
+      entries = words(p.get("paths"));
     if (check.call == "state.declared" && has(p.get("role"))) entries = {p.get("config")};
     for (const std::string& path : trees)
       AURA_RETURN_IF_ERROR(walk_now(view, path, out).with_context("checks." + check.id));

@@ -83,6 +83,14 @@ export interface CheckSpec {
   id: string;
   kind: 'postcondition' | 'invariant';
   description: string;
+  // The package's policies the check reads (docs/formats/manifest.md, "Policies").
+  policies?: string[];
+}
+
+// A policy the package states once and its checks read: its name and what it allows.
+export interface Policy {
+  name: string;
+  description: string;
 }
 
 // The change surface (docs/formats/manifest.md): what a fix may change, and what the world
@@ -111,6 +119,7 @@ export interface Scenario {
   probes: CallSpec[];
   actions: CallSpec[];
   targets: TargetTerm[];
+  policies?: Policy[];
   checks: CheckSpec[];
   changes?: ChangeSurface;
 }

@@ -88,6 +88,9 @@ export function CatalogPanel({ scenario, onAddAction, onAddCheck }: {
             <li key={c.id} data-check={c.id}>
               <p>
                 <code>{c.id}</code> <span className="type">({c.kind})</span> {c.description}
+                {c.policies && c.policies.length > 0 && (
+                  <span className="type"> reads {c.policies.join(', ')}</span>
+                )}
               </p>
               {onAddCheck && (
                 <button type="button" onClick={() => onAddCheck(c.id, c.kind)}>
@@ -98,6 +101,24 @@ export function CatalogPanel({ scenario, onAddAction, onAddCheck }: {
           ))}
         </ul>
       </details>
+      {scenario.policies && scenario.policies.length > 0 && (
+        <details>
+          <summary>Policies ({scenario.policies.length})</summary>
+          <p>
+            Each policy is stated once; every check that names it reads it there, so a fix
+            inside a policy passes every check that reads it.
+          </p>
+          <ul className="call-list">
+            {scenario.policies.map((p) => (
+              <li key={p.name} data-policy={p.name}>
+                <p>
+                  <code>{p.name}</code> {p.description}
+                </p>
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
       {scenario.changes && (
         <details>
           <summary>Change surface</summary>
