@@ -30,6 +30,12 @@ constexpr auto kIdle = 120s;                        // between requests
 constexpr auto kWholeFrame = 30s;                   // once a frame has begun
 constexpr size_t kMaxBatch = 64;                    // replies written together at most
 constexpr size_t kMaxBatchBytes = size_t(1) << 20;  // and their bytes, before a write
+// The gate pool (gate_pool.h): one gate per core, as many as the memory available holds at
+// kGateBytes each (an O1 gate builds up to four four-node worlds at once; an estimate, not yet a
+// measurement per world kind: docs/PERFORMANCE.md); 64 waiting, 2 per learner.
+constexpr uint64_t kGateBytes = uint64_t(2) << 30;
+constexpr size_t kGateQueueLimit = 64;
+constexpr size_t kGatesPerLearner = 2;
 
 std::string errno_text(std::string_view what) {
   return std::string(what) + ": " + std::strerror(errno);
@@ -65,10 +71,9 @@ Daemon::Daemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Daemon::~Daemon() {
   stop();
   if (impl_->judge) impl_->judge->stop();
-  {
-    std::unique_lock lock(impl_->bg_mu);
-    impl_->bg_cv.wait(lock, [&] { return impl_->background == 0; });
-  }
+  // Gates waiting are dropped (their attempts stay in transfer_gate: run the gate again); the
+  // running ones end first.
+  if (impl_->gates) impl_->gates->stop();
   if (impl_->listen_fd >= 0) {
     ::close(impl_->listen_fd);
     std::error_code ec;
@@ -110,6 +115,8 @@ Result<std::unique_ptr<Daemon>> Daemon::open(const Options& options, LogLine log
   if (!session.ok()) return session.status();
   d.session = std::move(session).value();
   d.judge_engine = d.session->new_engine();
+  d.gates = std::make_unique<GatePool>(GatePool::workers_for_machine(kGateBytes), kGateQueueLimit,
+                                       kGatesPerLearner);
   d.attempts = std::make_unique<app::AttemptCache>(*d.session->writer.log);
   auto proj = lab::LabProjections::open(*d.session->writer.log,
                                         lab::LabProjections::file_in(d.opt.folders.data));

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "app/daemon/daemon.h"
+#include "app/daemon/gate_pool.h"
 #include "app/daemon/judge_queue.h"
 #include "app/daemon/metrics.h"
 #include "app/lab/access.h"
@@ -41,6 +42,7 @@ struct Daemon::Impl {
   std::unique_ptr<app::AttemptCache> attempts;  // learners' reads: access and state, folded once
   std::unique_ptr<attempt::AttemptEngine> judge_engine;
   std::unique_ptr<JudgeQueue> judge;
+  std::unique_ptr<GatePool> gates;  // learners' transfer gates (gate_pool.h)
   Metrics metrics;
 
   std::mutex proj_mu;  // the projections' one SQLite connection
@@ -48,11 +50,6 @@ struct Daemon::Impl {
 
   std::mutex verify_mu;
   LastVerify last_verify;
-
-  // Commands that run on after their reply (the gate): counted, so stopping waits for them.
-  std::mutex bg_mu;
-  std::condition_variable bg_cv;
-  size_t background = 0;
 
   // The server.
   int listen_fd = -1;

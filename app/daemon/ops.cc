@@ -304,13 +304,10 @@ Result<std::string> text_member(const json::Object& o, std::string_view name, bo
 }
 
 Reply run_gate(Daemon::Impl& d, const Authed& x) {
-  // The gate takes minutes: it runs on after the reply; its progress is in the attempt's events.
-  {
-    std::lock_guard lock(d.bg_mu);
-    d.background++;
-  }
+  // The gate takes minutes: it runs on the gate pool after the reply (now, or when a worker is
+  // free); its progress is in the attempt's events.
   std::string id = x.attempt, learner = x.state.learner;
-  std::thread([&d, id, learner] {
+  auto place = d.gates->submit(learner, [&d, id, learner] {
     auto started = std::chrono::steady_clock::now();
     auto r = d.session->engine->gate(id, learner);
     d.metrics.gate(
@@ -319,16 +316,18 @@ Reply run_gate(Daemon::Impl& d, const Authed& x) {
     line.str("event", "gate").str("attempt", id).boolean("ok", r.ok());
     if (!r.ok()) line.str("error", r.status().message());
     d.log_line(line.done());
-    std::lock_guard lock(d.bg_mu);
-    d.background--;
-    d.bg_cv.notify_all();
-  }).detach();
-  return ok(JsonWriter()
-                .str("attempt", id)
-                .str("gate", "started")
-                .str("next", "follow the gate on the attempt's event stream")
-                .done(),
-            202);
+  });
+  if (!place.ok()) return fail(place.status());
+  JsonWriter j;
+  j.str("attempt", id).str("gate", place->position == 0 ? "started" : "queued");
+  j.num("queue_position", int64_t(place->position));
+  if (place->expected_wait_s) j.real("expected_wait_s", *place->expected_wait_s);
+  j.str("next", place->position == 0
+                    ? "follow the gate on the attempt's event stream"
+                    : "your gate is number " + std::to_string(place->position) +
+                          " in the queue; it starts when a gate ahead of it ends (follow the "
+                          "attempt's event stream)");
+  return ok(j.done(), 202);
 }
 
 Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& a) {

@@ -294,11 +294,30 @@ class LentWorld final : public world::World {
 
 }  // namespace
 
+AttemptEngine::AttemptLock AttemptEngine::lock_attempt(std::string_view id) {
+  std::shared_ptr<std::mutex> mu;
+  {
+    std::lock_guard guard(locks_mu_);
+    // Locks no command holds any more go, so the map stays as large as the commands running.
+    std::erase_if(locks_, [](const auto& entry) { return entry.second.expired(); });
+    auto& slot = locks_[std::string(id)];
+    mu = slot.lock();
+    if (!mu) {
+      mu = std::make_shared<std::mutex>();
+      slot = mu;
+    }
+  }
+  return AttemptLock(std::move(mu));
+}
+
 Result<std::unique_ptr<world::World>> AttemptEngine::open_live(Bound& b,
                                                                const AttemptState& s) const {
-  if (auto it = held_.find(live_dir(s.id).string()); it != held_.end()) {
-    it->second.world->bind_attempt(s.id);
-    return std::unique_ptr<world::World>(new LentWorld(*it->second.world));
+  {
+    std::lock_guard held(held_mu_);
+    if (auto it = held_.find(live_dir(s.id).string()); it != held_.end()) {
+      it->second.world->bind_attempt(s.id);
+      return std::unique_ptr<world::World>(new LentWorld(*it->second.world));
+    }
   }
   auto w = b.driver->open(b.manifest, b.manifest.primary()->id, live_dir(s.id));
   if (!w.ok()) {
@@ -313,10 +332,16 @@ Result<std::unique_ptr<world::World>> AttemptEngine::open_live(Bound& b,
 // The live world in `dir` removed: destroyed when it opens, else discarded. What became of it.
 Result<std::string> AttemptEngine::end_world(Bound& b, const fs::path& dir) const {
   std::error_code ec;
-  if (auto it = held_.find(dir.string()); it != held_.end()) {
-    Held held = std::move(it->second);
-    held_.erase(it);
-    AURA_RETURN_IF_ERROR(held.driver->destroy(std::move(held.world)));
+  std::optional<Held> held;
+  {
+    std::lock_guard guard(held_mu_);
+    if (auto it = held_.find(dir.string()); it != held_.end()) {
+      held = std::move(it->second);
+      held_.erase(it);
+    }
+  }
+  if (held) {
+    AURA_RETURN_IF_ERROR(held->driver->destroy(std::move(held->world)));
     return std::string("destroyed");
   }
   if (!fs::exists(dir, ec)) return std::string("there was none");
@@ -332,7 +357,7 @@ Result<std::string> AttemptEngine::end_world(Bound& b, const fs::path& dir) cons
 
 Result<std::string> AttemptEngine::reset(std::string_view id, std::string_view learner,
                                          std::string_view reason) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   if (s.phase < Phase::kInspect || s.phase > Phase::kTransferGate)
@@ -360,8 +385,10 @@ Result<std::string> AttemptEngine::reset(std::string_view id, std::string_view l
     (void)b.driver->destroy(std::move(world).value());
     return st;
   }
-  if (!ctx_.persist_live_worlds)
+  if (!ctx_.persist_live_worlds) {
+    std::lock_guard held(held_mu_);
     held_[live.string()] = Held{std::move(b.driver), std::move(world).value()};
+  }
   return old;
 }
 
@@ -402,7 +429,6 @@ Result<scenario::Manifest> AttemptEngine::scenario_manifest(std::string_view sce
 // ---- start ----
 
 Result<std::string> AttemptEngine::start(const StartRequest& req) {
-  std::lock_guard lock(mu_);
   AURA_RETURN_IF_ERROR(check_learner(req.learner));
   if (req.mode != "learn" && req.mode != "judge") {
     return Status::invalid("mode \"" + req.mode + "\" is neither learn nor judge");
@@ -415,6 +441,7 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
 
   AttemptState s;
   s.id = random_hex(8);
+  const AttemptLock lock = lock_attempt(s.id);
   s.learner = req.learner;
   s.package_dir = entry.dir;
   s.package_digest = entry.package_digest;
@@ -461,8 +488,10 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
     fs::remove_all(live.parent_path(), ec);
     return st;
   }
-  if (!ctx_.persist_live_worlds)
+  if (!ctx_.persist_live_worlds) {
+    std::lock_guard held(held_mu_);
     held_[live.string()] = Held{std::move(b.driver), std::move(world).value()};
+  }
   return s.id;
 }
 
@@ -471,7 +500,7 @@ Result<std::string> AttemptEngine::start(const StartRequest& req) {
 Status AttemptEngine::predict(std::string_view id, std::string_view learner,
                               std::string_view hypothesis, std::string_view expect,
                               uint32_t confidence) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "predict", Phase::kObserve));
   scenario::Manifest m;
@@ -496,7 +525,7 @@ Status AttemptEngine::predict(std::string_view id, std::string_view learner,
 
 Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view learner,
                                          std::string_view call_text) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   if (s.phase == Phase::kObserve) {
@@ -568,7 +597,7 @@ Result<ProbeResult> AttemptEngine::probe(std::string_view id, std::string_view l
 
 Result<uint32_t> AttemptEngine::submit(std::string_view id, std::string_view learner,
                                        std::string_view ir_json) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   if (s.phase != Phase::kInspect && s.phase != Phase::kContract) {
@@ -606,7 +635,7 @@ Result<uint32_t> AttemptEngine::submit(std::string_view id, std::string_view lea
 
 Status AttemptEngine::authorize(std::string_view id, std::string_view learner,
                                 std::string_view sha256_hex) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "authorize", Phase::kContract));
   auto it = s.scripts.find(std::string(sha256_hex));
@@ -755,7 +784,7 @@ AckResult ack_result_of(const ev::AckReadback& readback, uint64_t seq) {
 }  // namespace
 
 Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view learner) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "apply", Phase::kContract));
   for (const auto& [sha, status] : s.scripts) {
@@ -819,7 +848,7 @@ Result<ApplyResult> AttemptEngine::apply(std::string_view id, std::string_view l
 
 Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::string_view note,
                           AckResult* result, std::optional<uint64_t> readback_seq) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "ack", Phase::kAck));
   AURA_RETURN_IF_ERROR(learner_text("the note", note, true));
@@ -889,7 +918,7 @@ Status AttemptEngine::ack(std::string_view id, std::string_view learner, std::st
 // ---- verify, gate, receipt ----
 
 Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view learner) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "verify", Phase::kVerify));
   Bound b;
@@ -932,7 +961,7 @@ Result<VerifyResult> AttemptEngine::verify(std::string_view id, std::string_view
 Result<GateOutcome> AttemptEngine::gate(
     std::string_view id, std::string_view learner,
     std::function<void(gate::Property, gate::Outcome)> progress) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "gate", Phase::kTransferGate));
   Bound b;
@@ -1003,7 +1032,7 @@ Result<GateOutcome> AttemptEngine::gate(
 }
 
 Result<ReceiptOutcome> AttemptEngine::receipt(std::string_view id, std::string_view learner) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   // A refusal says why there is no receipt: the verdict, when the gate gave one that is not
@@ -1046,7 +1075,7 @@ Result<ReceiptOutcome> AttemptEngine::receipt(std::string_view id, std::string_v
 
 Status AttemptEngine::reflect(std::string_view id, std::string_view learner,
                               std::string_view text) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner, "reflect", Phase::kReflect));
   AURA_RETURN_IF_ERROR(learner_text("the reflection", text, false));
@@ -1059,7 +1088,7 @@ Status AttemptEngine::reflect(std::string_view id, std::string_view learner,
 
 Status AttemptEngine::abandon(std::string_view id, std::string_view learner,
                               std::string_view reason) {
-  std::lock_guard lock(mu_);
+  const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   if (s.phase == Phase::kDone) return Status::failed_precondition("attempt " + s.id + " is done");

@@ -184,14 +184,32 @@ class AttemptEngine {
   Status append(std::vector<EventDraft> drafts);
   void destroy_live(const AttemptState& s);
 
+  // One command of an attempt at a time, commands of different attempts in parallel: each
+  // command holds its attempt's lock from loading the attempt's state to appending its events,
+  // so what it checked is still true when it appends. What attempts share has its own lock: the
+  // log and the blob store theirs, the live worlds held below held_mu_, the drivers theirs
+  // (their naming across processes and threads, workers/nodes/stage.cc).
+  class AttemptLock {
+   public:
+    AttemptLock(std::shared_ptr<std::mutex> mu) : mu_(std::move(mu)), lock_(*mu_) {}
+
+   private:
+    std::shared_ptr<std::mutex> mu_;  // kept while locked
+    std::unique_lock<std::mutex> lock_;
+  };
+  AttemptLock lock_attempt(std::string_view id);
+
   EngineContext ctx_;
-  std::mutex mu_;  // one command at a time in this process; the data folder's lock covers others
+  std::mutex locks_mu_;  // guards locks_
+  std::map<std::string, std::weak_ptr<std::mutex>, std::less<>> locks_;
   // The live worlds this engine holds (persist_live_worlds false), by their folder, each with
-  // the driver that made it (the world is destroyed first).
+  // the driver that made it (the world is destroyed first). An entry is added and removed only
+  // under its attempt's lock; held_mu_ guards the map itself.
   struct Held {
     std::unique_ptr<world::WorldDriver> driver;
     std::unique_ptr<world::World> world;
   };
+  mutable std::mutex held_mu_;
   mutable std::map<std::string, Held> held_;
 };
 

@@ -1,0 +1,65 @@
+// The transfer gates of a daemon's learners on a bounded pool (issue 26): a gate builds fresh
+// worlds (O1: minutes and gigabytes), so at most `workers` run at once and the rest wait in order
+// of arrival, each learner holding at most `per_learner` places, the whole queue at most `limit`.
+// A learner whose gate waits is told their place and the wait expected from the gates that ran.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/common/status.h"
+
+namespace aura::daemon {
+
+struct GatePlace {
+  size_t position = 0;  // 0: running now; N: N gates start before it
+  // Seconds until it starts, from the mean of the gates this pool ran (nullopt before any ran).
+  std::optional<double> expected_wait_s;
+};
+
+class GatePool {
+ public:
+  // `workers` >= 1.
+  GatePool(size_t workers, size_t limit, size_t per_learner);
+  ~GatePool();
+
+  // Queues `job` for `learner`: its place, or kBusy (the queue is full, or the learner already
+  // holds per_learner places) with the reason, or kUnavailable once stopping.
+  Result<GatePlace> submit(const std::string& learner, std::function<void()> job);
+  // Waiting and running gates now.
+  size_t waiting() const;
+  size_t running() const;
+  size_t workers() const { return threads_.size(); }
+  // Drops the waiting gates (never started) and joins the workers after their running gates.
+  void stop();
+
+  // How many gates this machine runs at once: one per core, and no more than its available
+  // memory holds at `world_bytes` per gate (MemAvailable from /proc/meminfo); at least one.
+  static size_t workers_for_machine(uint64_t world_bytes);
+
+ private:
+  struct Job {
+    std::string learner;
+    std::function<void()> run;
+  };
+  void worker();
+
+  const size_t limit_, per_learner_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> waiting_;
+  std::vector<std::string> running_;  // learners of the gates running
+  double seconds_total_ = 0;
+  size_t ran_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace aura::daemon
