@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <map>
 
 #include "app/daemon/daemon_impl.h"
@@ -56,6 +57,15 @@ void Daemon::Impl::stream(int fd, const rpc::Request& r) {
   auto after = a.optional_u64("after_seq");
   if (!after.ok()) {
     send_reply(fd, r, 400, "", rpc::api_error_from(after.status()));
+    return;
+  }
+  // A seq is below 2^63 (the log's own bound); anything larger would wrap at last + 1 and
+  // replay the stream from its start.
+  if (after->value_or(0) > uint64_t(INT64_MAX)) {
+    send_reply(
+        fd, r, 400, "",
+        rpc::api_error(400, "malformed",
+                       "args.after_seq: beyond any event seq (at most 9223372036854775807)"));
     return;
   }
   uint64_t last = after->value_or(0);

@@ -366,10 +366,12 @@ std::variant<Forward, Refusal> prepare_forward(const ApiRequest& r, const Origin
     uint64_t after = 0;
     if (r.last_event_id) {
       std::string_view id = trim(*r.last_event_id);
-      if (id.empty() || id.size() > 20 ||
+      // An event seq is below 2^63: "9223372036854775807" is the largest (19 digits).
+      if (id.empty() || id.size() > 19 ||
           !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-          (id.size() == 20 && id > "18446744073709551615")) {
-        return refuse(api_error(400, "malformed", "Last-Event-ID: must be an event seq"));
+          (id.size() == 19 && id > "9223372036854775807")) {
+        return refuse(api_error(
+            400, "malformed", "Last-Event-ID: must be an event seq (at most 9223372036854775807)"));
       }
       after = std::stoull(std::string(id));
     }

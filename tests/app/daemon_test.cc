@@ -479,6 +479,18 @@ TEST_CASE("a whole t0 attempt through the daemon; nothing hidden in any answer; 
   const uint64_t resumed = std::stoull(member((*first)->body, "seq"));
   CHECK(resumed > cut);
   CHECK(resumed == *std::upper_bound(seqs.begin(), seqs.end(), cut));
+  // A seq past any the log can hold is refused, never wrapped into a replay from the start.
+  for (const char* beyond : {"9223372036854775808", "18446744073709551615"}) {
+    auto past = rpc::Client::connect(d.socket);
+    REQUIRE(past.ok());
+    sr.request_id = rpc::new_request_id();
+    sr.args_json = "{\"attempt\":" + quoted(id) + ",\"after_seq\":" + beyond + "}";
+    auto answer = past->call(sr, 10s);
+    REQUIRE(answer.ok());
+    CHECK(answer->status == 400);
+    REQUIRE(answer->error);
+    CHECK(answer->error->message.find("beyond any event seq") != std::string::npos);
+  }
 
   // Hidden means hidden, in every answer of the whole attempt.
   std::vector<std::string> hidden = hidden_strings(m);

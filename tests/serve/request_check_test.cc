@@ -367,6 +367,14 @@ TEST_CASE("bodies: media type, size, strict JSON and members, each with its stat
   CHECK(refused(ev).error.status == 400);
   ev.last_event_id = "99999999999999999999";
   CHECK(refused(ev).error.status == 400);
+  // The largest seq passes; one more, or 2^64 - 1 (which once wrapped to a replay from the
+  // start), is refused.
+  ev.last_event_id = "9223372036854775807";
+  CHECK(forwarded(ev).args_json.find(R"("after_seq":9223372036854775807)") != std::string::npos);
+  for (const char* beyond : {"9223372036854775808", "18446744073709551615"}) {
+    ev.last_event_id = beyond;
+    CHECK(refused(ev).error.status == 400);
+  }
 }
 
 TEST_CASE("responses: security headers, the error shape, the token cookie") {
