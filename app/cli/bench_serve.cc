@@ -192,19 +192,36 @@ int bench_serve(Invocation& inv) {
   if (!::mkdtemp(tmpl)) return inv.fail(Status::io("mkdtemp"));
   const fs::path t = tmpl;
   fs::permissions(t, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  // A copy of the bundled packages: set-up signs them in place.
   std::error_code ec;
+  // What the run leaves: nothing when it succeeded; when it failed, the front's log alone (its
+  // path is in the error), never the lab's keys or data.
+  auto remove_lab = [&](bool keep_log) {
+    for (const auto& e : fs::directory_iterator(t, ec)) {
+      if (!(keep_log && e.path().filename() == "serve.log")) fs::remove_all(e.path(), ec);
+    }
+    if (!keep_log || !fs::exists(t / "serve.log")) {
+      fs::remove_all(t, ec);
+    } else {
+      std::cerr << "aura bench serve: the front's log is kept in " << (t / "serve.log").string()
+                << "; nothing else of the lab is left\n";
+    }
+  };
+  // A copy of the bundled packages: set-up signs them in place.
   const fs::path bundled =
       inv.has("scenarios") ? fs::path(inv.get("scenarios")) : app::default_scenarios_dir();
   fs::copy(bundled, t / "scenarios", fs::copy_options::recursive, ec);
-  if (ec) return inv.fail(Status::io("copy the bundled scenarios: " + ec.message()));
+  if (ec) {
+    const std::string why = ec.message();
+    remove_lab(false);
+    return inv.fail(Status::io("copy the bundled scenarios: " + why));
+  }
   const uint16_t port = free_port(), peer_port = free_port();
   std::cout << "starting aura serve on 127.0.0.1:" << port << " (a fresh lab in " << t.string()
             << "; first use sets it up)" << std::endl;
-  pid_t serve =
-      spawn({fs::read_symlink("/proc/self/exe").string(), "serve", "--data", (t / "data").string(),
-             "--keys", (t / "keys").string(), "--port", std::to_string(port)},
-            t, t / "serve.log");
+  pid_t serve = spawn({fs::read_symlink("/proc/self/exe").string(), "serve", "--data",
+                       (t / "data").string(), "--keys", (t / "keys").string(), "--scenarios",
+                       (t / "scenarios").string(), "--port", std::to_string(port)},
+                      t, t / "serve.log");
   auto cleanup = [&](int code) {
     if (serve > 0) {
       ::kill(serve, SIGTERM);
@@ -214,8 +231,13 @@ int bench_serve(Invocation& inv) {
       std::ifstream p(t / "nginx.pid");
       pid_t n = 0;
       p >> n;
-      if (n > 0) ::kill(n, SIGQUIT);
+      if (n > 0 && ::kill(n, SIGQUIT) == 0) {
+        // nginx writes into the folder until it has gone (10 s at most: then it is left).
+        for (int i = 0; i < 100 && ::kill(n, 0) == 0; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
     }
+    remove_lab(code != 0);
     return code;
   };
   std::string body;
@@ -360,9 +382,7 @@ int bench_serve(Invocation& inv) {
                     .real("ratio", ratio)
                     .real("sse_arrival_ms", arrival_ms)
                     .done());
-  int code = cleanup(0);
-  fs::remove_all(t, ec);
-  return code;
+  return cleanup(0);
 }
 
 }  // namespace
