@@ -279,6 +279,17 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
       if (!flush()) return;
     }
     auto f = frames.next(kIdle, kWholeFrame);
+    if (!f.ok() && f.status().code() == ErrorCode::kInvalidArgument) {
+      // A header read whole and refused (magic, version, kind, a length over its cap): a 400
+      // saying why, then the connection ends (what follows cannot be framed).
+      rpc::Reply bad;
+      bad.request_id = std::string(16, '0');
+      bad.status = 400;
+      bad.error = rpc::api_error(400, "malformed", f.status().message());
+      (void)queue(bad.encode());
+      (void)flush();
+      return;
+    }
     if (!f.ok() || !f->has_value()) {
       (void)flush();
       return;

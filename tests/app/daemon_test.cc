@@ -86,6 +86,17 @@ int status_as_front(DaemonProc& d, const std::string& op, const std::string& arg
   return status;
 }
 
+// A raw connection to the daemon's socket (REQUIREd), for bytes the client would never send.
+int connect_raw(const fs::path& socket) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
 }  // namespace
 
 TEST_CASE("public reads, malformed args, unknown ops; the daemon keeps serving") {
@@ -128,12 +139,7 @@ TEST_CASE("public reads, malformed args, unknown ops; the daemon keeps serving")
   // Pipelined: requests sent in one write without waiting are answered in their order, each
   // by its own reply, a malformed one in its place; the connection then serves on.
   {
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, d.socket.c_str(), sizeof addr.sun_path - 1);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    const int fd = connect_raw(d.socket);
     struct Sent {
       std::string id;
       int status;
@@ -168,6 +174,27 @@ TEST_CASE("public reads, malformed args, unknown ops; the daemon keeps serving")
     auto f = frames.next(30s, 30s);
     REQUIRE((f.ok() && f->has_value()));
     CHECK(rpc::parse_reply((*f)->body)->request_id == again.request_id);
+    ::close(fd);
+  }
+  // A header the daemon refuses (another version, a 4 GiB length, a bad magic) gets a 400
+  // naming it before the connection closes, as the protocol promises.
+  for (const auto& [what, header] :
+       {std::pair<const char*, std::string>{"version", std::string("AD\x02\x01\0\0\0\x02", 8)},
+        {"4 GiB", std::string("AD\x01\x01\xff\xff\xff\xff", 8)},
+        {"magic", std::string("XY\x01\x01\0\0\0\x02", 8)}}) {
+    INFO(what);
+    const int fd = connect_raw(d.socket);
+    REQUIRE(rpc::write_frames(fd, header + "{}", 10s).is_ok());
+    rpc::FrameReader frames(fd);
+    auto f = frames.next(30s, 30s);
+    REQUIRE((f.ok() && f->has_value()));
+    auto reply = rpc::parse_reply((*f)->body);
+    REQUIRE(reply.ok());
+    CHECK(reply->status == 400);
+    REQUIRE(reply->error);
+    CHECK(reply->error->message.find("daemon protocol") != std::string::npos);
+    auto after = frames.next(30s, 30s);  // then the connection ends
+    CHECK((after.ok() && !after->has_value()));
     ::close(fd);
   }
   CHECK(d.stop() == 0);
