@@ -202,7 +202,11 @@ std::optional<ApiError> check_command_body(std::string_view command, const json:
     if (!h.ok()) return malformed_json(h.status());
     if (!is_sha256_hex(*h)) return at(o, "sha256", "must be 64 lowercase hex digits");
   } else if (command == "ack") {
-    err = text_member("note", false);
+    // readback_seq: the readback acknowledged, as apply's answer named it (docs/api/openapi.yaml).
+    if (!(err = text_member("note", false))) {
+      auto seq = o.optional_u64("readback_seq");
+      if (!seq.ok()) return malformed_json(seq.status());
+    }
   } else if (command == "reflect") {
     err = text_member("text", true);
   } else if (command == "abandon" || command == "reset") {

@@ -5,6 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -375,6 +381,55 @@ TEST_CASE("bodies: media type, size, strict JSON and members, each with its stat
     ev.last_event_id = beyond;
     CHECK(refused(ev).error.status == 400);
   }
+}
+
+// Every request member the API's contract documents for a phase command reaches the daemon:
+// the test reads the commands' bodies from docs/api/openapi.yaml ("ack {note?, readback_seq?}"),
+// builds each with every member, and requires the front to forward it (ack once refused
+// readback_seq, which the contract names and the daemon reads).
+TEST_CASE("command bodies: every member the contract documents is accepted") {
+  const char* path = std::getenv("AURA_OPENAPI");
+  REQUIRE_MESSAGE(path != nullptr, "AURA_OPENAPI names docs/api/openapi.yaml (meson sets it)");
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  const size_t from = doc.find("Bodies: "), to = doc.find("apply, verify, gate, receipt", from);
+  REQUIRE((from != std::string::npos && to != std::string::npos));
+  std::string bodies = doc.substr(from + 8, to - from - 8);
+  // "predict {hypothesis, expect, confidence?}; probe {call, params} ..." across lines.
+  std::replace(bodies.begin(), bodies.end(), '\n', ' ');
+  const std::map<std::string, std::string> value = {
+      {"hypothesis", R"("h")"}, {"expect", R"("e")"},
+      {"confidence", "50"},     {"call", R"("file.read")"},
+      {"params", "{}"},         {"sha256", '"' + std::string(64, 'a') + '"'},
+      {"note", R"("n")"},       {"readback_seq", "7"},
+      {"text", R"("t")"},       {"reason", R"("r")"}};
+  int commands = 0;
+  for (size_t at = 0; (at = bodies.find('{', at)) != std::string::npos;) {
+    const size_t close = bodies.find('}', at);
+    REQUIRE(close != std::string::npos);
+    // The command is the word before the brace.
+    size_t w = bodies.find_last_not_of(' ', at - 1), v = w;
+    while (v > 0 && std::isalpha(static_cast<unsigned char>(bodies[v - 1]))) --v;
+    const std::string command = bodies.substr(v, w - v + 1);
+    std::string body = "{";
+    std::istringstream members(bodies.substr(at + 1, close - at - 1));
+    for (std::string m; std::getline(members, m, ',');) {
+      m.erase(0, m.find_first_not_of(' '));
+      m.erase(m.find_last_not_of(" ?") + 1);
+      REQUIRE_MESSAGE(value.contains(m), "no test value for " << command << "'s member " << m);
+      body += (body.size() > 1 ? "," : "") + ('"' + m + "\":") + value.at(m);
+    }
+    body += "}";
+    CAPTURE(command);
+    CAPTURE(body);
+    CHECK(forwarded(with_cap(req("POST", "/api/v1/attempts/" + kAttempt + "/" + command, body)))
+              .args_json.find(body) != std::string::npos);
+    ++commands;
+    at = close;
+  }
+  CHECK(commands >= 7);  // predict, probe, authorize, ack, reflect, abandon, reset
 }
 
 TEST_CASE("responses: security headers, the error shape, the token cookie") {
