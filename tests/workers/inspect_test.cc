@@ -503,15 +503,25 @@ TEST_CASE("inspect: a frozen node makes no progress until it is thawed") {
   REQUIRE(view.ok());
   REQUIRE(eventually([&] { return counter(*view, "/tmp/counter") > 0; }));
 
+  // A witness node counts on meanwhile: while it takes twenty steps the frozen one takes none
+  // (the window is the witness's progress, however fast or slow the machine is, not a sleep).
+  auto witness = start(*tree, state, "witness");
+  start_counter(*witness, "/tmp/counter");
+  auto witness_view = NodeView::open(witness->init_pid());
+  REQUIRE(witness_view.ok());
+  REQUIRE(eventually([&] { return counter(*witness_view, "/tmp/counter") > 0; }));
+
   REQUIRE(tree->freeze(node->id()).is_ok());
   const long frozen = counter(*view, "/tmp/counter");
-  std::this_thread::sleep_for(milliseconds(500));
+  const long witness_at = counter(*witness_view, "/tmp/counter");
+  CHECK(eventually([&] { return counter(*witness_view, "/tmp/counter") >= witness_at + 20; }));
   CHECK(counter(*view, "/tmp/counter") == frozen);
   REQUIRE(tree->thaw(node->id()).is_ok());
   CHECK(eventually([&] { return counter(*view, "/tmp/counter") > frozen + 5; }));
 
   CHECK(!tree->freeze("no-such-group-" + tag()).is_ok());
   REQUIRE(node->destroy().is_ok());
+  REQUIRE(witness->destroy().is_ok());
 }
 
 TEST_CASE("inspect: a nested learner group is made, frozen alone and removed inside its node's") {
@@ -586,7 +596,17 @@ TEST_CASE("inspect: a nested learner group is made, frozen alone and removed ins
   const Status frozen = tree->freeze(node->id());
   REQUIRE_MESSAGE(frozen.is_ok(), frozen.message());
   const long nested_frozen = counter(*view, "/tmp/learner-counter");
-  std::this_thread::sleep_for(milliseconds(300));
+  {
+    // A witness node outside the frozen one counts twenty steps meanwhile (as above).
+    auto witness = start(*tree, state, "nested-witness");
+    start_counter(*witness, "/tmp/counter");
+    auto witness_view = NodeView::open(witness->init_pid());
+    REQUIRE(witness_view.ok());
+    REQUIRE(eventually([&] { return counter(*witness_view, "/tmp/counter") > 0; }));
+    const long witness_at = counter(*witness_view, "/tmp/counter");
+    CHECK(eventually([&] { return counter(*witness_view, "/tmp/counter") >= witness_at + 20; }));
+    REQUIRE(witness->destroy().is_ok());
+  }
   CHECK(counter(*view, "/tmp/learner-counter") == nested_frozen);
   REQUIRE(tree->thaw(node->id()).is_ok());
 
