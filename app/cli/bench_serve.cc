@@ -245,7 +245,10 @@ int bench_serve(Invocation& inv) {
   for (int i = 0; i < 1200 && !up; ++i) {
     int fd = connect_loopback(port);
     if (fd >= 0) {
-      up = http(fd, "GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &body) == 200;
+      up = http(fd,
+                "GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                    "\r\n\r\n",
+                &body) == 200;
       ::close(fd);
     }
     if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));

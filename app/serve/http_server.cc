@@ -27,6 +27,7 @@
 #include "app/serve/request_check.h"
 #include "app/serve/response.h"
 #include "app/serve/static_files.h"
+#include "engine/common/text.h"
 #include "engine/json/json_reader.h"
 
 namespace aura::serve {
@@ -389,6 +390,30 @@ ApiRequest api_request_of(const http::request<http::string_body>& req) {
   return a;
 }
 
+// RFC 9112 (3.2): exactly one Host. And it must name this lab (one of its origins' hosts, the
+// names --origin adds included): a page a DNS-rebinding attack loads under another name reaches
+// the front's address with that name as Host, and is refused before any route answers it.
+std::optional<rpc::ApiError> check_host(const http::request<http::string_body>& req,
+                                        const Origins& origins) {
+  if (req.count(http::field::host) != 1)
+    return rpc::api_error(400, "malformed", "a request needs exactly one Host header");
+  const std::string_view host = req[http::field::host];
+  for (const std::string& origin : origins.allowed) {
+    const size_t at = origin.find("://");
+    if (at != std::string::npos && beast::iequals(std::string_view(origin).substr(at + 3), host))
+      return std::nullopt;
+  }
+  std::string names;
+  for (const std::string& origin : origins.allowed) {
+    const size_t at = origin.find("://");
+    names += (names.empty() ? "" : ", ") + origin.substr(at == std::string::npos ? 0 : at + 3);
+  }
+  return rpc::api_error(421, "misdirected",
+                        "Host \"" + safe_text(req[http::field::host], 64) +
+                            "\" is not this lab (it answers to " + names +
+                            "; aura serve --origin adds a name)");
+}
+
 // The connection's requests, one after another, until it closes or a limit closes it.
 template <class Stream>
 asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stream& stream,
@@ -441,6 +466,8 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stre
       early = rpc::api_error(431, "headers_too_large",
                              std::to_string(fields) + " header fields, more than " +
                                  std::to_string(limits.header_fields));
+    } else if (auto e = check_host(req, st->origins)) {
+      early = std::move(e);
     } else if (path.rfind("/api/", 0) == 0) {
       auto m = match_route(method, path, limits);
       if (auto* ok = std::get_if<RouteMatch>(&m)) max_body = ok->max_body_bytes;

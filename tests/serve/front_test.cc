@@ -29,6 +29,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// The Host line of a request to the front on `port` (the front answers only to its own names).
+std::string host(uint16_t port) { return "Host: 127.0.0.1:" + std::to_string(port) + "\r\n"; }
+
 const std::string kAttempt = "0123456789abcdef";
 const std::string kCap(64, 'a');
 const std::string kBearer = "Bearer " + kCap;
@@ -122,7 +125,8 @@ DoubleAnswer held_judge_stream() {
 // A connection that has asked for a judge run's event stream.
 int open_judge_stream(uint16_t port) {
   int fd = connect_loopback(port);
-  REQUIRE(send_all(fd, "GET /api/v1/judge/00000000000000aa/events HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(
+      send_all(fd, "GET /api/v1/judge/00000000000000aa/events HTTP/1.1\r\n" + host(port) + "\r\n"));
   return fd;
 }
 
@@ -263,10 +267,10 @@ TEST_CASE("front: refusals (400, 404, 405, 413, 415, 431) never reach the daemon
   std::string chunk(1500, ' ');
   std::ostringstream hex;
   hex << std::hex << chunk.size();
-  auto chunked = http_raw(f.port(),
-                          "POST /api/v1/attempts HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                          "application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                              hex.str() + "\r\n" + chunk + "\r\n0\r\n\r\n");
+  auto chunked = http_raw(f.port(), "POST /api/v1/attempts HTTP/1.1\r\n" + host(f.port()) +
+                                        "Content-Type: "
+                                        "application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                        hex.str() + "\r\n" + chunk + "\r\n0\r\n\r\n");
   CHECK(chunked.status == 413);
   // The IR routes take more.
   std::string ir =
@@ -305,7 +309,7 @@ TEST_CASE("front: past the per-address cap a connection gets 429, and the server
   // Each held connection is admitted before the next is tried: one request through each.
   for (int fd : held) {
     REQUIRE(fd >= 0);
-    REQUIRE(send_all(fd, "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"));
+    REQUIRE(send_all(fd, "GET /api/v1/health HTTP/1.1\r\n" + host(f.port()) + "\r\n"));
     char buf[4096];
     CHECK(::recv(fd, buf, sizeof buf, 0) > 0);
   }
@@ -332,7 +336,7 @@ TEST_CASE("front: past the total cap a connection gets 429") {
   Front f(limits);
   int a = connect_loopback(f.port()), b = connect_loopback(f.port());
   for (int fd : {a, b}) {
-    REQUIRE(send_all(fd, "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"));
+    REQUIRE(send_all(fd, "GET /api/v1/health HTTP/1.1\r\n" + host(f.port()) + "\r\n"));
     char buf[4096];
     CHECK(::recv(fd, buf, sizeof buf, 0) > 0);
   }
@@ -347,11 +351,11 @@ TEST_CASE("front: a client that never finishes its headers is closed; others are
   limits.body_timeout = 1s;
   Front f(limits);
   int slow = connect_loopback(f.port());
-  REQUIRE(send_all(slow, "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: "));
+  REQUIRE(send_all(slow, "GET /api/v1/health HTTP/1.1\r\n" + host(f.port()) + "X-Slow: "));
   int slow_body = connect_loopback(f.port());
-  REQUIRE(send_all(slow_body,
-                   "POST /api/v1/judge HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                   "Content-Length: 100\r\n\r\n{\"scen"));
+  REQUIRE(send_all(slow_body, "POST /api/v1/judge HTTP/1.1\r\n" + host(f.port()) +
+                                  "Content-Type: application/json\r\n"
+                                  "Content-Length: 100\r\n\r\n{\"scen"));
   for (int i = 0; i < 20; ++i) CHECK(f.get("/api/v1/health").status == 200);
   // The slow ones end without an answer once their time is up.
   auto r = read_response(slow);
@@ -374,7 +378,8 @@ TEST_CASE("front: 200 concurrent connections are all answered") {
     fds.push_back(fd);
   }
   for (int fd : fds) {
-    REQUIRE(send_all(fd, "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    REQUIRE(send_all(
+        fd, "GET /api/v1/health HTTP/1.1\r\n" + host(f.port()) + "Connection: close\r\n\r\n"));
   }
   int ok = 0;
   for (int fd : fds) {
@@ -393,7 +398,7 @@ TEST_CASE("front: a malformed-request corpus is refused or closed; health still 
   limits.body_timeout = 1s;
   Front f(limits);
   const std::string json_post =
-      "POST /api/v1/judge HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+      "POST /api/v1/judge HTTP/1.1\r\n" + host(f.port()) + "Content-Type: application/json\r\n";
   auto with_body = [&](const std::string& body) {
     return json_post + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   };
@@ -403,7 +408,7 @@ TEST_CASE("front: a malformed-request corpus is refused or closed; health still 
   };
   const std::vector<Entry> corpus = {
       {"truncated request line", "GET /api/v1/hea", {0}},
-      {"truncated headers", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n", {0}},
+      {"truncated headers", "GET /api/v1/health HTTP/1.1\r\n" + host(f.port()) + "", {0}},
       {"truncated body", json_post + "Content-Length: 50\r\n\r\n{\"scenario\"", {0}},
       {"not HTTP", "GARBAGE\r\n\r\n", {400}},
       {"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", {400}},
@@ -423,7 +428,9 @@ TEST_CASE("front: a malformed-request corpus is refused or closed; health still 
       {"absurd length", json_post + "Content-Length: 99999999999999999999\r\n\r\n", {400, 413}},
       {"two lengths", json_post + "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}", {400}},
       {"bad UTF-8 in JSON", with_body("{\"scenario\":\"\xc3\x28\"}"), {400}},
-      {"bad UTF-8 in the target", "GET /api/v1/\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n", {400, 404}},
+      {"bad UTF-8 in the target",
+       "GET /api/v1/\xff\xfe HTTP/1.1\r\n" + host(f.port()) + "\r\n",
+       {400, 404}},
       {"deep JSON", with_body(std::string(5000, '[') + std::string(5000, ']')), {400}},
       {"duplicate members", with_body(R"({"scenario":"O1","scenario":"O2"})"), {400}},
       {"escaped duplicate", with_body(R"({"scenario":"O1","sc\u0065nario":"O2"})"), {400}},
@@ -432,10 +439,13 @@ TEST_CASE("front: a malformed-request corpus is refused or closed; health still 
       {"huge number", with_body(R"({"scenario":1e999999})"), {400}},
       {"lone surrogate", with_body(R"({"scenario":"\ud800"})"), {400}},
       {"capability in the query",
-       "GET /api/v1/attempts/" + kAttempt + "?capability=" + kCap + " HTTP/1.1\r\nHost: x\r\n\r\n",
+       "GET /api/v1/attempts/" + kAttempt + "?capability=" + kCap + " HTTP/1.1\r\n" +
+           host(f.port()) + "\r\n",
        {400}},
-      {"bad method", "BREW /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n", {405}},
-      {"absolute target", "GET http://evil/api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n", {400, 404}},
+      {"bad method", "BREW /api/v1/health HTTP/1.1\r\n" + host(f.port()) + "\r\n", {405}},
+      {"absolute target",
+       "GET http://evil/api/v1/health HTTP/1.1\r\n" + host(f.port()) + "\r\n",
+       {400, 404}},
   };
   for (const Entry& e : corpus) {
     CAPTURE(e.name);
@@ -552,7 +562,7 @@ TEST_CASE("front: HEAD is a GET's headers without its body, on the API and the s
     // HEAD, then a GET on the same connection: had the HEAD's answer carried a body, the GET's
     // answer would not parse.
     int fd = connect_loopback(f.port());
-    REQUIRE(send_all(fd, "HEAD " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    REQUIRE(send_all(fd, "HEAD " + target + " HTTP/1.1\r\n" + host(f.port()) + "\r\n"));
     std::string head;
     char buf[4096];
     while (head.find("\r\n\r\n") == std::string::npos) {
@@ -567,7 +577,8 @@ TEST_CASE("front: HEAD is a GET's headers without its body, on the API and the s
       CHECK(h.header("content-length") == std::to_string(get.body.size()));
     }
     CHECK(h.header("content-type") == get.header("content-type"));
-    REQUIRE(send_all(fd, "GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    REQUIRE(send_all(
+        fd, "GET " + target + " HTTP/1.1\r\n" + host(f.port()) + "Connection: close\r\n\r\n"));
     auto after = read_response(fd, 30s);
     CHECK(after.status == 200);
     ::close(fd);
@@ -576,7 +587,8 @@ TEST_CASE("front: HEAD is a GET's headers without its body, on the API and the s
   // the headers: a HEAD's Content-Length is the GET's, with no body after it.)
   auto head_only = [&](const std::string& target) {
     int fd = connect_loopback(f.port());
-    REQUIRE(send_all(fd, "HEAD " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+    REQUIRE(send_all(
+        fd, "HEAD " + target + " HTTP/1.1\r\n" + host(f.port()) + "Connection: close\r\n\r\n"));
     std::string raw;
     char buf[4096];
     for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) raw.append(buf, size_t(n));
@@ -605,7 +617,7 @@ TEST_CASE("front: a drain answers the request under way, closes idle connections
   });
   // An idle keep-alive connection (one answer read, waiting for its next request).
   int idle = connect_loopback(f.port());
-  REQUIRE(send_all(idle, "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(send_all(idle, "GET /api/v1/health HTTP/1.1\r\n" + host(f.port()) + "\r\n"));
   {
     // One answer, read by its Content-Length (the connection stays open).
     std::string raw;
@@ -823,6 +835,36 @@ std::string tls_exchange(uint16_t port, int max_version, const std::string& requ
 
 }  // namespace
 
+// RFC 9112 wants one Host; and a page loaded under another name (DNS rebinding) reaches the
+// front's address with that name as Host: refused before any route, static files included.
+TEST_CASE("front: exactly one Host, and one of the lab's own names") {
+  Front f;
+  const std::string port = std::to_string(f.port());
+  auto get = [&](const std::string& target, const std::string& hosts) {
+    return http_raw(f.port(),
+                    "GET " + target + " HTTP/1.1\r\n" + hosts + "Connection: close\r\n\r\n");
+  };
+  for (const std::string name :
+       {"127.0.0.1:" + port, "localhost:" + port, "LocalHost:" + port, "[::1]:" + port}) {
+    CAPTURE(name);
+    CHECK(get("/api/v1/health", "Host: " + name + "\r\n").status == 200);
+  }
+  auto none = get("/api/v1/health", "");
+  CHECK(none.status == 400);
+  CHECK(error_code_of(none) == "malformed");
+  CHECK(get("/api/v1/health", "Host: 127.0.0.1:" + port + "\r\nHost: 127.0.0.1:" + port + "\r\n")
+            .status == 400);
+  for (const std::string& other :
+       std::vector<std::string>{"evil.example:" + port, "127.0.0.1", "127.0.0.1:1", "x"}) {
+    CAPTURE(other);
+    for (const char* target : {"/api/v1/health", "/", "/metrics"}) {
+      auto r = get(target, "Host: " + other + "\r\n");
+      CHECK(r.status == 421);
+      CHECK(error_code_of(r) == "misdirected");
+    }
+  }
+}
+
 TEST_CASE("front: over TLS 1.2 and later only, and the token cookie is Secure") {
   TempDir dir;
   write_self_signed(dir / "cert.pem", dir / "key.pem");
@@ -845,10 +887,10 @@ TEST_CASE("front: over TLS 1.2 and later only, and the token cookie is Secure") 
   std::thread runner([&] { (*s)->run(); });
   CHECK((*s)->url().rfind("https://127.0.0.1:", 0) == 0);
   const std::string body = R"({"scenario":"O1"})";
-  const std::string post =
-      "POST /api/v1/attempts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-      "Content-Type: application/json\r\nContent-Length: " +
-      std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string post = "POST /api/v1/attempts HTTP/1.1\r\n" + host((*s)->port()) +
+                           "Connection: close\r\n"
+                           "Content-Type: application/json\r\nContent-Length: " +
+                           std::to_string(body.size()) + "\r\n\r\n" + body;
   auto r = parse_response(tls_exchange((*s)->port(), TLS1_3_VERSION, post));
   CHECK(r.status == 201);
   CHECK(r.header("set-cookie").ends_with("; HttpOnly; SameSite=Strict; Secure"));
