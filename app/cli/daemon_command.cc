@@ -14,12 +14,14 @@
 #include "app/lab/front_user.h"
 #include "app/lab/scenario_registry.h"
 #include "engine/common/json_writer.h"
+#include "engine/common/memory.h"
 
 namespace aura::cli {
 namespace fs = std::filesystem;
 namespace {
 
 int daemon_main(Invocation& inv) {
+  bound_allocator();  // before any thread: bursts of large requests give their memory back
   daemon::Options o;
   o.folders = {inv.data_dir, inv.keys_dir};
   o.socket = inv.has("socket") ? fs::path(inv.get("socket")) : daemon::default_socket(inv.data_dir);
@@ -33,6 +35,12 @@ int daemon_main(Invocation& inv) {
   if (!queue.ok()) return inv.fail(queue.status(), 2);
   if (*queue < 1 || *queue > 64) return inv.fail(Status::invalid("--judge-queue must be 1..64"), 2);
   o.judge_queue_limit = *queue;
+  auto idle = inv.get_u64("idle-expiry", 1800);
+  if (!idle.ok()) return inv.fail(idle.status(), 2);
+  if (*idle < 10 || *idle > 7 * 86400) {
+    return inv.fail(Status::invalid("--idle-expiry must be 10..604800 seconds"), 2);
+  }
+  o.live_idle = std::chrono::seconds(*idle);
   auto grace = inv.get_u64("stop-grace", 10);
   if (!grace.ok()) return inv.fail(grace.status(), 2);
   if (*grace > 3600) return inv.fail(Status::invalid("--stop-grace must be 0..3600"), 2);
@@ -110,6 +118,9 @@ void register_daemon_commands(CommandTable& r) {
          "on first use, the packages to set the lab up with (default: the bundled ones, "
          "PREFIX/share/aura/scenarios installed, the source tree's scenarios/ in a build)"},
         {"judge-queue", "N", "judge runs that may wait (1..64, default 4)"},
+        {"idle-expiry", "SECONDS",
+         "a learner's live attempt with no command for this long is ended and its world freed "
+         "(10..604800, default 1800)"},
         {"stop-grace", "SECONDS",
          "on SIGINT/SIGTERM, how long a judge run or gate in progress may go on (default 10)"}},
        0,

@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -18,6 +19,7 @@
 #include "app/rpc/client.h"
 #include "app/rpc/frame.h"
 #include "engine/common/json_writer.h"
+#include "engine/common/memory.h"
 #include "engine/log/log_verifier.h"
 
 namespace aura::daemon {
@@ -36,6 +38,32 @@ constexpr size_t kMaxBatchBytes = size_t(1) << 20;  // and their bytes, before a
 constexpr uint64_t kGateBytes = uint64_t(2) << 30;
 constexpr size_t kGateQueueLimit = 64;
 constexpr size_t kGatesPerLearner = 2;
+// Live attempts (live_attempts.h): a live world's memory and open files at most, of the kinds
+// measured (docs/PERFORMANCE.md, "Many learners"), so the machine's memory and the daemon's
+// file limit hold every one the limit admits; idle ones are ended after kLiveIdle.
+constexpr uint64_t kLiveWorldBytes = uint64_t(256) << 20;
+constexpr uint64_t kLiveWorldFiles = 16;
+constexpr size_t kLivePerClient = 3;
+constexpr auto kLiveIdle = std::chrono::minutes(30);
+constexpr auto kExpiryEvery = std::chrono::seconds(30);
+// Request bytes released after which the daemon hands freed memory back to the system; the
+// bytes of large requests (over kSmallRequestBytes) parsed and handled at once.
+constexpr size_t kTrimAfterBytes = size_t(16) << 20;
+constexpr size_t kSmallRequestBytes = size_t(64) << 10;
+constexpr size_t kRequestBytesBudget = size_t(8) << 20;
+
+// The daemon holds a descriptor or more per live world and per connection: its soft limit is
+// raised to the hard one. Returns the limit in force.
+uint64_t raise_open_files_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
+  if (r.rlim_cur < r.rlim_max) {
+    rlimit want = r;
+    want.rlim_cur = r.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &want) == 0) r = want;
+  }
+  return r.rlim_cur == RLIM_INFINITY ? uint64_t(1) << 20 : uint64_t(r.rlim_cur);
+}
 
 std::string errno_text(std::string_view what) {
   return std::string(what) + ": " + std::strerror(errno);
@@ -70,6 +98,12 @@ Daemon::Daemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Daemon::~Daemon() {
   stop();
+  {
+    std::lock_guard lock(impl_->expiry_mu);
+    impl_->expiry_stop = true;
+  }
+  impl_->expiry_cv.notify_all();
+  if (impl_->expiry.joinable()) impl_->expiry.join();
   if (impl_->judge) impl_->judge->stop();
   // Gates waiting are dropped (their attempts stay in transfer_gate: run the gate again); the
   // running ones end first.
@@ -118,6 +152,21 @@ Result<std::unique_ptr<Daemon>> Daemon::open(const Options& options, LogLine log
   d.gates = std::make_unique<GatePool>(GatePool::workers_for_machine(kGateBytes), kGateQueueLimit,
                                        kGatesPerLearner);
   d.attempts = std::make_unique<app::AttemptCache>(*d.session->writer.log);
+  const uint64_t open_files = raise_open_files_limit();
+  LiveLimits live;
+  live.per_client = kLivePerClient;
+  live.total = LiveAttempts::total_for_machine(kLiveWorldBytes, open_files, kLiveWorldFiles);
+  live.idle = std::chrono::duration_cast<std::chrono::seconds>(kLiveIdle);
+  if (d.opt.live_idle.count() > 0) live.idle = d.opt.live_idle;
+  d.live = std::make_unique<LiveAttempts>(live);
+  d.log_line(JsonWriter()
+                 .str("event", "limits")
+                 .num("open_files", int64_t(open_files))
+                 .num("live_attempts", int64_t(live.total))
+                 .num("live_attempts_per_client", int64_t(live.per_client))
+                 .num("live_idle_s", int64_t(live.idle.count()))
+                 .num("gate_workers", int64_t(d.gates->workers()))
+                 .done());
   auto proj = lab::LabProjections::open(*d.session->writer.log,
                                         lab::LabProjections::file_in(d.opt.folders.data));
   if (!proj.ok()) return proj.status().with_context("projections");
@@ -190,6 +239,7 @@ Result<std::unique_ptr<Daemon>> Daemon::open(const Options& options, LogLine log
   }
   if (::listen(d.listen_fd, 256) != 0) return Status::io(errno_text("listen"));
   d.verify_chain();
+  d.expiry = std::thread([&d] { d.expire_idle(); });
   d.log_line(JsonWriter()
                  .str("event", "listening")
                  .str("socket", path)
@@ -253,6 +303,68 @@ Status Daemon::serve() {
   return Status::ok();
 }
 
+void Daemon::Impl::hold_request(size_t bytes) {
+  std::unique_lock lock(request_mu);
+  if (bytes > kSmallRequestBytes) {
+    request_cv.wait(lock, [&] {
+      return requests_held == 0 || requests_held + bytes <= kRequestBytesBudget || stopping;
+    });
+  }
+  requests_held += bytes;
+}
+
+void Daemon::Impl::release_request(size_t bytes) {
+  bool trim = false;
+  {
+    std::lock_guard lock(request_mu);
+    requests_held -= bytes;
+    released_since_trim += bytes;
+    // The last request of a burst: glibc keeps what it freed in its arenas unless asked, so a
+    // flood of large requests would leave the daemon at its peak.
+    if (requests_held == 0 && released_since_trim >= kTrimAfterBytes) {
+      released_since_trim = 0;
+      trim = true;
+    }
+  }
+  request_cv.notify_all();
+  if (trim) release_free_memory();
+}
+
+void Daemon::Impl::trim_if_idle() {
+  {
+    std::lock_guard lock(request_mu);
+    if (requests_held != 0 || released_since_trim == 0) return;
+    released_since_trim = 0;
+  }
+  release_free_memory();
+}
+
+void Daemon::Impl::expire_idle() {
+  std::unique_lock lock(expiry_mu);
+  const auto every =
+      std::min<std::chrono::steady_clock::duration>(kExpiryEvery, live->limits().idle);
+  while (!expiry_cv.wait_for(lock, every, [&] { return expiry_stop; })) {
+    lock.unlock();
+    attempt::AttemptEngine& e = *session->engine;
+    for (const std::string& id : live->expired(e.held_attempts(), SteadyClock::now())) {
+      const int64_t secs = live->limits().idle.count();
+      Status s = e.expire(
+          id, "ended by the lab: no command for " +
+                  (secs % 60 == 0 ? std::to_string(secs / 60) + " minutes"
+                                  : std::to_string(secs) + " seconds") +
+                  ", so its world was freed for other learners; start a new attempt to go on");
+      log_line(JsonWriter()
+                   .str("event", "expired")
+                   .str("attempt", id)
+                   .boolean("ok", s.is_ok())
+                   .str("detail", s.is_ok() ? "" : s.message())
+                   .done());
+    }
+    trim_if_idle();
+    lock.lock();
+  }
+}
+
 void Daemon::Impl::connection(int fd, bool peer_is_root) {
   rpc::FrameReader frames(fd);
   // Replies not written yet. A client may send requests without waiting for their replies
@@ -304,6 +416,17 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
       (void)flush();
       return;
     }
+    // Held from here until its reply is queued (a stream: until it begins).
+    struct Held {
+      Impl& d;
+      size_t n;
+      void release() {
+        if (n) d.release_request(n);
+        n = 0;
+      }
+      ~Held() { release(); }
+    } held{*this, frame.body.size()};
+    hold_request(held.n);
     auto req = rpc::parse_request(frame.body, &seen_id);
     if (!req.ok()) {
       reply.request_id = seen_id.empty() ? std::string(16, '0') : seen_id;
@@ -314,6 +437,7 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
     }
     req->peer_is_root = peer_is_root;
     if (is_stream_op(req->op)) {
+      held.release();
       if (!flush()) return;
       stream(fd, *req);
       return;  // a stream ends its connection

@@ -7,6 +7,7 @@
 // runs, and destroys every live world it holds.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -28,6 +29,9 @@ struct Options {
   std::filesystem::path receipts_dir;    // judge runs' receipts
   size_t judge_queue_limit = 4;          // runs waiting (the one running not counted)
   size_t max_connections = 128;
+  // A live attempt with no command for this long is ended (0: 30 minutes). For tests and
+  // operators who want it shorter.
+  std::chrono::seconds live_idle{0};
 };
 
 // The embedded default's socket for a data folder: DATA/../run/daemon.sock.

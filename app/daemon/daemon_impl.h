@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <semaphore>
 #include <set>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "app/daemon/daemon.h"
 #include "app/daemon/gate_pool.h"
 #include "app/daemon/judge_queue.h"
+#include "app/daemon/live_attempts.h"
 #include "app/daemon/metrics.h"
 #include "app/lab/access.h"
 #include "app/lab/session.h"
@@ -42,7 +44,14 @@ struct Daemon::Impl {
   std::unique_ptr<app::AttemptCache> attempts;  // learners' reads: access and state, folded once
   std::unique_ptr<attempt::AttemptEngine> judge_engine;
   std::unique_ptr<JudgeQueue> judge;
-  std::unique_ptr<GatePool> gates;  // learners' transfer gates (gate_pool.h)
+  std::unique_ptr<GatePool> gates;     // learners' transfer gates (gate_pool.h)
+  std::unique_ptr<LiveAttempts> live;  // learners' live attempts, bounded (live_attempts.h)
+  // Ends live attempts idle past the limit, every 30 s until the daemon goes.
+  std::thread expiry;
+  std::mutex expiry_mu;
+  std::condition_variable expiry_cv;
+  bool expiry_stop = false;
+  void expire_idle();
   Metrics metrics;
 
   std::mutex proj_mu;  // the projections' one SQLite connection
@@ -50,6 +59,21 @@ struct Daemon::Impl {
 
   std::mutex verify_mu;
   LastVerify last_verify;
+  // Receipts verified by replay at once (each reads the log): the rest wait their turn, so a
+  // flood holds the memory of two.
+  std::counting_semaphore<64> replay_slots{2};
+
+  // Request bytes being parsed and handled now (each is copied several times on the way),
+  // and released since memory was last handed back to the system. A large request waits for
+  // room; a small one never does.
+  std::mutex request_mu;
+  std::condition_variable request_cv;
+  size_t requests_held = 0;
+  size_t released_since_trim = 0;
+  void hold_request(size_t bytes);
+  void release_request(size_t bytes);
+  // Hands freed memory back when no request is under way and some was released since.
+  void trim_if_idle();
 
   // The server.
   int listen_fd = -1;

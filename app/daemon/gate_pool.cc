@@ -27,14 +27,14 @@ void GatePool::stop() {
     if (t.joinable()) t.join();
 }
 
-Result<GatePlace> GatePool::submit(const std::string& learner, std::function<void()> job) {
+Result<GatePlace> GatePool::submit(const std::string& holder, std::function<void()> job) {
   std::lock_guard lock(mu_);
   if (stopping_) return Status::unavailable("the daemon is stopping");
-  const size_t mine = size_t(std::count(running_.begin(), running_.end(), learner)) +
+  const size_t mine = size_t(std::count(running_.begin(), running_.end(), holder)) +
                       size_t(std::count_if(waiting_.begin(), waiting_.end(),
-                                           [&](const Job& j) { return j.learner == learner; }));
+                                           [&](const Job& j) { return j.holder == holder; }));
   if (mine >= per_learner_)
-    return Status::busy("learner " + learner + " already has " + std::to_string(mine) +
+    return Status::busy("you already have " + std::to_string(mine) +
                         " gates running or waiting (at most " + std::to_string(per_learner_) +
                         "); try again when one has ended");
   if (waiting_.size() >= limit_)
@@ -52,9 +52,15 @@ Result<GatePlace> GatePool::submit(const std::string& learner, std::function<voi
             ? 0.0
             : mean * double((place.position + threads_.size() - 1) / threads_.size());
   }
-  waiting_.push_back(Job{learner, std::move(job)});
+  waiting_.push_back(Job{holder, std::move(job)});
   cv_.notify_one();
   return place;
+}
+
+uint32_t GatePool::retry_after_s() const {
+  std::lock_guard lock(mu_);
+  if (ran_ == 0) return 60;
+  return uint32_t(std::clamp(seconds_total_ / double(ran_), 1.0, 3600.0));
 }
 
 size_t GatePool::waiting() const {
@@ -74,14 +80,14 @@ void GatePool::worker() {
     if (waiting_.empty()) return;  // stopping, nothing left to start
     Job job = std::move(waiting_.front());
     waiting_.pop_front();
-    running_.push_back(job.learner);
+    running_.push_back(job.holder);
     lock.unlock();
     const auto started = std::chrono::steady_clock::now();
     job.run();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     lock.lock();
-    running_.erase(std::find(running_.begin(), running_.end(), job.learner));
+    running_.erase(std::find(running_.begin(), running_.end(), job.holder));
     seconds_total_ += seconds;
     ++ran_;
   }

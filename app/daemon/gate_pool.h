@@ -30,9 +30,12 @@ class GatePool {
   GatePool(size_t workers, size_t limit, size_t per_learner);
   ~GatePool();
 
-  // Queues `job` for `learner`: its place, or kBusy (the queue is full, or the learner already
-  // holds per_learner places) with the reason, or kUnavailable once stopping.
-  Result<GatePlace> submit(const std::string& learner, std::function<void()> job);
+  // Queues `job` for `holder` (whose share it counts in: a client of the lab): its place, or
+  // kBusy (the queue is full, or the holder already has per_learner places) with the reason,
+  // or kUnavailable once stopping.
+  Result<GatePlace> submit(const std::string& holder, std::function<void()> job);
+  // Seconds after which a refused gate may be taken: the mean gate (a minute before any ran).
+  uint32_t retry_after_s() const;
   // Waiting and running gates now.
   size_t waiting() const;
   size_t running() const;
@@ -46,7 +49,7 @@ class GatePool {
 
  private:
   struct Job {
-    std::string learner;
+    std::string holder;
     std::function<void()> run;
   };
   void worker();
@@ -55,7 +58,7 @@ class GatePool {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> waiting_;
-  std::vector<std::string> running_;  // learners of the gates running
+  std::vector<std::string> running_;  // holders of the gates running
   double seconds_total_ = 0;
   size_t ran_ = 0;
   bool stopping_ = false;

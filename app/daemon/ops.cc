@@ -248,13 +248,24 @@ Reply auth_failure(const Status& s) {
   return fail(s);
 }
 
-Reply op_attempt_create(Daemon::Impl& d, const json::Object& a) {
+// Who a request comes from, for the per-client limits: the address the front saw ("client",
+// which only the front sets: it builds every member it forwards), "" for the machine's root.
+Result<std::string> client_arg(const Request& r, const json::Object& a) {
+  auto c = a.optional_string("client", 64);
+  if (!c.ok()) return c.status();
+  if (*c) return std::string(**c);
+  return r.peer_is_root ? std::string() : std::string("front");
+}
+
+Reply op_attempt_create(Daemon::Impl& d, const Request& r, const json::Object& a) {
   auto name = scenario_arg(a);
   if (!name.ok()) return fail(name.status());
   std::string learner = "learner";
   auto l = a.optional_string("learner", 32);
   if (!l.ok()) return fail(l.status());
   if (*l) learner = std::string(**l);
+  auto client = client_arg(r, a);
+  if (!client.ok()) return fail(client.status());
   if (Status s = a.done(); !s.is_ok()) return fail(s);
   if (!attempt::is_valid_learner(learner)) {
     ApiError e = api_error(400, "malformed", "learner must match [a-z][a-z0-9_-]{0,31}");
@@ -264,12 +275,25 @@ Reply op_attempt_create(Daemon::Impl& d, const json::Object& a) {
   auto id = d.session->engine->scenario_named(*name);
   if (!id.ok()) return fail(id.status());
   if (auto refused = unavailable_lab(d, *id)) return *refused;
+  // A place among the live attempts before any world is built.
+  if (auto refused =
+          d.live->reserve(*client, d.session->engine->held_attempts(), SteadyClock::now())) {
+    ApiError e =
+        api_error(refused->status, refused->status == 429 ? "too_many_requests" : "unavailable",
+                  refused->message);
+    e.retry_after_s = refused->retry_after_s;
+    return fail(e);
+  }
   attempt::StartRequest req;
   req.learner = learner;
   req.scenario_id = *id;
   req.mode = "learn";
   auto attempt_id = d.session->engine->start(req);
-  if (!attempt_id.ok()) return fail(attempt_id.status());
+  if (!attempt_id.ok()) {
+    d.live->unreserve(*client);
+    return fail(attempt_id.status());
+  }
+  d.live->bind(*client, *attempt_id, SteadyClock::now());
   app::NewToken cap = app::new_token();
   if (Status s = app::grant_access(*d.session->writer.log, *attempt_id, cap.sha256); !s.is_ok()) {
     return fail(s);
@@ -307,7 +331,10 @@ Reply run_gate(Daemon::Impl& d, const Authed& x) {
   // The gate takes minutes: it runs on the gate pool after the reply (now, or when a worker is
   // free); its progress is in the attempt's events.
   std::string id = x.attempt, learner = x.state.learner;
-  auto place = d.gates->submit(learner, [&d, id, learner] {
+  // A client's share of the pool: its address (the machine's own attempts by learner name).
+  const std::string client = d.live->client_of(id);
+  const std::string holder = client.empty() ? "learner " + learner : "client " + client;
+  auto place = d.gates->submit(holder, [&d, id, learner] {
     auto started = std::chrono::steady_clock::now();
     auto r = d.session->engine->gate(id, learner);
     d.metrics.gate(
@@ -316,8 +343,13 @@ Reply run_gate(Daemon::Impl& d, const Authed& x) {
     line.str("event", "gate").str("attempt", id).boolean("ok", r.ok());
     if (!r.ok()) line.str("error", r.status().message());
     d.log_line(line.done());
+    d.live->touch(id, SteadyClock::now());
   });
-  if (!place.ok()) return fail(place.status());
+  if (!place.ok()) {
+    ApiError e = rpc::api_error_from(place.status());
+    if (place.status().code() == ErrorCode::kBusy) e.retry_after_s = d.gates->retry_after_s();
+    return fail(e);
+  }
   JsonWriter j;
   j.str("attempt", id).str("gate", place->position == 0 ? "started" : "queued");
   j.num("queue_position", int64_t(place->position));
@@ -346,6 +378,7 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
   if (Status s = a.done(); !s.is_ok()) return fail(s);
   attempt::AttemptEngine& e = *d.session->engine;
   const std::string& id = x->attempt;
+  d.live->touch(id, SteadyClock::now());  // a command: its idle time starts again
   const std::string& learner = x->state.learner;
   const std::string_view cmd = *command;
   auto body_done = [&]() -> Status { return a.has("body") ? body.done() : Status::ok(); };
@@ -731,6 +764,16 @@ Reply op_receipt_verify(Daemon::Impl& d, const json::Object& a) {
   };
   NoteVerifierKey key = d.session->writer.keys->lab_verifier();
   auto offline = receipt::verify_receipt(envelope, key, std::nullopt);
+  // Not this lab's signature (or not a receipt): nothing of it is read, so a replay would
+  // report the same, and no log is opened for it.
+  if (offline.attempt.empty()) {
+    return ok(JsonWriter().raw("offline", one(offline)).raw("replay", one(offline)).done());
+  }
+  d.replay_slots.acquire();
+  struct Slot {
+    std::counting_semaphore<64>& s;
+    ~Slot() { s.release(); }
+  } slot{d.replay_slots};
   // Replayed against a still view of the log: judge runs and gates may be appending meanwhile.
   auto view = d.still_view();
   if (!view.ok()) return fail(view.status());
@@ -1128,7 +1171,7 @@ Reply Daemon::Impl::handle(const Request& r) {
   if (op == "capabilities") return op_capabilities(*this);
   if (op == "scenarios.list") return op_scenarios_list(*this);
   if (op == "scenarios.get") return op_scenarios_get(*this, a);
-  if (op == "attempt.create") return op_attempt_create(*this, a);
+  if (op == "attempt.create") return op_attempt_create(*this, r, a);
   if (op == "attempt.state") return op_attempt_state(*this, r, a);
   if (op == "attempt.token") return op_attempt_token(*this, r, a);
   if (op == "attempt.command") return op_attempt_command(*this, r, a);

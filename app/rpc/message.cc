@@ -84,6 +84,7 @@ std::string ApiError::json() const {
     out += ']';
   }
   if (!next.empty()) out += ",\"next\":" + json_string(next);
+  if (retry_after_s > 0) out += ",\"retry_after_s\":" + std::to_string(retry_after_s);
   out += '}';
   return out;
 }
@@ -234,6 +235,12 @@ Result<Reply> parse_reply(std::string_view body) {
       auto names = (*ex)->strings(256);
       if (!names.ok()) return names.status();
       for (auto n : *names) err.expected.emplace_back(n);
+    }
+    auto retry = e->optional_u64("retry_after_s");
+    if (!retry.ok()) return retry.status();
+    if (*retry) {
+      if (**retry > kMaxRetryAfterS) return e->error("retry_after_s", "more than a day");
+      err.retry_after_s = uint32_t(**retry);
     }
     if (Status s = e->done(); !s.is_ok()) return s;
     r.error = std::move(err);

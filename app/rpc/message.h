@@ -14,6 +14,7 @@ namespace aura::rpc {
 
 inline constexpr size_t kMaxOperatorTokenBytes = 256;
 inline constexpr size_t kTokenHexBytes = 64;
+inline constexpr uint64_t kMaxRetryAfterS = 86400;  // the longest Retry-After any answer names
 
 // The API's error (docs/api/openapi.yaml, Error): an HTTP status, a code, words, and where known
 // the JSON path, the attempt's phase, the valid names and the next step.
@@ -25,6 +26,8 @@ struct ApiError {
   std::string phase;
   std::vector<std::string> expected;
   std::string next;
+  // Seconds after which the same request may succeed (429, 503): the front's Retry-After.
+  uint32_t retry_after_s = 0;
 
   // {"status":..,"code":..,"message":..,...} (the inner object of the API's Error).
   std::string json() const;

@@ -46,6 +46,11 @@ void FrontMetrics::connection_refused(const std::string& reason) {
   ++refused_[reason];
 }
 
+void FrontMetrics::share_taken_back(const std::string& what) {
+  std::lock_guard lock(mu_);
+  ++taken_back_[what];
+}
+
 std::string FrontMetrics::render() const {
   std::string o;
   std::lock_guard lock(mu_);
@@ -84,6 +89,14 @@ std::string FrontMetrics::render() const {
     auto it = refused_.find(reason);
     o += std::string("aura_front_connections_refused_total{reason=\"") + reason + "\"} " +
          std::to_string(it == refused_.end() ? 0 : it->second) + "\n";
+  }
+  o += "# HELP aura_front_shares_taken_back_total Idle connections and streams a full server "
+       "ended for a newcomer, from the client holding most.\n";
+  o += "# TYPE aura_front_shares_taken_back_total counter\n";
+  for (const char* what : {"connection", "stream"}) {
+    auto it = taken_back_.find(what);
+    o += std::string("aura_front_shares_taken_back_total{what=\"") + what + "\"} " +
+         std::to_string(it == taken_back_.end() ? 0 : it->second) + "\n";
   }
   return o;
 }

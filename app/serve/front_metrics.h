@@ -28,6 +28,9 @@ class FrontMetrics {
   void stream_closed() { --open_streams_; }
   // `reason`: "total" or "per_address".
   void connection_refused(const std::string& reason);
+  // A full server ended one of a heavier client's (`what`: "connection" or "stream") for a
+  // newcomer.
+  void share_taken_back(const std::string& what);
 
   int64_t open_connections() const { return open_connections_.load(); }
   int64_t open_streams() const { return open_streams_.load(); }
@@ -45,6 +48,7 @@ class FrontMetrics {
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   std::map<std::string, Histogram> latency_;
   std::map<std::string, uint64_t> refused_;
+  std::map<std::string, uint64_t> taken_back_;
   std::atomic<int64_t> open_connections_{0};
   std::atomic<int64_t> open_streams_{0};
 };

@@ -23,10 +23,12 @@
 
 #include "app/serve/access_log.h"
 #include "app/serve/daemon_link.h"
+#include "app/serve/fair_share.h"
 #include "app/serve/front_metrics.h"
 #include "app/serve/request_check.h"
 #include "app/serve/response.h"
 #include "app/serve/static_files.h"
+#include "engine/common/memory.h"
 #include "engine/common/text.h"
 #include "engine/json/json_reader.h"
 
@@ -74,6 +76,9 @@ struct Loop {
   DaemonLink daemon;
 };
 
+// Bytes of request bodies given back after which the front hands freed memory to the system.
+constexpr size_t kTrimAfterBytes = size_t(16) << 20;
+
 // Everything the coroutines share. Held by shared_ptr in every coroutine frame; the server
 // ends the loops' pending work (and so those frames) before the loops go.
 struct State {
@@ -95,10 +100,36 @@ struct State {
   AccessLog log;
   std::string url;
 
-  std::mutex conn_mu;
-  size_t connections = 0;
-  std::map<std::string, size_t> per_address;
+  // Request bodies held now (read, parsed, forwarded) against limits.bodies_in_flight_bytes,
+  // and the bytes released since memory was last handed back to the system.
+  std::atomic<size_t> bodies_held{0};
+  std::atomic<size_t> released_since_trim{0};
+  bool take_body(size_t n) {
+    size_t now = bodies_held.load();
+    do {
+      if (now + n > options.limits.bodies_in_flight_bytes) return false;
+    } while (!bodies_held.compare_exchange_weak(now, now + n));
+    return true;
+  }
+  void give_body(size_t n) {
+    const size_t before = bodies_held.fetch_sub(n);
+    // The last body of a burst: the allocator keeps what it freed unless asked (glibc's
+    // arenas), so a flood would leave the front at its peak.
+    if (released_since_trim.fetch_add(n) + n >= kTrimAfterBytes && before == n) {
+      released_since_trim = 0;
+      release_free_memory();
+    }
+  }
 
+  // Connections and event streams, each a fair share by client address (fair_share.h).
+  // Lock order: conn_mu, then wait_mu.
+  std::mutex conn_mu;
+  FairShare conns{options.limits.max_connections, options.limits.max_connections_per_address};
+  FairShare streams{options.limits.max_streams, options.limits.max_streams_per_address};
+
+  // What an idle connection or a stream registered to be ended by: a drain ends every one; a
+  // full server ends one of the heaviest client's (evict) for a newcomer.
+  enum class WaitKind { kIdle, kStream };
   // Draining (a stop with a grace): no new connections or requests; a connection waiting for
   // its next request, or relaying an event stream, is ended by the closer it registered here
   // (run on its own loop); one answering a request closes after its answer.
@@ -108,66 +139,116 @@ struct State {
   struct Closer {
     asio::any_io_executor ex;
     std::function<void()> close;
+    std::string client;
+    WaitKind kind;
+    bool ending = false;  // its close is posted already
   };
   std::map<uint64_t, Closer> waits;
 
-  // Registers a wait that a drain ends by `close`; 0 when draining already (do not wait).
-  uint64_t wait_begin(asio::any_io_executor on, std::function<void()> close) {
+  // Registers a wait that a drain or an eviction ends by `close`; 0 when draining already (do
+  // not wait).
+  uint64_t wait_begin(asio::any_io_executor on, std::function<void()> close, std::string client,
+                      WaitKind kind) {
     std::lock_guard lock(wait_mu);
     if (draining) return 0;
     uint64_t id = next_wait++;
-    waits.emplace(id, Closer{std::move(on), std::move(close)});
+    waits.emplace(id, Closer{std::move(on), std::move(close), std::move(client), kind});
     return id;
   }
   void wait_end(uint64_t id) {
     std::lock_guard lock(wait_mu);
     waits.erase(id);
   }
+  // Runs wait `id`'s closer on its own loop, if it is still waiting when it runs there (the
+  // connection may end first: then its closer, holding references into it, is never called).
+  void end_wait_locked(uint64_t id, Closer& c) {
+    c.ending = true;
+    asio::post(c.ex, [this, id] {
+      std::function<void()> close;
+      {
+        std::lock_guard l2(wait_mu);
+        auto it = waits.find(id);
+        if (it == waits.end()) return;
+        close = it->second.close;
+      }
+      close();
+    });
+  }
   void drain() {
     std::lock_guard lock(wait_mu);
     draining = true;
     for (auto& [id, c] : waits) {
-      // On the wait's own loop, and only if it is still waiting when the closer runs there.
-      asio::post(c.ex, [this, id] {
-        std::function<void()> close;
-        {
-          std::lock_guard l2(wait_mu);
-          auto it = waits.find(id);
-          if (it == waits.end()) return;
-          close = it->second.close;
-        }
-        close();
-      });
+      if (!c.ending) end_wait_locked(id, c);
     }
+  }
+  // Ends the oldest wait of `kind` that `client` holds: false when it holds none.
+  bool evict(const std::string& client, WaitKind kind) {
+    std::lock_guard lock(wait_mu);
+    for (auto& [id, c] : waits) {
+      if (c.kind == kind && !c.ending && c.client == client) {
+        end_wait_locked(id, c);
+        return true;
+      }
+    }
+    return false;
   }
   size_t open_connections() {
     std::lock_guard lock(conn_mu);
-    return connections;
+    return conns.held();
   }
 
-  // Admits a connection from `address` or says which cap it hit ("" when admitted).
-  std::string admit(const std::string& address) {
+  // Admits one more of `share` for `client`, or says which cap it hit ("" when admitted).
+  // Full: a newcomer takes a place back from the heaviest client holding an idle one (a
+  // connection between requests, a stream): that one is ended, so for a moment the count is
+  // above the cap by the evictions under way.
+  std::string admit(FairShare& share, const std::string& client, WaitKind kind) {
     std::lock_guard lock(conn_mu);
-    if (connections >= options.limits.max_connections) return "total";
-    size_t& n = per_address[address];
-    if (n >= options.limits.max_connections_per_address) {
-      if (n == 0) per_address.erase(address);
-      return "per_address";
+    if (share.client_full(client)) return "per_address";
+    if (share.full()) {
+      bool took = false;
+      for (const std::string& heavy : share.over_share(client)) {
+        if (evict(heavy, kind)) {
+          took = true;
+          metrics.share_taken_back(kind == WaitKind::kIdle ? "connection" : "stream");
+          break;
+        }
+      }
+      if (!took) return "total";
     }
-    ++n;
-    ++connections;
-    metrics.connection_opened();
+    share.add(client);
     return "";
   }
-  void release(const std::string& address) {
+  std::string admit_connection(const std::string& address) {
+    std::string refused = admit(conns, address, WaitKind::kIdle);
+    if (refused.empty()) metrics.connection_opened();
+    return refused;
+  }
+  void release_connection(const std::string& address) {
     std::lock_guard lock(conn_mu);
-    --connections;
-    if (--per_address[address] == 0) per_address.erase(address);
+    conns.remove(address);
     metrics.connection_closed();
+  }
+  std::string admit_stream(const std::string& address) {
+    return admit(streams, address, WaitKind::kStream);
+  }
+  void release_stream(const std::string& address) {
+    std::lock_guard lock(conn_mu);
+    streams.remove(address);
   }
 };
 
 namespace {
+
+// The bytes a connection's read buffer keeps between requests.
+constexpr size_t kKeptBufferBytes = 64 * 1024;
+
+struct BodyHold {
+  State& st;
+  size_t n = 0;
+  ~BodyHold() {
+    if (n) st.give_body(n);
+  }
+};
 
 // One response as Beast's message, with the security headers and the request id.
 // `head`: the answer to a HEAD request (the headers a GET would have, Content-Length included,
@@ -256,20 +337,51 @@ asio::awaitable<Response> metrics_response(State& st, DaemonLink& daemon,
 }
 
 Response daemon_unavailable(const Status& s) {
-  if (s.code() == ErrorCode::kBusy) {
-    return error_response(rpc::api_error(429, "too_many_requests", s.message()));
-  }
-  return error_response(
-      rpc::api_error(503, "unavailable", "the lab's daemon is not answering: " + s.message()));
+  rpc::ApiError e =
+      s.code() == ErrorCode::kBusy
+          ? rpc::api_error(429, "too_many_requests", s.message())
+          : rpc::api_error(503, "unavailable", "the lab's daemon is not answering: " + s.message());
+  e.retry_after_s = 5;
+  return error_response(e);
 }
 
 // An event stream: the daemon's frames relayed as server-sent events until either side ends.
 // Returns after the connection's last byte; the connection is then closed.
 template <class Stream>
 asio::awaitable<void> relay_stream(State& st, DaemonLink& daemon, Stream& stream, const Forward& f,
-                                   const std::string& request_id, unsigned version, Outcome& out) {
+                                   const std::string& request_id, unsigned version, Outcome& out,
+                                   const std::string& client) {
+  // (A named response for each early answer: GCC 12 destroys a temporary twice inside a
+  // co_await expression.)
+  // A place among the streams: a fair share of them (fair_share.h).
+  if (std::string refused = st.admit_stream(client); !refused.empty()) {
+    rpc::ApiError e = rpc::api_error(
+        429, "too_many_requests",
+        refused == "total" ? "every event stream slot (" + std::to_string(st.streams.cap()) +
+                                 ") is in use by clients holding no more than you; retry later"
+                           : "your address holds " + std::to_string(st.streams.per_client()) +
+                                 " event streams, its most; close one");
+    e.retry_after_s = 5;
+    Response r = error_response(e);
+    out.status = r.status;
+    out.bytes = r.body.size();
+    co_await write_response(st, stream, r, version, true, request_id, false);
+    co_return;
+  }
+  struct Share {
+    State& st;
+    const std::string& client;
+    ~Share() { st.release_stream(client); }
+  } share{st, client};
   rpc::Request q{f.op, request_id, f.auth, f.secret, f.args_json};
   auto opened = co_await daemon.open_stream(q, f.timeout);
+  // A place taken back from another client frees its daemon slot when that stream has ended
+  // on its own loop: a moment.
+  for (int i = 0; i < 40 && !opened.ok() && opened.status().code() == ErrorCode::kBusy; ++i) {
+    asio::steady_timer t(daemon.executor(), std::chrono::milliseconds(50));
+    co_await t.async_wait(kNothrow);
+    opened = co_await daemon.open_stream(q, f.timeout);
+  }
   if (!opened.ok() || !opened->stream) {
     Response r = opened.ok() ? reply_response(opened->reply) : daemon_unavailable(opened.status());
     out.status = r.status;
@@ -290,9 +402,12 @@ asio::awaitable<void> relay_stream(State& st, DaemonLink& daemon, Stream& stream
     }
   } closed{st, 0};
   std::weak_ptr<DaemonStream> weak = events;
-  closed.wait = st.wait_begin(daemon.executor(), [weak] {
-    if (auto ev = weak.lock()) ev->close();
-  });
+  closed.wait = st.wait_begin(
+      daemon.executor(),
+      [weak] {
+        if (auto ev = weak.lock()) ev->close();
+      },
+      client, State::WaitKind::kStream);
   if (closed.wait == 0) co_return;
   {
     auto sink = std::make_shared<std::array<char, 512>>();
@@ -417,10 +532,14 @@ std::optional<rpc::ApiError> check_host(const http::request<http::string_body>& 
 // The connection's requests, one after another, until it closes or a limit closes it.
 template <class Stream>
 asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stream& stream,
-                                     bool tls) {
+                                     bool tls, const std::string& client) {
   const Limits& limits = st->options.limits;
   beast::flat_buffer buffer;
   for (;;) {
+    // The body's bytes, held against the front's budget for bodies until the answer is written
+    // (a chunked body is held at the route's limit). Declared first: given back after the
+    // request's own memory.
+    BodyHold hold{*st};
     http::request_parser<http::string_body> parser;
     parser.header_limit(std::uint32_t(limits.header_bytes));
     // No body limit while the head is read (Beast would refuse a long Content-Length there as
@@ -428,8 +547,9 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stre
     // body's read.
     parser.body_limit(boost::none);
     lowest(stream).expires_after(limits.header_timeout);
-    const uint64_t wait =
-        st->wait_begin(loop.ioc.get_executor(), [&stream] { lowest(stream).cancel(); });
+    const uint64_t wait = st->wait_begin(
+        loop.ioc.get_executor(), [&stream] { lowest(stream).cancel(); }, client,
+        State::WaitKind::kIdle);
     if (wait == 0) co_return;
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, kNothrow);
     st->wait_end(wait);
@@ -478,6 +598,18 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stre
                                  " bytes, more than this route's " + std::to_string(max_body));
     }
     if (!early && !parser.is_done()) {
+      const size_t want = parser.content_length() ? size_t(*parser.content_length()) : max_body;
+      if (!st->take_body(want)) {
+        early = rpc::api_error(503, "unavailable",
+                               "the lab is reading other requests' bodies (" +
+                                   std::to_string(limits.bodies_in_flight_bytes >> 20) +
+                                   " MiB at once at most); retry in a moment");
+        early->retry_after_s = 1;
+      } else {
+        hold.n = want;
+      }
+    }
+    if (!early && !parser.is_done()) {
       if (beast::iequals(req[http::field::expect], "100-continue")) {
         http::response<http::empty_body> cont{http::status::continue_, req.version()};
         lowest(stream).expires_after(limits.write_timeout);
@@ -513,7 +645,9 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stre
         res = co_await metrics_response(*st, loop.daemon, request_id);
       }
     } else if (api) {
-      auto prepared = prepare_forward(api_request_of(req), st->origins, limits);
+      ApiRequest ar = api_request_of(req);
+      ar.client = client;
+      auto prepared = prepare_forward(ar, st->origins, limits);
       if (auto* no = std::get_if<Refusal>(&prepared)) {
         out.route = no->route;
         res = error_response(no->error, no->allow);
@@ -547,7 +681,7 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stre
     bool written = false;
     if (stream_forward) {
       co_await relay_stream(*st, loop.daemon, stream, *stream_forward, request_id, req.version(),
-                            out);
+                            out, client);
       keep_alive = false;
       written = true;
     } else {
@@ -561,6 +695,8 @@ asio::awaitable<void> serve_requests(std::shared_ptr<State> st, Loop& loop, Stre
     st->metrics.record(out.route, out.status, secs);
     st->log.write({request_id, std::string(req.method_string()), out.route, out.status, secs * 1000,
                    out.bytes});
+    // A connection kept for its next request keeps no large buffer.
+    if (buffer.capacity() > kKeptBufferBytes) buffer.shrink_to_fit();
     if (!written || !keep_alive || st->draining) co_return;
   }
 }
@@ -570,10 +706,14 @@ asio::awaitable<void> refuse_connection(std::shared_ptr<State> st, tcp::socket s
                                         std::string reason) {
   if (st->tls) co_return;
   beast::tcp_stream stream(std::move(socket));
-  Response r = error_response(
-      rpc::api_error(429, "too_many_requests",
-                     reason == "total" ? "the server has too many connections open; retry later"
-                                       : "too many connections from your address; retry later"));
+  rpc::ApiError e = rpc::api_error(
+      429, "too_many_requests",
+      reason == "total" ? "every connection is busy answering clients holding no more than you; "
+                          "retry later"
+                        : "your address holds " + std::to_string(st->conns.per_client()) +
+                              " connections, its most; retry later");
+  e.retry_after_s = 1;
+  Response r = error_response(e);
   auto res = to_beast(r, 11, true, "", false);
   stream.expires_after(std::chrono::seconds(2));
   co_await http::async_write(stream, res, kNothrow);
@@ -593,19 +733,19 @@ asio::awaitable<void> run_connection(std::shared_ptr<State> st, Loop& loop, tcp:
   struct Release {
     State& st;
     std::string address;
-    ~Release() { st.release(address); }
+    ~Release() { st.release_connection(address); }
   } release{*st, address};
   if (st->tls) {
     beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *st->tls);
     lowest(stream).expires_after(st->options.limits.header_timeout);
     auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kNothrow);
     if (ec) co_return;
-    co_await serve_requests(st, loop, stream, true);
+    co_await serve_requests(st, loop, stream, true, address);
     lowest(stream).expires_after(std::chrono::seconds(2));
     co_await stream.async_shutdown(kNothrow);
   } else {
     beast::tcp_stream stream(std::move(socket));
-    co_await serve_requests(st, loop, stream, false);
+    co_await serve_requests(st, loop, stream, false, address);
     error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
@@ -632,7 +772,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<State> st) {
       addr = asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6());
     }
     std::string address = addr.to_string();
-    std::string refused = st->admit(address);
+    std::string refused = st->admit_connection(address);
     auto ex = socket.get_executor();
     if (!refused.empty()) {
       st->metrics.connection_refused(refused);

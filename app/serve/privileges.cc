@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -184,16 +185,47 @@ Status drop_privileges(const UserIds& user) {
   return Status::ok();
 }
 
-Status check_cannot_open(const std::vector<std::filesystem::path>& folders) {
+Status check_cannot_open(const std::vector<std::filesystem::path>& folders,
+                         std::string_view remedy) {
   for (const auto& f : folders) {
     int fd = ::open(f.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
       ::close(fd);
-      return Status::failed_precondition(
-          "after dropping privileges the front can still open " + f.string() +
-          ": refusing to serve (the folder must be 0700 root; 'aura setup' makes it so)");
+      return Status::failed_precondition("after dropping privileges the front can still open " +
+                                         f.string() + ": refusing to serve (" +
+                                         std::string(remedy) + ")");
     }
   }
+  return Status::ok();
+}
+
+Status hide_folders(const std::vector<std::filesystem::path>& folders) {
+  if (::geteuid() != 0) return Status::failed_precondition("hide folders: not root");
+  // A namespace is a thread's: with other threads they would keep the machine's view.
+  std::error_code ec;
+  size_t threads = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++threads;
+  }
+  if (ec || threads != 1) {
+    return Status::failed_precondition("hide folders: the process must have one thread, not " +
+                                       std::to_string(threads));
+  }
+  if (::unshare(CLONE_NEWNS) != 0) return os_error("hide folders: unshare(CLONE_NEWNS)");
+  // Nothing mounted here reaches the machine's namespace.
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    return os_error("hide folders: make / private");
+  }
+  for (const auto& f : folders) {
+    if (f.empty() || !std::filesystem::is_directory(f, ec)) continue;
+    if (::mount("aura-hidden", f.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                "size=4k,nr_inodes=1,mode=000") != 0) {
+      return os_error("hide folders: cover " + f.string());
+    }
+  }
+  // A working folder under a covered one would still reach what lies beneath.
+  if (::chdir("/") != 0) return os_error("hide folders: chdir /");
   return Status::ok();
 }
 

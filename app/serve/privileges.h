@@ -33,7 +33,17 @@ const std::vector<std::string>& front_denied_syscalls();
 Status drop_privileges(const UserIds& user);
 
 // Fails closed: an error when this process can open any of `folders` (it must not, after the
-// drop: the data folder is 0700 root). A folder that does not exist cannot be opened either.
-Status check_cannot_open(const std::vector<std::filesystem::path>& folders);
+// drop), naming the folder and then `remedy`. A folder that does not exist cannot be opened
+// either.
+Status check_cannot_open(const std::vector<std::filesystem::path>& folders,
+                         std::string_view remedy);
+
+// Before the drop, as root, while the process has one thread: the process moves to a mount
+// namespace of its own in which each of `folders` that exists is covered by an empty,
+// read-only tmpfs of mode 000, and its working folder becomes /. The front's user then reads
+// nothing under them whatever their modes (scenario packages hold the answers and every
+// variant's hidden layout; a source checkout leaves them world-readable). Processes started
+// before (the daemon) keep the machine's view; the filter denies mount and umount after.
+Status hide_folders(const std::vector<std::filesystem::path>& folders);
 
 }  // namespace aura::serve

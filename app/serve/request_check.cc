@@ -441,6 +441,7 @@ std::variant<Forward, Refusal> prepare_forward(const ApiRequest& r, const Origin
           }
           args.str("learner", **l);
         }
+        if (!r.client.empty()) args.str("client", r.client);
       }
       if (Status s = o.done(); !s.is_ok()) return refuse(malformed_json(s));
       break;

@@ -30,6 +30,8 @@ struct ApiRequest {
   // A header that may appear once and appeared more often ("authorization"), else empty.
   std::string repeated_header;
   std::string body;
+  // The client's address as the front saw it: the daemon's per-client limits count by it.
+  std::string client;
 };
 
 // Who the front is: the origins that state-changing requests may come from.

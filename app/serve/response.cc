@@ -58,6 +58,7 @@ Response error_response(const rpc::ApiError& e, std::string_view allow) {
   r.status = e.status;
   r.body = e.body();
   if (!allow.empty()) r.set("Allow", std::string(allow));
+  if (e.retry_after_s > 0) r.set("Retry-After", std::to_string(e.retry_after_s));
   return r;
 }
 

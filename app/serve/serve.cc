@@ -18,6 +18,7 @@
 #include "app/serve/http_server.h"
 #include "app/serve/privileges.h"
 #include "engine/common/install_layout.h"
+#include "engine/common/memory.h"
 
 namespace aura::serve {
 namespace {
@@ -80,6 +81,7 @@ bool daemon_answers(const std::filesystem::path& socket) {
 }
 
 Status run(const ServeOptions& o, const std::function<void(std::string_view)>& say) {
+  bound_allocator();  // before any thread: bursts of large bodies give their memory back
   const bool tls = !o.tls_cert.empty() || !o.tls_key.empty();
   if (tls && (o.tls_cert.empty() || o.tls_key.empty())) {
     return Status::invalid("--tls-cert and --tls-key go together");
@@ -182,8 +184,18 @@ Status run(const ServeOptions& o, const std::function<void(std::string_view)>& s
   auto server = Server::create(so);
   if (!server.ok()) return server.status();
 
+  // The packages hold the answers: as root the front covers them in a mount namespace of its
+  // own (a source checkout leaves them world-readable); as its user it must not read them.
+  const std::filesystem::path packages =
+      o.scenarios.empty() ? bundled_scenarios_dir() : o.scenarios;
+  if (!as_user) AURA_RETURN_IF_ERROR(hide_folders({packages}));
   AURA_RETURN_IF_ERROR(drop_privileges(user));
-  AURA_RETURN_IF_ERROR(check_cannot_open({o.data, o.keys}));
+  AURA_RETURN_IF_ERROR(check_cannot_open({o.data, o.keys},
+                                         "the folder must be 0700 root; 'aura setup' makes it so"));
+  AURA_RETURN_IF_ERROR(check_cannot_open(
+      {packages},
+      "the scenario packages hold the answers: start aura serve as root (it hides "
+      "them from the front), or make the folder 0700 root"));
   // The URL only once the daemon answered this process as it now is: a front that cannot reach
   // it would answer 503 to every request for as long as it ran.
   if (Status h = health_round_trip(so.socket); !h.is_ok()) {

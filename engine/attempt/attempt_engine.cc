@@ -1088,16 +1088,36 @@ Status AttemptEngine::reflect(std::string_view id, std::string_view learner,
 
 Status AttemptEngine::abandon(std::string_view id, std::string_view learner,
                               std::string_view reason) {
+  return end_attempt(id, learner, reason, learner_actor(learner));
+}
+
+Status AttemptEngine::expire(std::string_view id, std::string_view reason) {
+  AttemptState s;
+  AURA_ASSIGN_OR_RETURN(s, state(id));
+  return end_attempt(id, s.learner, reason, "engine");
+}
+
+Status AttemptEngine::end_attempt(std::string_view id, std::string_view learner,
+                                  std::string_view reason, const std::string& actor) {
   const AttemptLock lock = lock_attempt(id);
   AttemptState s;
   AURA_ASSIGN_OR_RETURN(s, load(id, learner));
   if (s.phase == Phase::kDone) return Status::failed_precondition("attempt " + s.id + " is done");
   AURA_RETURN_IF_ERROR(learner_text("the reason", reason, false));
-  AURA_RETURN_IF_ERROR(append(
-      {ev::attempt_draft(ev::AttemptAbandoned{s.id, std::string(reason)}, learner_actor(learner)),
-       phase_event(s, s.phase, Phase::kDone)}));
+  AURA_RETURN_IF_ERROR(
+      append({ev::attempt_draft(ev::AttemptAbandoned{s.id, std::string(reason)}, actor),
+              phase_event(s, s.phase, Phase::kDone)}));
   destroy_live(s);
   return Status::ok();
+}
+
+std::vector<std::string> AttemptEngine::held_attempts() const {
+  std::vector<std::string> out;
+  std::lock_guard held(held_mu_);
+  out.reserve(held_.size());
+  // Each is held by its live folder, WORLDS/<attempt>/live.
+  for (const auto& [dir, h] : held_) out.push_back(fs::path(dir).parent_path().filename());
+  return out;
 }
 
 Result<scenario::Manifest> attempt_manifest(const BlobStore& blobs, const AttemptState& s) {

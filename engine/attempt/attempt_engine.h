@@ -157,6 +157,11 @@ class AttemptEngine {
   Status reflect(std::string_view id, std::string_view learner, std::string_view text);
   // any phase but done -> done; the live world is destroyed.
   Status abandon(std::string_view id, std::string_view learner, std::string_view reason);
+  // The same, as the lab's doing (actor "engine"): a service ending an attempt left idle.
+  Status expire(std::string_view id, std::string_view reason);
+  // The attempts whose live worlds this engine holds now (persist_live_worlds false): what a
+  // service counts against its limits on live worlds.
+  std::vector<std::string> held_attempts() const;
   // inspect .. transfer_gate (before a verdict): the live world is destroyed (or, when it can
   // no longer be opened, discarded: what it left is reaped) and built afresh from the package
   // with the attempt's seed; `world.reset` records what became of the old one. The attempt goes
@@ -198,6 +203,8 @@ class AttemptEngine {
     std::unique_lock<std::mutex> lock_;
   };
   AttemptLock lock_attempt(std::string_view id);
+  Status end_attempt(std::string_view id, std::string_view learner, std::string_view reason,
+                     const std::string& actor);
 
   EngineContext ctx_;
   std::mutex locks_mu_;  // guards locks_

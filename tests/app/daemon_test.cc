@@ -756,3 +756,93 @@ TEST_CASE("aura attempt commands on a data folder a daemon holds: a whole t0 att
   CHECK(member(st.body_json, "learner") == "cli");
   CHECK(member(st.body_json, "verdict") == "VERIFIED");
 }
+
+TEST_CASE("live attempts: each client's are bounded, an idle one is ended, the file limit raised") {
+  // Idle expiry shortened from its 30 minutes so the test sees one; the steps before it take
+  // a few seconds.
+  DaemonProc d({"--idle-expiry", "30"});
+  struct Started {
+    std::string id, token;
+  };
+  auto create = [&](const std::string& client) {
+    return d.call("attempt.create", R"({"scenario":"t0-config-drift","client":")" + client + "\"}");
+  };
+  auto started = [&](const rpc::Reply& r) {
+    REQUIRE_MESSAGE(r.status == 201, (r.error ? r.error->json() : r.body_json));
+    return Started{member(r.body_json, "attempt"), member(r.body_json, "token")};
+  };
+  std::vector<Started> mine;
+  for (int i = 0; i < 3; ++i) mine.push_back(started(create("10.9.0.1")));
+  // The client's fourth: 429, naming its limit and when a place frees at the latest.
+  auto fourth = create("10.9.0.1");
+  CHECK(fourth.status == 429);
+  REQUIRE(fourth.error.has_value());
+  CHECK(fourth.error->code == "too_many_requests");
+  CHECK(fourth.error->message.find("3 live attempts") != std::string::npos);
+  CHECK(fourth.error->retry_after_s > 0);
+  CHECK(fourth.error->retry_after_s <= 31);
+  // Another client is not held back by it.
+  const Started other = started(create("10.9.0.2"));
+  // Ending one of its own gives the client its place back.
+  auto abandoned = d.call("attempt.command",
+                          "{\"attempt\":" + aura::testing::quoted(mine[0].id) +
+                              R"(,"command":"abandon","body":{"reason":"done for today"}})",
+                          rpc::AuthKind::kToken, mine[0].token);
+  CHECK(abandoned.status == 200);
+  mine[0] = started(create("10.9.0.1"));
+
+  // The daemon's open-file limit is its hard one (a descriptor or more per live world).
+  std::ifstream limits("/proc/" + std::to_string(d.pid) + "/limits");
+  std::string line;
+  bool seen = false;
+  while (std::getline(limits, line)) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream in(line.substr(14));
+    std::string soft, hard;
+    in >> soft >> hard;
+    CHECK(soft == hard);
+    seen = true;
+  }
+  CHECK(seen);
+
+  // With no command for 30 s an attempt is ended (checked every 30 s at most), its world
+  // freed, and the learner's state says why.
+  const auto guard = std::chrono::steady_clock::now() + 180s;
+  std::string phase;
+  while (std::chrono::steady_clock::now() < guard) {
+    auto st = d.call("attempt.state", "{\"attempt\":" + aura::testing::quoted(other.id) + "}",
+                     rpc::AuthKind::kToken, other.token);
+    REQUIRE(st.status == 200);
+    phase = member(st.body_json, "phase");
+    if (phase == "done") break;
+    std::this_thread::sleep_for(1s);
+  }
+  CHECK(phase == "done");
+  // The attempt's stream says why, as the lab's doing, not the learner's.
+  auto client = rpc::Client::connect(d.socket);
+  REQUIRE(client.ok());
+  rpc::Request sr;
+  sr.op = "attempt.events";
+  sr.request_id = rpc::new_request_id();
+  sr.args_json = "{\"attempt\":" + aura::testing::quoted(other.id) + ",\"after_seq\":0}";
+  sr.auth = rpc::AuthKind::kToken;
+  sr.secret = other.token;
+  REQUIRE(client->call(sr, 10s)->status == 200);
+  std::string abandoned_event;
+  for (;;) {
+    auto f = client->next_frame(2s);
+    if (!f.ok() || !f->has_value()) break;
+    if ((*f)->kind == rpc::Kind::kEvent && member((*f)->body, "type") == events::kAttemptAbandoned) {
+      abandoned_event = (*f)->body;
+    }
+  }
+  CHECK(abandoned_event.find("ended by the lab: no command for 30 seconds") != std::string::npos);
+  CHECK(d.log_text().find(R"("event":"expired","attempt":")" + other.id) != std::string::npos);
+  // Every one of them ends the same way; the client may then start again.
+  bool again = false;
+  for (int i = 0; i < 120 && !again; ++i) {
+    again = create("10.9.0.1").status == 201;
+    if (!again) std::this_thread::sleep_for(1s);
+  }
+  CHECK(again);
+}

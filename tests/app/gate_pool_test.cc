@@ -103,7 +103,7 @@ TEST_CASE("gate pool: a learner holds at most its share; a full queue refuses; s
   auto third = pool.submit("ann", g.job("a3"));
   REQUIRE_FALSE(third.ok());
   CHECK(third.status().code() == ErrorCode::kBusy);
-  CHECK(third.status().message().find("learner ann already has 2 gates") != std::string::npos);
+  CHECK(third.status().message().find("you already have 2 gates") != std::string::npos);
   // Another learner still has a place, until the queue is full.
   REQUIRE(pool.submit("bob", g.job("b1")).ok());
   auto full = pool.submit("cat", g.job("c1"));

@@ -54,15 +54,29 @@ void make_folders(const TempDir& dir) {
   std::filesystem::create_directory(dir / "keys");
   ::chmod((dir / "data").c_str(), 0700);
   ::chmod((dir / "keys").c_str(), 0700);
+  // Packages as a source checkout leaves them: readable by anyone.
+  std::filesystem::create_directories(dir / "scenarios" / "pkg");
+  std::ofstream(dir / "scenarios" / "pkg" / "manifest.json") << "{\"answers\": true}\n";
+  ::chmod((dir / "scenarios").c_str(), 0755);
+  ::chmod((dir / "scenarios" / "pkg").c_str(), 0755);
+  ::chmod((dir / "scenarios" / "pkg" / "manifest.json").c_str(), 0644);
 }
 
 // aura serve's flags for the folders make_folders lays out, the double's socket in run/.
 std::vector<std::string> front_args(const TempDir& dir) {
-  return {"--data",     (dir / "data").string(),
-          "--keys",     (dir / "keys").string(),
-          "--socket",   (dir / "run" / "daemon.sock").string(),
-          "--port",     "0",
+  return {"--data",      (dir / "data").string(),
+          "--keys",      (dir / "keys").string(),
+          "--socket",    (dir / "run" / "daemon.sock").string(),
+          "--scenarios", (dir / "scenarios").string(),
+          "--port",      "0",
           "--no-daemon"};
+}
+
+// Whether `path` names a file in the mount namespace of process `pid` (as root, through
+// /proc/PID/root, which resolves in that process's namespace).
+bool exists_for(pid_t pid, const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::exists("/proc/" + std::to_string(pid) + "/root" + path.string(), ec);
 }
 
 // A user name this machine does not have.
@@ -117,6 +131,14 @@ TEST_CASE("serve: the front drops to its user with no capability, no_new_privs a
   CHECK(health.status == 200);
   CHECK(daemon.last("health").has_value());
 
+  // The packages are there for the machine and not for the front, which also cannot open
+  // their folder (its check after the drop would have refused to serve).
+  const auto manifest = dir / "scenarios" / "pkg" / "manifest.json";
+  CHECK(std::filesystem::exists(manifest));
+  CHECK(exists_for(::getpid(), manifest));
+  CHECK_FALSE(exists_for(s.pid, manifest));
+  CHECK(exists_for(s.pid, dir / "run"));  // only the packages are covered
+
   ::kill(s.pid, SIGTERM);
   CHECK(s.wait_exit() == 0);
 }
@@ -129,10 +151,24 @@ TEST_CASE("serve: started as its user (a service manager's User=) it serves, con
   TempDir dir;
   make_folders(dir);
   DaemonDouble daemon(dir / "run" / "daemon.sock");
-  const std::vector<std::string> args = {"--data",   (dir / "data").string(),
-                                         "--keys",   (dir / "keys").string(),
-                                         "--socket", (dir / "run" / "daemon.sock").string(),
-                                         "--port",   "0"};
+  // Started as its user the front cannot cover the packages: readable ones are refused.
+  const std::vector<std::string> readable = {"--data",      (dir / "data").string(),
+                                             "--keys",      (dir / "keys").string(),
+                                             "--socket",    (dir / "run" / "daemon.sock").string(),
+                                             "--scenarios", (dir / "scenarios").string(),
+                                             "--port",      "0"};
+  Serve open_packages(readable, dir / "open.err", pw);
+  CHECK(open_packages.wait_exit() == 1);
+  CHECK(open_packages.err().find("can still open " + (dir / "scenarios").string()) !=
+        std::string::npos);
+  CHECK(open_packages.stdout_text.find("AURA lab:") == std::string::npos);
+
+  ::chmod((dir / "scenarios").c_str(), 0700);
+  const std::vector<std::string> args = {"--data",      (dir / "data").string(),
+                                         "--keys",      (dir / "keys").string(),
+                                         "--socket",    (dir / "run" / "daemon.sock").string(),
+                                         "--scenarios", (dir / "scenarios").string(),
+                                         "--port",      "0"};
 
   // Without --no-daemon it still starts none (it could not), and it serves.
   Serve s(args, dir / "serve.err", pw);

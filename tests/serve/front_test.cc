@@ -122,9 +122,9 @@ DoubleAnswer held_judge_stream() {
   return a;
 }
 
-// A connection that has asked for a judge run's event stream.
-int open_judge_stream(uint16_t port) {
-  int fd = connect_loopback(port);
+// A connection that has asked for a judge run's event stream (from loopback address `from`).
+int open_judge_stream(uint16_t port, const std::string& from = "") {
+  int fd = connect_loopback_from(port, from);
   REQUIRE(
       send_all(fd, "GET /api/v1/judge/00000000000000aa/events HTTP/1.1\r\n" + host(port) + "\r\n"));
   return fd;
@@ -152,8 +152,9 @@ TEST_CASE("front: each route reaches the daemon as its op, args and credential")
       {"GET", "/api/v1/scenarios", "", "scenarios.list", "{}"},
       {"GET", "/api/v1/scenarios/o1-fleet-drift", "", "scenarios.get",
        R"({"scenario":"o1-fleet-drift"})"},
+      // The client's address goes with a new attempt: the daemon's per-client limits count by it.
       {"POST", "/api/v1/attempts", R"({"scenario":"O1"})", "attempt.create",
-       R"({"scenario":"O1"})"},
+       R"({"scenario":"O1","client":"127.0.0.1"})"},
       {"GET", a, "", "attempt.state", R"({"attempt":")" + kAttempt + "\"}", true},
       {"POST", a + "/token", "", "attempt.token", R"({"attempt":")" + kAttempt + "\"}", true},
       {"POST", a + "/reset", R"({"reason":"start over"})", "attempt.command",
@@ -345,6 +346,71 @@ TEST_CASE("front: past the total cap a connection gets 429") {
   ::close(b);
 }
 
+// A connection from `from` that asked for health and read the answer: open and idle now.
+int idle_connection(uint16_t port, const std::string& from) {
+  int fd = connect_loopback_from(port, from);
+  REQUIRE(fd >= 0);
+  REQUIRE(send_all(fd, "GET /api/v1/health HTTP/1.1\r\n" + host(port) + "\r\n"));
+  REQUIRE(read_until(fd, "\r\n\r\n").rfind("HTTP/1.1 200", 0) == 0);
+  return fd;
+}
+
+// One request on its own connection from `from`.
+HttpResponse get_from(uint16_t port, const std::string& from, const std::string& target) {
+  int fd = connect_loopback_from(port, from);
+  REQUIRE(fd >= 0);
+  REQUIRE(
+      send_all(fd, "GET " + target + " HTTP/1.1\r\n" + host(port) + "Connection: close\r\n\r\n"));
+  auto r = read_response(fd);
+  ::close(fd);
+  return r;
+}
+
+// Whether the server closed `fd` within the guard (a read returns 0 or an error).
+bool closed_by_server(int fd, std::chrono::milliseconds guard = 5s) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, int(guard.count())) <= 0) return false;
+  char c;
+  return ::recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+TEST_CASE("front: a full server takes an idle connection back from the client holding most") {
+  // The issue's case in small: quiet connections from a few addresses fill the server; a
+  // newcomer is still answered, at the heaviest client's expense, and only while that client
+  // would keep more than the newcomer.
+  Limits limits;
+  limits.max_connections = 6;
+  limits.max_connections_per_address = 6;
+  Front f(limits);
+  std::vector<int> heavy, light;
+  for (int i = 0; i < 4; ++i) heavy.push_back(idle_connection(f.port(), "127.0.0.2"));
+  for (int i = 0; i < 2; ++i) light.push_back(idle_connection(f.port(), "127.0.0.3"));
+
+  // Full: a newcomer is answered, and one of the heaviest client's idle connections ends.
+  auto newcomer = get_from(f.port(), "127.0.0.4", "/api/v1/health");
+  CHECK(newcomer.status == 200);
+  size_t heavy_closed = 0, light_closed = 0;
+  for (int fd : heavy) heavy_closed += closed_by_server(fd, 1s) ? 1 : 0;
+  for (int fd : light) light_closed += closed_by_server(fd, 200ms) ? 1 : 0;
+  CHECK(heavy_closed == 1);
+  CHECK(light_closed == 0);
+
+  // Full again once the light client takes a third place (3 and 3): the heavy client asking
+  // for another is refused, as nobody holds two more than it; a newcomer (the metrics below)
+  // still takes one back from the heaviest.
+  light.push_back(idle_connection(f.port(), "127.0.0.3"));
+  auto heavy_again = get_from(f.port(), "127.0.0.2", "/api/v1/health");
+  CHECK(heavy_again.status == 429);
+  CHECK(error_code_of(heavy_again) == "too_many_requests");
+  CHECK(heavy_again.header("retry-after") == "1");
+  auto metrics = get_from(f.port(), "127.0.0.5", "/metrics");
+  CHECK(metrics.status == 200);
+  CHECK(metrics.body.find("aura_front_shares_taken_back_total{what=\"connection\"} 2") !=
+        std::string::npos);
+  for (int fd : heavy) ::close(fd);
+  for (int fd : light) ::close(fd);
+}
+
 TEST_CASE("front: a client that never finishes its headers is closed; others are served") {
   Limits limits;
   limits.header_timeout = 1s;  // short, so the test does not wait 10 s; not a speed bar
@@ -532,6 +598,82 @@ TEST_CASE("front: event streams past their cap get 429; a stream ends when its c
     std::this_thread::sleep_for(50ms);
   }
   CHECK(again.find("judge.queued") != std::string::npos);
+}
+
+TEST_CASE("front: a full set of event streams gives one back to a newcomer, fairly") {
+  Limits limits;
+  limits.max_streams = 4;
+  limits.max_streams_per_address = 4;
+  Front f(limits);
+  f.daemon().set_handler([](const rpc::Request& r) {
+    return r.op == "judge.events" ? held_judge_stream() : DaemonDouble::default_answer(r);
+  });
+  // The issue's case in small: one client holds every stream slot.
+  std::vector<int> hog;
+  for (int i = 0; i < 4; ++i) {
+    hog.push_back(open_judge_stream(f.port(), "127.0.0.2"));
+    REQUIRE(read_until(hog.back(), "judge.queued").find("judge.queued") != std::string::npos);
+  }
+  // Its own fifth: past its address's share.
+  int fifth = open_judge_stream(f.port(), "127.0.0.2");
+  auto refused = read_response(fifth);
+  ::close(fifth);
+  CHECK(refused.status == 429);
+  CHECK(refused.body.find("its most") != std::string::npos);
+  CHECK(refused.header("retry-after") == "5");
+
+  // Another learner's two streams are opened, each taking one back from the hog (4 -> 3 -> 2).
+  int mine = open_judge_stream(f.port(), "127.0.0.3");
+  CHECK(read_until(mine, "judge.queued").find("judge.queued") != std::string::npos);
+  int second = open_judge_stream(f.port(), "127.0.0.3");
+  CHECK(read_until(second, "judge.queued").find("judge.queued") != std::string::npos);
+  size_t hog_closed = 0;
+  for (int fd : hog) hog_closed += closed_by_server(fd, 1s) ? 1 : 0;
+  CHECK(hog_closed == 2);
+  // Two and two: nobody holds two more than the hog, so its next one waits for a free slot.
+  int again = open_judge_stream(f.port(), "127.0.0.2");
+  auto full = read_response(again);
+  ::close(again);
+  CHECK(full.status == 429);
+  CHECK(full.body.find("every event stream slot (4)") != std::string::npos);
+  for (int fd : hog) ::close(fd);
+  ::close(mine);
+  ::close(second);
+}
+
+TEST_CASE("front: request bodies share a bounded budget: past it 503 with Retry-After") {
+  Limits limits;
+  limits.bodies_in_flight_bytes = 400 * 1024;
+  Front f(limits);
+  const std::string body =
+      R"({"payloadType":"x","payload":")" + std::string(300 * 1024, 'A') + R"(","signatures":[]})";
+  // One client's body half sent: its bytes are held from its head on.
+  int slow = connect_loopback(f.port());
+  REQUIRE(send_all(slow, "POST /api/v1/receipts/verify HTTP/1.1\r\n" + host(f.port()) +
+                             "Content-Type: application/json\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 1000)));
+  // Another's whole body does not fit beside it (a hang guard: the first head is read by the
+  // time the answer says so).
+  HttpResponse busy;
+  for (int i = 0; i < 100; ++i) {
+    busy = f.post("/api/v1/receipts/verify", body);
+    if (busy.status == 503) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(busy.status == 503);
+  CHECK(error_code_of(busy) == "unavailable");
+  CHECK(busy.header("retry-after") == "1");
+  CHECK_FALSE(f.daemon().last("receipt.verify").has_value());
+  // The first finishes and is answered; its bytes come back, and the second fits now.
+  REQUIRE(send_all(slow, body.substr(1000)));
+  CHECK(read_until(slow, "\r\n\r\n").rfind("HTTP/1.1 200", 0) == 0);
+  ::close(slow);
+  HttpResponse ok;
+  for (int i = 0; i < 100 && ok.status != 200; ++i) {
+    ok = f.post("/api/v1/receipts/verify", body);
+    if (ok.status != 200) std::this_thread::sleep_for(20ms);
+  }
+  CHECK(ok.status == 200);
 }
 
 TEST_CASE("front: a receipt of 300 KiB reaches the daemon to be verified; one over 1 MiB is 413") {

@@ -23,9 +23,20 @@ size_t HttpResponse::count(const std::string& name) const {
                               [&](const auto& h) { return h.first == name; }));
 }
 
-int connect_loopback(uint16_t port) {
+int connect_loopback(uint16_t port) { return connect_loopback_from(port, ""); }
+
+int connect_loopback_from(uint16_t port, const std::string& source) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  if (!source.empty()) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, source.c_str(), &from.sin_addr) != 1 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+      ::close(fd);
+      return -1;
+    }
+  }
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
@@ -101,13 +112,25 @@ HttpResponse http_raw(uint16_t port, const std::string& bytes) {
 HttpResponse http(uint16_t port, const std::string& method, const std::string& target,
                   const std::vector<std::pair<std::string, std::string>>& headers,
                   const std::optional<std::string>& body) {
+  return http_from(port, "", method, target, headers, body);
+}
+
+HttpResponse http_from(uint16_t port, const std::string& source, const std::string& method,
+                       const std::string& target,
+                       const std::vector<std::pair<std::string, std::string>>& headers,
+                       const std::optional<std::string>& body) {
   std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
                     "\r\nConnection: close\r\n";
   for (const auto& [n, v] : headers) req += n + ": " + v + "\r\n";
   if (body) req += "Content-Length: " + std::to_string(body->size()) + "\r\n";
   req += "\r\n";
   if (body) req += *body;
-  return http_raw(port, req);
+  int fd = connect_loopback_from(port, source);
+  if (fd < 0) return {};
+  send_all(fd, req);
+  HttpResponse r = read_response(fd);
+  ::close(fd);
+  return r;
 }
 
 }  // namespace aura::testing

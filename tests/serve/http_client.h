@@ -27,6 +27,8 @@ struct HttpResponse {
 
 // A TCP connection to 127.0.0.1:port; -1 on failure.
 int connect_loopback(uint16_t port);
+// ...from the loopback address `source` (127.x.y.z): another client, as the front counts them.
+int connect_loopback_from(uint16_t port, const std::string& source);
 bool send_all(int fd, const std::string& bytes);
 // Reads until the peer closes (or the guard passes) and parses what came.
 HttpResponse read_response(int fd, std::chrono::seconds guard = kHttpHangGuard);
@@ -37,6 +39,11 @@ HttpResponse parse_response(const std::string& raw);
 HttpResponse http(uint16_t port, const std::string& method, const std::string& target,
                   const std::vector<std::pair<std::string, std::string>>& headers = {},
                   const std::optional<std::string>& body = std::nullopt);
+// ...from the loopback address `source`.
+HttpResponse http_from(uint16_t port, const std::string& source, const std::string& method,
+                       const std::string& target,
+                       const std::vector<std::pair<std::string, std::string>>& headers = {},
+                       const std::optional<std::string>& body = std::nullopt);
 // The exact bytes, then the answer.
 HttpResponse http_raw(uint16_t port, const std::string& bytes);
 
