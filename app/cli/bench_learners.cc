@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "app/cli/bench_http.h"
@@ -170,6 +171,15 @@ class Run {
     std::lock_guard held(mu_);
     return live_;
   }
+  // An ack answered with a new readback to acknowledge; the first is kept, words and all.
+  void ack_again(const std::string& what) {
+    std::lock_guard held(mu_);
+    if (acks_again_++ == 0) first_ack_again_ = what;
+  }
+  std::pair<uint64_t, std::string> acks_again() const {
+    std::lock_guard held(mu_);
+    return {acks_again_, first_ack_again_};
+  }
   void add_gate(GateRecord g) {
     std::lock_guard held(mu_);
     gates_.push_back(std::move(g));
@@ -190,6 +200,8 @@ class Run {
   std::string failure_;
   std::map<std::string, std::string> live_;  // attempt → token: abandoned at the end
   std::vector<GateRecord> gates_;
+  uint64_t acks_again_ = 0;
+  std::string first_ack_again_;
 };
 
 // One scripted learner: a client of its own, one attempt at a time, the walk's commands in
@@ -220,11 +232,7 @@ class Learner {
       if (!send("probe", p, 200)) return false;
     if (!send("intervention", walk_.ir, 200)) return false;
     if (!send("apply", "{}", 200, &a)) return false;
-    const auto readback = number_of(a.body, "readback_seq", "readback");
-    const std::string ack = readback ? R"({"note":"as shown","readback_seq":)" +
-                                           std::to_string(uint64_t(*readback)) + "}"
-                                     : R"({"note":"as shown"})";
-    if (!send("ack", ack, 200)) return false;
+    if (!acknowledge(a)) return false;
     if (!send("verify", "{}", 200, &a)) return false;
     if (a.body.find("\"recovered\":true") == std::string::npos) return refuse("verify", a);
     return true;
@@ -286,6 +294,7 @@ class Learner {
     }
   }
 
+  const std::string& kind() const { return walk_.label; }
   std::map<std::string, std::vector<double>> latencies_ms;  // per command, loaded phase only
   size_t attempts_done = 0;
 
@@ -308,6 +317,28 @@ class Learner {
     if (a.status != want) return refuse(command, a);
     if (out) *out = std::move(a);
     return true;
+  }
+  // ack of the readback `applied` showed. When the world read back again differs from what
+  // was shown but is as requested (the apply's readback caught a service still starting), the
+  // lab records a new readback and answers 409 naming its seq: the learner reads it and
+  // acknowledges that one, as docs/ATTEMPTS.md says a learner does.
+  bool acknowledge(const HttpAnswer& applied) {
+    auto readback = number_of(applied.body, "readback_seq", "readback");
+    for (int tries = 0;; ++tries) {
+      const std::string body = readback ? R"({"note":"as shown","readback_seq":)" +
+                                              std::to_string(uint64_t(*readback)) + "}"
+                                        : R"({"note":"as shown"})";
+      if (run_.stopping()) return false;
+      HttpAnswer a = post("ack", body);
+      if (a.status == 200) return true;
+      // The API names the new readback's seq only in the message's words.
+      constexpr std::string_view kNew = "recorded it as ack.readback at seq ";
+      const size_t at = a.body.find(kNew);
+      if (a.status != 409 || at == std::string::npos || tries == 2) return refuse("ack", a);
+      readback = std::strtod(a.body.c_str() + at + kNew.size(), nullptr);
+      run_.ack_again("learner " + name_ + " (" + walk_.label + ", attempt " + id_ +
+                     "): apply answered " + applied.body + "; ack answered 409 " + a.body);
+    }
   }
   bool refuse(const std::string& command, const HttpAnswer& a) {
     run_.fail("learner " + name_ + " (" + walk_.label + ", attempt " + (id_.empty() ? "-" : id_) +
@@ -464,9 +495,12 @@ struct Measured {
   double idle_from = 0, idle_to = 0, loaded_from = 0, loaded_to = 0;
   std::vector<Sample> reads, probes;
   std::vector<GateRecord> gates;
-  std::map<std::string, std::vector<double>> latencies_ms;  // per learner command
+  // Per world kind ("t0", "O2"), per learner command.
+  std::map<std::string, std::map<std::string, std::vector<double>>> latencies_ms;
   size_t t0_done = 0, o2_done = 0;
   uint64_t commands = 0, requests = 0, gates_refused = 0;
+  uint64_t acks_again = 0;      // acks answered with a newer readback to acknowledge
+  std::string first_ack_again;  // the first such exchange, as the learner saw it
   WorldMemory o2_memory, t0_memory;
   uint64_t daemon_pss = 0, front_pss = 0;
   // The machine's 1-minute load average at the idle phase's start and the loaded phase's end:
@@ -596,14 +630,16 @@ class Bench {
     for (const auto* group : {&t0_learners, &o2_learners_}) {
       for (const auto& l : *group) {
         (group == &t0_learners ? m_.t0_done : m_.o2_done) += l->attempts_done;
+        auto& mine = m_.latencies_ms[l->kind()];
         for (const auto& [c, v] : l->latencies_ms)
-          m_.latencies_ms[c].insert(m_.latencies_ms[c].end(), v.begin(), v.end());
+          mine[c].insert(mine[c].end(), v.begin(), v.end());
       }
     }
     m_.gates = run_.gates();
     m_.commands = run_.commands;
     m_.requests = run_.requests;
     m_.gates_refused = run_.gates_refused;
+    std::tie(m_.acks_again, m_.first_ack_again) = run_.acks_again();
     return !run_.stopping();
   }
 
@@ -774,10 +810,15 @@ void print_report(const Options& o, const Measured& m, const Figures& f) {
     std::printf("  the queue never started: every gate answered 'started'\n");
   }
   std::printf("  gates refused (429, the queue full): %llu\n", (unsigned long long)m.gates_refused);
-  std::printf("command latencies in the loaded phase (ms):\n");
-  for (const auto& [c, v] : m.latencies_ms) {
-    std::printf("  %-14s %6zu   p50 %8.2f   p99 %8.2f\n", c.c_str(), v.size(), percentile(v, 0.5),
-                percentile(v, 0.99));
+  std::printf("  acks answered 409 with a newer readback to acknowledge: %llu\n",
+              (unsigned long long)m.acks_again);
+  if (m.acks_again > 0) std::fprintf(stderr, "the first: %s\n", m.first_ack_again.c_str());
+  std::printf("learners' commands in the loaded phase (ms):\n");
+  for (const auto& [kind, commands] : m.latencies_ms) {
+    for (const auto& [c, v] : commands) {
+      std::printf("  %-3s %-14s %6zu   p50 %8.2f   p99 %8.2f\n", kind.c_str(), c.c_str(), v.size(),
+                  percentile(v, 0.5), percentile(v, 0.99));
+    }
   }
 }
 
@@ -786,7 +827,11 @@ std::string report_json(const Options& o, const Measured& m, const Figures& f) {
     return JsonWriter().raw("read", stat_json(r)).raw("probe", stat_json(p));
   };
   JsonWriter latencies;
-  for (const auto& [c, v] : m.latencies_ms) latencies.raw(c, stat_json(stat_of(v)));
+  for (const auto& [kind, commands] : m.latencies_ms) {
+    JsonWriter of_kind;
+    for (const auto& [c, v] : commands) of_kind.raw(c, stat_json(stat_of(v)));
+    latencies.raw(kind, of_kind.done());
+  }
   JsonWriter gate;
   for (const auto& [kind, v] : f.gate_s) {
     const auto& w = f.wait_s.at(kind);
@@ -842,6 +887,7 @@ std::string report_json(const Options& o, const Measured& m, const Figures& f) {
       .raw("gate", gate.done())
       .raw("verdicts", verdicts.done())
       .raw("queue", queue.done())
+      .num("acks_again", m.acks_again)
       .raw("memory", JsonWriter()
                          .raw("O2", memory_json(m.o2_memory))
                          .raw("t0", memory_json(m.t0_memory))
