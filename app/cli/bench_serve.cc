@@ -1,9 +1,6 @@
 // `aura bench serve`: the HTTP front's attempt-state reads against Debian's nginx serving a
 // static JSON file of the same size, with the same client in the same run, and the time from a
 // command that appends to the event's arrival on the attempt's event stream.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -12,7 +9,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,64 +16,17 @@
 #include <thread>
 #include <vector>
 
+#include "app/cli/bench_http.h"
 #include "app/cli/cli.h"
 #include "app/cli/cli_support.h"
 #include "app/lab/scenario_registry.h"
 #include "engine/common/json_writer.h"
 #include "engine/events/event_types.h"
-#include "engine/json/json_reader.h"
 
 namespace aura::cli {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 namespace {
-
-int connect_loopback(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
-
-// One HTTP/1.1 exchange on a keep-alive connection: the status and the body (Content-Length
-// framed; chunked answers are not used by either server here). -1 on a transport failure.
-int http(int fd, const std::string& request, std::string* body) {
-  size_t sent = 0;
-  while (sent < request.size()) {
-    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) return -1;
-    sent += size_t(n);
-  }
-  std::string in;
-  char buf[16384];
-  size_t header_end = std::string::npos;
-  while ((header_end = in.find("\r\n\r\n")) == std::string::npos) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return -1;
-    in.append(buf, size_t(n));
-  }
-  int status = std::atoi(in.c_str() + 9);
-  std::string head = in.substr(0, header_end);
-  for (char& c : head) c = char(std::tolower(static_cast<unsigned char>(c)));
-  size_t cl = head.find("content-length:");
-  size_t length = cl == std::string::npos ? 0 : std::strtoull(head.c_str() + cl + 15, nullptr, 10);
-  while (in.size() < header_end + 4 + length) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) return -1;
-    in.append(buf, size_t(n));
-  }
-  if (body) *body = in.substr(header_end + 4, length);
-  return status;
-}
 
 struct LoadResult {
   uint64_t requests = 0, failures = 0;
@@ -132,40 +81,6 @@ LoadResult load(uint16_t port, const std::string& request, size_t connections, d
   return r;
 }
 
-pid_t spawn(const std::vector<std::string>& argv, const fs::path& cwd, const fs::path& log) {
-  pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-  FILE* f = std::freopen(log.c_str(), "w", stderr);
-  (void)f;
-  if (!std::freopen("/dev/null", "w", stdout)) ::_exit(126);
-  std::vector<char*> a;
-  for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-  a.push_back(nullptr);
-  ::execv(a[0], a.data());
-  ::_exit(127);
-}
-
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string member_of(const std::string& body, std::string_view name) {
-  json::Reader r;
-  auto o = r.parse_object(body);
-  if (!o.ok()) return "";
-  auto s = o->optional_string(name);
-  return s.ok() && *s ? std::string(**s) : "";
-}
-
 void print(const char* who, const LoadResult& r) {
   char line[256];
   std::snprintf(line, sizeof line,
@@ -191,42 +106,12 @@ int bench_serve(Invocation& inv) {
   char tmpl[] = "/tmp/aura-bench-serve-XXXXXX";
   if (!::mkdtemp(tmpl)) return inv.fail(Status::io("mkdtemp"));
   const fs::path t = tmpl;
-  fs::permissions(t, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  std::error_code ec;
   // What the run leaves: nothing when it succeeded; when it failed, the front's log alone (its
   // path is in the error), never the lab's keys or data.
-  auto remove_lab = [&](bool keep_log) {
-    for (const auto& e : fs::directory_iterator(t, ec)) {
-      if (!(keep_log && e.path().filename() == "serve.log")) fs::remove_all(e.path(), ec);
-    }
-    if (!keep_log || !fs::exists(t / "serve.log")) {
-      fs::remove_all(t, ec);
-    } else {
-      std::cerr << "aura bench serve: the front's log is kept in " << (t / "serve.log").string()
-                << "; nothing else of the lab is left\n";
-    }
-  };
-  // A copy of the bundled packages: set-up signs them in place.
-  const fs::path bundled =
-      inv.has("scenarios") ? fs::path(inv.get("scenarios")) : app::default_scenarios_dir();
-  fs::copy(bundled, t / "scenarios", fs::copy_options::recursive, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    remove_lab(false);
-    return inv.fail(Status::io("copy the bundled scenarios: " + why));
-  }
-  const uint16_t port = free_port(), peer_port = free_port();
-  std::cout << "starting aura serve on 127.0.0.1:" << port << " (a fresh lab in " << t.string()
-            << "; first use sets it up)" << std::endl;
-  pid_t serve = spawn({fs::read_symlink("/proc/self/exe").string(), "serve", "--data",
-                       (t / "data").string(), "--keys", (t / "keys").string(), "--scenarios",
-                       (t / "scenarios").string(), "--port", std::to_string(port)},
-                      t, t / "serve.log");
+  BenchLab lab("bench serve", t, false);
+  const uint16_t peer_port = free_port();
   auto cleanup = [&](int code) {
-    if (serve > 0) {
-      ::kill(serve, SIGTERM);
-      ::waitpid(serve, nullptr, 0);
-    }
+    lab.stop_serve();
     if (fs::exists(t / "nginx.pid")) {
       std::ifstream p(t / "nginx.pid");
       pid_t n = 0;
@@ -237,48 +122,30 @@ int bench_serve(Invocation& inv) {
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
-    remove_lab(code != 0);
+    lab.finish(code == 0);
     return code;
   };
-  std::string body;
-  bool up = false;
-  for (int i = 0; i < 1200 && !up; ++i) {
-    int fd = connect_loopback(port);
-    if (fd >= 0) {
-      up = http(fd,
-                "GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                    "\r\n\r\n",
-                &body) == 200;
-      ::close(fd);
-    }
-    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // A copy of the bundled packages: set-up signs them in place.
+  if (Status s = lab.start(inv.has("scenarios") ? fs::path(inv.get("scenarios"))
+                                                : app::default_scenarios_dir());
+      !s.is_ok()) {
+    return cleanup(inv.fail(s));
   }
-  if (!up)
-    return cleanup(inv.fail(
-        Status::unavailable("aura serve did not answer; see " + (t / "serve.log").string())));
+  const uint16_t port = lab.port();
   const std::string host = "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
-  const std::string origin = "Origin: http://127.0.0.1:" + std::to_string(port) + "\r\n";
-  auto post = [&](int fd, const std::string& path, const std::string& json,
-                  const std::string& auth) {
-    return http(fd,
-                "POST " + path + " HTTP/1.1\r\n" + host + origin + auth +
-                    "Content-Type: application/json\r\nContent-Length: " +
-                    std::to_string(json.size()) + "\r\n\r\n" + json,
-                &body);
-  };
-  int fd = connect_loopback(port);
-  if (post(fd, "/api/v1/attempts", R"({"scenario":"t0"})", "") != 201) {
-    ::close(fd);
-    return cleanup(inv.fail(Status::unavailable("could not start a t0 attempt: " + body)));
+  LabClient client(port);
+  HttpAnswer created = client.post("/api/v1/attempts", R"({"scenario":"t0"})");
+  if (created.status != 201) {
+    return cleanup(inv.fail(Status::unavailable("could not start a t0 attempt: " + created.body)));
   }
-  const std::string id = member_of(body, "attempt"), cap = member_of(body, "token");
+  const std::string id = member_of(created.body, "attempt"), cap = member_of(created.body, "token");
   const std::string auth = "Authorization: Bearer " + cap + "\r\n";
   const std::string get = "GET /api/v1/attempts/" + id + " HTTP/1.1\r\n" + host + auth + "\r\n";
-  if (http(fd, get, &body) != 200) {
-    ::close(fd);
-    return cleanup(inv.fail(Status::unavailable("attempt state: " + body)));
+  HttpAnswer state = client.get("/api/v1/attempts/" + id, cap);
+  if (state.status != 200) {
+    return cleanup(inv.fail(Status::unavailable("attempt state: " + state.body)));
   }
-  ::close(fd);
+  const std::string body = state.body;
   const size_t size = body.size();
 
   // The peer: nginx serving a file of the same size, same client, same run.
@@ -350,10 +217,12 @@ int bench_serve(Invocation& inv) {
   char buf[65536];
   while (::recv(sse, buf, sizeof buf, MSG_DONTWAIT) > 0) {
   }
-  int cmd = connect_loopback(port);
+  LabClient cmd(port);
+  (void)cmd.get("/api/v1/health");  // its connection opened before the clock starts
   auto t0 = Clock::now();
-  int st = post(cmd, "/api/v1/attempts/" + id + "/predict",
-                R"({"hypothesis":"stale-override","expect":"a bench"})", auth);
+  int st = cmd.post("/api/v1/attempts/" + id + "/predict",
+                    R"({"hypothesis":"stale-override","expect":"a bench"})", cap)
+               .status;
   auto t_reply = Clock::now();
   std::string got;
   double arrival_ms = -1;
@@ -367,7 +236,6 @@ int bench_serve(Invocation& inv) {
     }
   }
   ::close(sse);
-  ::close(cmd);
   const double reply_ms = std::chrono::duration<double, std::milli>(t_reply - t0).count();
   std::printf(
       "  predict: reply after %.2f ms; attempt.predicted on the event stream after %.2f ms "

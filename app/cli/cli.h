@@ -88,6 +88,7 @@ void register_worker_commands(CommandTable& r);
 void register_bench_worlds_commands(CommandTable& r);
 void register_daemon_commands(CommandTable& r);
 void register_bench_serve_commands(CommandTable& r);
+void register_bench_learners_commands(CommandTable& r);
 void register_serve_commands(CommandTable& r);
 
 // A non-negative decimal integer, nothing else.

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   aura::cli::register_bench_sandbox_commands(commands);
   aura::cli::register_daemon_commands(commands);
   aura::cli::register_bench_serve_commands(commands);
+  aura::cli::register_bench_learners_commands(commands);
   aura::cli::register_serve_commands(commands);
   return commands.main(argc, argv);
 }

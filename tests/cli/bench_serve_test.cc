@@ -13,13 +13,7 @@ using namespace aura::testing;
 
 namespace {
 
-std::set<fs::path> bench_folders() {
-  std::set<fs::path> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/tmp", ec))
-    if (e.path().filename().string().starts_with("aura-bench-serve-")) out.insert(e.path());
-  return out;
-}
+std::set<fs::path> bench_folders() { return entries_starting("/tmp", "aura-bench-serve-"); }
 
 }  // namespace
 

@@ -329,6 +329,14 @@ std::vector<std::string> tree(const fs::path& dir) {
   return out;
 }
 
+std::set<fs::path> entries_starting(const fs::path& dir, std::string_view prefix) {
+  std::set<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().starts_with(prefix)) out.insert(e.path());
+  return out;
+}
+
 fs::path file_holding(const fs::path& dir, std::string_view suffix, std::string_view needle) {
   std::vector<fs::path> holders;
   size_t total = 0;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -140,6 +141,9 @@ std::vector<std::filesystem::path> files_with_suffix(const std::filesystem::path
 size_t count_in_file(const std::filesystem::path& p, std::string_view needle);
 // Names (relative paths) of everything under `dir`, sorted; empty when it does not exist.
 std::vector<std::string> tree(const std::filesystem::path& dir);
+// The entries of `dir` whose names start with `prefix` (a bench's temporary folders in /tmp).
+std::set<std::filesystem::path> entries_starting(const std::filesystem::path& dir,
+                                                 std::string_view prefix);
 
 // The one file under `dir` whose name ends with `suffix` and holds `needle`; REQUIREs exactly
 // one occurrence in all such files together.
