@@ -33,14 +33,16 @@ constexpr auto kWholeFrame = 30s;                   // once a frame has begun
 constexpr size_t kMaxBatch = 64;                    // replies written together at most
 constexpr size_t kMaxBatchBytes = size_t(1) << 20;  // and their bytes, before a write
 // The gate pool (gate_pool.h): one gate per core, as many as the memory available holds at
-// kGateBytes each (an O1 gate builds up to four four-node worlds at once; an estimate, not yet a
-// measurement per world kind: docs/PERFORMANCE.md); 64 waiting, 2 per learner.
+// kGateBytes each (an O1 gate builds up to four four-node worlds at once: an estimate, O1's
+// worlds not yet measured; an O2 gate's one-node worlds measure about 10 MiB each, a t0 world
+// no process: docs/PERFORMANCE.md, "Many learners"); 64 waiting, 2 per client.
 constexpr uint64_t kGateBytes = uint64_t(2) << 30;
 constexpr size_t kGateQueueLimit = 64;
 constexpr size_t kGatesPerLearner = 2;
-// Live attempts (live_attempts.h): a live world's memory and open files at most, of the kinds
-// measured (docs/PERFORMANCE.md, "Many learners"), so the machine's memory and the daemon's
-// file limit hold every one the limit admits; idle ones are ended after kLiveIdle.
+// Live attempts (live_attempts.h): a bound on a live world's memory and open files (an O2 world
+// measures about 10 MiB of PSS idle; the bound leaves room for what a learner's actions start),
+// so the machine's memory and the daemon's file limit hold every one the limit admits; idle
+// ones are ended after kLiveIdle.
 constexpr uint64_t kLiveWorldBytes = uint64_t(256) << 20;
 constexpr uint64_t kLiveWorldFiles = 16;
 constexpr size_t kLivePerClient = 3;
@@ -54,6 +56,10 @@ constexpr size_t kRequestBytesBudget = size_t(8) << 20;
 
 // The daemon holds a descriptor or more per live world and per connection: its soft limit is
 // raised to the hard one. Returns the limit in force.
+// The CPU priority of work (commands that build, probe or change worlds; gates): below the
+// reads'.
+constexpr int kWorkNice = 10;
+
 uint64_t raise_open_files_limit() {
   rlimit r{};
   if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
@@ -443,7 +449,13 @@ void Daemon::Impl::connection(int fd, bool peer_is_root) {
       return;  // a stream ends its connection
     }
     auto started = std::chrono::steady_clock::now();
+    // Work (world builds, probes, actions, checks) runs at a lower CPU priority than the
+    // quick reads, which then never wait behind it for a core; the processes it starts
+    // inherit it.
+    const bool quick = rpc::is_quick_op(req->op);
+    if (!quick) set_thread_nice(kWorkNice);
     reply = handle(*req);
+    if (!quick) set_thread_nice(0);
     reply.request_id = req->request_id;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     metrics.request(req->op, reply.status, secs);

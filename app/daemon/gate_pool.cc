@@ -1,12 +1,23 @@
 #include "app/daemon/gate_pool.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <queue>
 #include <sstream>
 #include <thread>
 
 namespace aura::daemon {
+
+void set_thread_nice(int nice) {
+  // Linux: a thread's nice is its own (setpriority on its tid). Raising it back needs
+  // CAP_SYS_NICE, which the daemon (root) has; failing that it stays lower, never higher.
+  (void)::setpriority(PRIO_PROCESS, id_t(::syscall(SYS_gettid)), nice);
+}
 
 GatePool::GatePool(size_t workers, size_t limit, size_t per_learner)
     : limit_(limit), per_learner_(per_learner) {
@@ -27,10 +38,40 @@ void GatePool::stop() {
     if (t.joinable()) t.join();
 }
 
-Result<GatePlace> GatePool::submit(const std::string& holder, std::function<void()> job) {
+std::optional<double> GatePool::mean_locked(const std::string& kind) const {
+  auto it = by_kind_.find(kind);
+  if (it != by_kind_.end() && it->second.ran > 0) return it->second.seconds / it->second.ran;
+  if (ran_ > 0) return seconds_total_ / double(ran_);  // a kind not seen yet: all gates' mean
+  return std::nullopt;
+}
+
+std::optional<double> GatePool::wait_locked(Clock::time_point now) const {
+  // The workers' free times: each running gate ends at its kind's mean (at the earliest now);
+  // then each waiting gate, in order, takes the first worker free for its kind's mean.
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (const Running& r : running_) {
+    auto mean = mean_locked(r.kind);
+    if (!mean) return std::nullopt;
+    const double elapsed = std::chrono::duration<double>(now - r.started).count();
+    free_at.push(std::max(0.0, *mean - elapsed));
+  }
+  while (free_at.size() < threads_.size()) free_at.push(0.0);
+  for (const Job& j : waiting_) {
+    auto mean = mean_locked(j.kind);
+    if (!mean) return std::nullopt;
+    const double t = free_at.top();
+    free_at.pop();
+    free_at.push(t + *mean);
+  }
+  return free_at.top();
+}
+
+Result<GatePlace> GatePool::submit(const std::string& holder, const std::string& kind,
+                                   std::function<void()> job) {
   std::lock_guard lock(mu_);
   if (stopping_) return Status::unavailable("the daemon is stopping");
-  const size_t mine = size_t(std::count(running_.begin(), running_.end(), holder)) +
+  const size_t mine = size_t(std::count_if(running_.begin(), running_.end(),
+                                           [&](const Running& r) { return r.holder == holder; })) +
                       size_t(std::count_if(waiting_.begin(), waiting_.end(),
                                            [&](const Job& j) { return j.holder == holder; }));
   if (mine >= per_learner_)
@@ -44,15 +85,8 @@ Result<GatePlace> GatePool::submit(const std::string& holder, std::function<void
   const size_t idle = threads_.size() - std::min(threads_.size(), running_.size());
   // Ahead of it: every gate waiting, less the workers free to take them at once.
   place.position = waiting_.size() + 1 > idle ? waiting_.size() + 1 - idle : 0;
-  if (ran_ > 0) {
-    const double mean = seconds_total_ / double(ran_);
-    // Each round of `workers` gates takes about one mean gate.
-    place.expected_wait_s =
-        place.position == 0
-            ? 0.0
-            : mean * double((place.position + threads_.size() - 1) / threads_.size());
-  }
-  waiting_.push_back(Job{holder, std::move(job)});
+  if (ran_ > 0) place.expected_wait_s = place.position == 0 ? 0.0 : wait_locked(Clock::now());
+  waiting_.push_back(Job{holder, kind, std::move(job)});
   cv_.notify_one();
   return place;
 }
@@ -74,22 +108,28 @@ size_t GatePool::running() const {
 }
 
 void GatePool::worker() {
+  // A gate builds and checks worlds for minutes: below the reads' CPU priority (the processes
+  // it starts inherit it), so a lab running gates still answers reads at once.
+  set_thread_nice(kGateNice);
   std::unique_lock lock(mu_);
   while (true) {
     cv_.wait(lock, [&] { return stopping_ || !waiting_.empty(); });
     if (waiting_.empty()) return;  // stopping, nothing left to start
     Job job = std::move(waiting_.front());
     waiting_.pop_front();
-    running_.push_back(job.holder);
+    const auto started = Clock::now();
+    const uint64_t id = next_run_++;
+    running_.push_back(Running{id, job.holder, job.kind, started});
     lock.unlock();
-    const auto started = std::chrono::steady_clock::now();
     job.run();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     lock.lock();
-    running_.erase(std::find(running_.begin(), running_.end(), job.holder));
+    running_.erase(std::find_if(running_.begin(), running_.end(),
+                                [&](const Running& r) { return r.id == id; }));
     seconds_total_ += seconds;
     ++ran_;
+    by_kind_[job.kind].seconds += seconds;
+    ++by_kind_[job.kind].ran;
   }
 }
 

@@ -4,10 +4,12 @@
 // A learner whose gate waits is told their place and the wait expected from the gates that ran.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -20,9 +22,16 @@ namespace aura::daemon {
 
 struct GatePlace {
   size_t position = 0;  // 0: running now; N: N gates start before it
-  // Seconds until it starts, from the mean of the gates this pool ran (nullopt before any ran).
+  // Seconds until it starts: the gates running end and those ahead of it run, each taking the
+  // mean of the gates of its kind this pool ran (of all gates for a kind not seen yet);
+  // nullopt before any gate ran.
   std::optional<double> expected_wait_s;
 };
+
+// The CPU priority (nice) of the gate workers and of what they start.
+inline constexpr int kGateNice = 10;
+// Sets the calling thread's nice (Linux: per thread).
+void set_thread_nice(int nice);
 
 class GatePool {
  public:
@@ -30,10 +39,11 @@ class GatePool {
   GatePool(size_t workers, size_t limit, size_t per_learner);
   ~GatePool();
 
-  // Queues `job` for `holder` (whose share it counts in: a client of the lab): its place, or
-  // kBusy (the queue is full, or the holder already has per_learner places) with the reason,
-  // or kUnavailable once stopping.
-  Result<GatePlace> submit(const std::string& holder, std::function<void()> job);
+  // Queues `job` for `holder` (whose share it counts in: a client of the lab), a gate of
+  // `kind` (its scenario: gates of one take alike): its place, or kBusy (the queue is full, or
+  // the holder already has per_learner places) with the reason, or kUnavailable once stopping.
+  Result<GatePlace> submit(const std::string& holder, const std::string& kind,
+                           std::function<void()> job);
   // Seconds after which a refused gate may be taken: the mean gate (a minute before any ran).
   uint32_t retry_after_s() const;
   // Waiting and running gates now.
@@ -48,17 +58,31 @@ class GatePool {
   static size_t workers_for_machine(uint64_t world_bytes);
 
  private:
+  using Clock = std::chrono::steady_clock;
   struct Job {
-    std::string holder;
+    std::string holder, kind;
     std::function<void()> run;
   };
+  struct Running {
+    uint64_t id;
+    std::string holder, kind;
+    Clock::time_point started;
+  };
+  struct KindTimes {
+    double seconds = 0;
+    double ran = 0;
+  };
   void worker();
+  std::optional<double> mean_locked(const std::string& kind) const;
+  std::optional<double> wait_locked(Clock::time_point now) const;
 
   const size_t limit_, per_learner_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> waiting_;
-  std::vector<std::string> running_;  // holders of the gates running
+  std::vector<Running> running_;
+  uint64_t next_run_ = 1;
+  std::map<std::string, KindTimes> by_kind_;
   double seconds_total_ = 0;
   size_t ran_ = 0;
   bool stopping_ = false;

@@ -334,7 +334,7 @@ Reply run_gate(Daemon::Impl& d, const Authed& x) {
   // A client's share of the pool: its address (the machine's own attempts by learner name).
   const std::string client = d.live->client_of(id);
   const std::string holder = client.empty() ? "learner " + learner : "client " + client;
-  auto place = d.gates->submit(holder, [&d, id, learner] {
+  auto place = d.gates->submit(holder, x.state.scenario_id, [&d, id, learner] {
     auto started = std::chrono::steady_clock::now();
     auto r = d.session->engine->gate(id, learner);
     d.metrics.gate(
@@ -382,6 +382,12 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
   const std::string& learner = x->state.learner;
   const std::string_view cmd = *command;
   auto body_done = [&]() -> Status { return a.has("body") ? body.done() : Status::ok(); };
+  // A refusal's phase and next step are the attempt's as the command left it: a refused ack
+  // may have recorded a newer readback, which the next step must name.
+  auto refused_now = [&](const Status& s) {
+    auto now = e.state(id);
+    return refused(s, now.ok() ? &*now : &x->state);
+  };
 
   if (cmd == "predict") {
     auto h = body.required_string("hypothesis", 64);
@@ -393,7 +399,7 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
     if (conf->value_or(50) > 100) return fail(body.error("confidence", "must be 0..100"));
     if (Status s = body_done(); !s.is_ok()) return fail(s);
     Status s = e.predict(id, learner, *h, *expect, uint32_t(conf->value_or(50)));
-    if (!s.is_ok()) return refused(s, &x->state);
+    if (!s.is_ok()) return refused_now(s);
     auto st = e.state(id);
     return ok(st.ok() ? app::attempt_view_json(*st) : "{}");
   }
@@ -429,7 +435,7 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
                                 .done();
     if (Status s = body_done(); !s.is_ok()) return fail(s);
     auto p = e.probe(id, learner, call_json);
-    if (!p.ok()) return refused(p.status(), &x->state);
+    if (!p.ok()) return refused_now(p.status());
     return ok(JsonWriter()
                   .num("probe", p->probe)
                   .str("evidence", p->evidence)
@@ -447,7 +453,7 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
     if (!a.has("body")) return fail(api_error(400, "malformed", "the InterventionIR is missing"));
     std::string ir = a.value("body")->minified();
     auto rev = e.submit(id, learner, ir);
-    if (!rev.ok()) return refused(rev.status(), &x->state);
+    if (!rev.ok()) return refused_now(rev.status());
     auto st = e.state(id);
     return ok(
         JsonWriter().num("revision", *rev).str("next", st.ok() ? app::next_step(*st) : "").done());
@@ -457,13 +463,13 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
     if (!sha.ok()) return fail(sha.status());
     if (Status s = body_done(); !s.is_ok()) return fail(s);
     Status s = e.authorize(id, learner, *sha);
-    if (!s.is_ok()) return refused(s, &x->state);
+    if (!s.is_ok()) return refused_now(s);
     return ok(JsonWriter().str("authorized", *sha).done());
   }
   if (cmd == "apply") {
     if (Status s = body_done(); !s.is_ok()) return fail(s);
     auto ap = e.apply(id, learner);
-    if (!ap.ok()) return refused(ap.status(), &x->state);
+    if (!ap.ok()) return refused_now(ap.status());
     JsonArray lines;
     for (const auto& l : ap->lines) lines.str(l);
     JsonWriter out;
@@ -488,13 +494,13 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
     if (Status s = body_done(); !s.is_ok()) return fail(s);
     attempt::AckResult res;
     Status s = e.ack(id, learner, *note, &res, *shown);
-    if (!s.is_ok()) return refused(s, &x->state);
+    if (!s.is_ok()) return refused_now(s);
     return ok(readback_json(res));
   }
   if (cmd == "verify") {
     if (Status s = body_done(); !s.is_ok()) return fail(s);
     auto v = e.verify(id, learner);
-    if (!v.ok()) return refused(v.status(), &x->state);
+    if (!v.ok()) return refused_now(v.status());
     JsonArray checks;
     for (const auto& [check, good] : v->checks) {
       checks.raw(JsonWriter().str("check", check).boolean("ok", good).done());
@@ -522,7 +528,7 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
       return fail(err);
     }
     auto rc = e.receipt(id, learner);
-    if (!rc.ok()) return refused(rc.status(), &x->state);
+    if (!rc.ok()) return refused_now(rc.status());
     return ok(JsonWriter()
                   .str("receipt_sha256", to_hex(rc->receipt.envelope_sha256))
                   .num("event_seq", rc->event_seq)
@@ -535,11 +541,11 @@ Reply op_attempt_command(Daemon::Impl& d, const Request& r, const json::Object& 
     if (Status s = body_done(); !s.is_ok()) return fail(s);
     if (cmd == "reset") {
       auto prev = e.reset(id, learner, *text);
-      if (!prev.ok()) return refused(prev.status(), &x->state);
+      if (!prev.ok()) return refused_now(prev.status());
       return ok(JsonWriter().str("previous", *prev).done());
     }
     Status s = cmd == "reflect" ? e.reflect(id, learner, *text) : e.abandon(id, learner, *text);
-    if (!s.is_ok()) return refused(s, &x->state);
+    if (!s.is_ok()) return refused_now(s);
   }
   auto st = e.state(id);
   if (!st.ok()) return fail(st.status());

@@ -832,7 +832,8 @@ TEST_CASE("live attempts: each client's are bounded, an idle one is ended, the f
   for (;;) {
     auto f = client->next_frame(2s);
     if (!f.ok() || !f->has_value()) break;
-    if ((*f)->kind == rpc::Kind::kEvent && member((*f)->body, "type") == events::kAttemptAbandoned) {
+    if ((*f)->kind == rpc::Kind::kEvent &&
+        member((*f)->body, "type") == events::kAttemptAbandoned) {
       abandoned_event = (*f)->body;
     }
   }

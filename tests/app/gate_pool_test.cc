@@ -57,17 +57,17 @@ struct Gates {
 TEST_CASE("gate pool: two run at once, the rest wait in order and are told their place") {
   Gates g;
   GatePool pool(2, 8, 2);
-  auto a = pool.submit("ann", g.job("a"));
-  auto b = pool.submit("bob", g.job("b"));
+  auto a = pool.submit("ann", "t0", g.job("a"));
+  auto b = pool.submit("bob", "t0", g.job("b"));
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   CHECK(a->position == 0);
   CHECK(b->position == 0);
   CHECK_FALSE(a->expected_wait_s);  // no gate has run yet: no estimate
   REQUIRE(g.until_started(2));
-  auto c = pool.submit("cat", g.job("c"));
-  auto d = pool.submit("dan", g.job("d"));
-  auto e = pool.submit("eve", g.job("e"));
+  auto c = pool.submit("cat", "t0", g.job("c"));
+  auto d = pool.submit("dan", "t0", g.job("d"));
+  auto e = pool.submit("eve", "t0", g.job("e"));
   REQUIRE((c.ok() && d.ok() && e.ok()));
   CHECK(c->position == 1);
   CHECK(d->position == 2);
@@ -83,7 +83,7 @@ TEST_CASE("gate pool: two run at once, the rest wait in order and are told their
   g.release("b");
   REQUIRE(g.until_started(4));
   CHECK(g.started_now()[3] == "d");
-  auto f = pool.submit("fay", g.job("f"));
+  auto f = pool.submit("fay", "t0", g.job("f"));
   REQUIRE(f.ok());
   CHECK(f->position == 2);  // behind e
   REQUIRE(f->expected_wait_s);
@@ -97,16 +97,16 @@ TEST_CASE("gate pool: two run at once, the rest wait in order and are told their
 TEST_CASE("gate pool: a learner holds at most its share; a full queue refuses; stop drops") {
   Gates g;
   GatePool pool(1, 2, 2);
-  REQUIRE(pool.submit("ann", g.job("a1")).ok());
+  REQUIRE(pool.submit("ann", "t0", g.job("a1")).ok());
   REQUIRE(g.until_started(1));
-  REQUIRE(pool.submit("ann", g.job("a2")).ok());
-  auto third = pool.submit("ann", g.job("a3"));
+  REQUIRE(pool.submit("ann", "t0", g.job("a2")).ok());
+  auto third = pool.submit("ann", "t0", g.job("a3"));
   REQUIRE_FALSE(third.ok());
   CHECK(third.status().code() == ErrorCode::kBusy);
   CHECK(third.status().message().find("you already have 2 gates") != std::string::npos);
   // Another learner still has a place, until the queue is full.
-  REQUIRE(pool.submit("bob", g.job("b1")).ok());
-  auto full = pool.submit("cat", g.job("c1"));
+  REQUIRE(pool.submit("bob", "t0", g.job("b1")).ok());
+  auto full = pool.submit("cat", "t0", g.job("c1"));
   REQUIRE_FALSE(full.ok());
   CHECK(full.status().code() == ErrorCode::kBusy);
   CHECK(full.status().message().find("the gate queue is full (2 gates waiting)") !=
@@ -117,9 +117,39 @@ TEST_CASE("gate pool: a learner holds at most its share; a full queue refuses; s
   g.release("a2");
   g.release("b1");
   pool.stop();
-  auto late = pool.submit("dan", g.job("d1"));
+  auto late = pool.submit("dan", "t0", g.job("d1"));
   REQUIRE_FALSE(late.ok());
   CHECK(late.status().code() == ErrorCode::kUnavailable);
+}
+
+TEST_CASE("gate pool: the wait told is the gates ahead by their kinds, not one mean for all") {
+  Gates g;
+  GatePool pool(1, 8, 2);
+  // One gate of each kind has run: a slow kind (held 400 ms) and a quick one.
+  REQUIRE(pool.submit("ann", "o2", g.job("slow1")).ok());
+  REQUIRE(g.until_started(1));
+  std::this_thread::sleep_for(400ms);
+  g.release("slow1");
+  REQUIRE(pool.submit("ann", "t0", g.job("quick1")).ok());
+  REQUIRE(g.until_started(2));
+  g.release("quick1");
+  // Behind a quick gate just started, a queued gate waits about nothing...
+  REQUIRE(pool.submit("bob", "t0", g.job("quick2")).ok());
+  REQUIRE(g.until_started(3));
+  auto behind_quick = pool.submit("cat", "o2", g.job("slow2"));
+  REQUIRE(behind_quick.ok());
+  CHECK(behind_quick->position == 1);
+  REQUIRE(behind_quick->expected_wait_s);
+  // ...and a third, behind that slow one too, waits about a slow gate more: the two differ by
+  // the slow kind's mean, where one mean for all would have told both nearly alike.
+  auto behind_slow = pool.submit("dan", "t0", g.job("quick3"));
+  REQUIRE(behind_slow.ok());
+  CHECK(behind_slow->position == 2);
+  REQUIRE(behind_slow->expected_wait_s);
+  CHECK(*behind_slow->expected_wait_s - *behind_quick->expected_wait_s > 0.3);
+  for (const char* name : {"quick2", "slow2", "quick3"}) g.release(name);
+  REQUIRE(g.until_started(5));
+  pool.stop();
 }
 
 TEST_CASE("gate pool: sized from the machine, never below one") {
