@@ -783,8 +783,10 @@ Reply op_receipt_verify(Daemon::Impl& d, const json::Object& a) {
   // Replayed against a still view of the log: judge runs and gates may be appending meanwhile.
   auto view = d.still_view();
   if (!view.ok()) return fail(view.status());
+  // The receipt's own events, not the whole log: a request costs the attempt's size.
   auto replay = receipt::verify_receipt(
-      envelope, key, receipt::ReplayContext{view->get(), d.session->writer.blobs.get()});
+      envelope, key,
+      receipt::ReplayContext{view->get(), d.session->writer.blobs.get(), /*whole_log=*/false});
   return ok(JsonWriter().raw("offline", one(offline)).raw("replay", one(replay)).done());
 }
 

@@ -521,4 +521,92 @@ VerifyReport verify_log(const EventLog& log, const VerifyOptions& options) {
   return Verifier(log, options).run();
 }
 
+VerifyReport verify_events(const EventLog& log, std::span<const uint64_t> seqs, uint64_t tree_size,
+                           const merkle::Hash& root, const BlobStore* blobs) {
+  const auto t0 = std::chrono::steady_clock::now();
+  VerifyReport r;
+  const LogHead head = log.head();
+  r.head_seq = head.seq;
+  r.head_hash = head.hash;
+  auto problem = [&](uint64_t seq, std::string what) {
+    if (r.problems.size() < kMaxProblems) r.problems.push_back({seq, seq_text(seq) + ": " + what});
+  };
+  // A record read into `bytes` and checked against them: its view (into `bytes`), or why not.
+  auto record = [&](uint64_t seq, std::string& bytes) -> Result<EventView> {
+    rocksdb::Status st =
+        log.db()->Get(rocksdb::ReadOptions(), log.events_cf(), seq_key(seq), &bytes);
+    if (st.IsNotFound()) return Status::not_found("event missing");
+    if (!st.ok()) return Status::io("read failed: " + st.ToString());
+    auto ev = decode_record(bytes);
+    if (!ev.ok()) return ev.status();
+    if (ev->seq != seq) {
+      return Status::corruption("record carries seq " + std::to_string(ev->seq) +
+                                " (moved or reordered)");
+    }
+    if (compute_record_hash(bytes) != ev->hash) {
+      return Status::corruption("stored hash does not match its bytes");
+    }
+    return ev;
+  };
+  std::string bytes, prev_bytes;
+  std::vector<uint64_t> sorted(seqs.begin(), seqs.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (uint64_t seq : sorted) {
+    if (seq == 0 || seq > tree_size) {
+      problem(seq, "not among the " + std::to_string(tree_size) + " events the root covers");
+      continue;
+    }
+    auto rec = record(seq, bytes);
+    if (!rec.ok()) {
+      problem(seq, rec.status().message());
+      continue;
+    }
+    ++r.events_checked;
+    r.bytes_checked += bytes.size();
+    const EventView& ev = *rec;
+    // Bound to the trusted root through the log's tree.
+    const merkle::Hash leaf = merkle::leaf_hash(ev.hash);
+    auto proof = merkle::inclusion_proof(seq - 1, tree_size, log.nodes());
+    if (!proof.ok()) {
+      problem(seq, "no inclusion proof from the log's tree: " + proof.status().message());
+    } else {
+      r.tree_nodes_checked += proof->size();
+      if (Status s = merkle::verify_inclusion(leaf, seq - 1, tree_size, *proof, root); !s.is_ok()) {
+        problem(seq, "not in the tree of the trusted root: " + s.message());
+      }
+    }
+    // Linked to the event before it.
+    if (seq > 1) {
+      auto prev = record(seq - 1, prev_bytes);
+      if (!prev.ok()) {
+        problem(seq - 1, prev.status().message());
+      } else if (prev->hash != ev.prev_hash) {
+        problem(seq, "prev_hash does not match the hash of seq " + std::to_string(seq - 1));
+      } else if (ev.ts_us < prev->ts_us) {
+        problem(seq, "timestamp goes backwards");
+      }
+    } else if (ev.prev_hash != Digest{}) {
+      problem(seq, "the first event's prev_hash is not zero");
+    }
+    // Its evidence.
+    auto refs = extract_refs(ev.payload);
+    if (!refs.ok()) {
+      problem(seq, refs.status().message());
+      continue;
+    }
+    for (const auto& ref : *refs) {
+      ++r.blobs_checked;
+      Status s = blobs != nullptr ? blobs->check(ref.sha256, ref.bytes)
+                                  : Status::not_found("no blob store in the data folder");
+      if (!s.is_ok())
+        problem(seq, "blob " + ref.id + " (" + to_hex(ref.sha256) + "): " + s.message());
+    }
+  }
+  std::stable_sort(r.problems.begin(), r.problems.end(),
+                   [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
 }  // namespace aura

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,5 +57,15 @@ struct VerifyReport {
 };
 
 VerifyReport verify_log(const EventLog& log, const VerifyOptions& options);
+
+// The events `seqs` alone (a receipt's, an attempt's): their number times the log's depth in
+// reads, not the whole log. Each record's bytes hash to its stored hash, which is leaf seq-1 of
+// the log's tree of `tree_size` leaves with root `root` (an inclusion proof from the log's
+// stored nodes, checked against `root`: a root the caller trusts, a signed checkpoint's); its
+// prev_hash is the stored hash of the event before it, whose bytes hash to it; every blob it
+// references is in `blobs` (missing when `blobs` is null). Not checked, as verify_log does:
+// the events outside `seqs`, the stream index, the other tree nodes, the checkpoints.
+VerifyReport verify_events(const EventLog& log, std::span<const uint64_t> seqs, uint64_t tree_size,
+                           const merkle::Hash& root, const BlobStore* blobs);
 
 }  // namespace aura

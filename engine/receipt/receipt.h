@@ -42,6 +42,11 @@ Result<IssuedReceipt> issue_receipt(EventLog& log, std::string_view attempt_id,
 struct ReplayContext {
   const EventLog* log = nullptr;
   const BlobStore* blobs = nullptr;
+  // True (an auditor's `aura receipt verify --replay`): the whole log verifies, as `aura log
+  // verify` would. False (the lab's service, per request): only the receipt's events, each
+  // proven into the log's tree under the checkpoint's root (verify_events): the attempt's
+  // size, not the log's.
+  bool whole_log = true;
 };
 
 // One check that did not hold: the receipt field it concerns ("signature", "hashes.facts",
@@ -73,8 +78,9 @@ struct ReceiptReport {
 // VERIFIED with five passing properties; the events are one stream's, ascending, counted, and
 // every seq the facts, gate and rollback cite is among them; the checkpoint note verifies with
 // `pinned`, its size covers last_seq, and every event's inclusion proof leads to its root.
-// With `replay`: the log verifies as `aura log verify` would (with `pinned`), holds every bound
-// event (same hash, same stream) and no other event of the stream in range, its tree at the
+// With `replay`: the log verifies as `aura log verify` would (with `pinned`; with whole_log
+// false, only the bound events, each in the log's tree under the checkpoint's root), holds every
+// bound event (same hash, same stream) and no other event of the stream in range, its tree at the
 // checkpoint's size has the checkpoint's root, every section rebuilt from the log equals the
 // receipt's byte for byte, and re-grading the recorded facts gives the recorded verdict.
 // A signature that does not verify is reported alone: nothing else of the document is read.

@@ -50,7 +50,17 @@ struct TestLab {
     log = aura::testing::open_log(dir / "log", 16, true, nullptr, &*blobs);
   }
   ReplayContext replay() const { return {log.get(), &*blobs}; }
+  // The lab's per-request replay: the receipt's own events, not the whole log.
+  ReplayContext replay_events() const { return {log.get(), &*blobs, /*whole_log=*/false}; }
 };
+
+// Overwrites the attempt's IR blob in the store with as many spaces (its name kept).
+void replace_ir_blob(const TestLab& lab, const AttemptFixture& fx) {
+  const auto path = lab.blobs->path_of(sha256(fx.ir_json));
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
+  aura::testing::write_file(path, std::string(fx.ir_json.size(), ' '));
+}
 
 const NoteVerifierKey& pinned() {
   static const NoteVerifierKey k = test_signer().verifier();
@@ -747,14 +757,70 @@ TEST_CASE("receipt: replay names an event edited in the RocksDB log") {
   CHECK_MESSAGE(named, describe(rep));
 }
 
+TEST_CASE("receipt: replay by the receipt's own events holds, and names damage to them") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  // Another attempt after it, under a later checkpoint: not the receipt's.
+  const AttemptFixture other =
+      append_attempt(*lab.log, *lab.blobs, {.attempt_id = "2222222222222222"});
+  REQUIRE(lab.log->checkpoint().ok());
+
+  const ReceiptReport good = verify_receipt(r.envelope, pinned(), lab.replay_events());
+  CHECK_MESSAGE(good.ok(), describe(good));
+  for (const char* c : {"log events", "checkpoint in log", "events in log", "rebuilt facts",
+                        "rebuilt gate", "regraded"}) {
+    CAPTURE(c);
+    CHECK(std::find(good.passed.begin(), good.passed.end(), c) != good.passed.end());
+  }
+  CHECK(std::find(good.passed.begin(), good.passed.end(), "log") == good.passed.end());
+
+  // The other attempt's event edited: the whole log fails, the receipt's events still hold.
+  const uint64_t theirs = first_seq_of_type(*lab.log, other.stream, events::kAttemptPredicted);
+  const uint64_t mine = first_seq_of_type(*lab.log, fx.stream, events::kAttemptPredicted);
+  REQUIRE(theirs != mine);
+  lab.close();
+  aura::testing::flip_stored_value_byte(lab.dir / "log", other.predicted_text, 3);
+  lab.reopen_read_only();
+  CHECK_FALSE(verify_receipt(r.envelope, pinned(), lab.replay()).ok());
+  const ReceiptReport beside = verify_receipt(r.envelope, pinned(), lab.replay_events());
+  CHECK_MESSAGE(beside.ok(), describe(beside));
+
+  // One of its own edited: named at its seq.
+  lab.close();
+  aura::testing::flip_stored_value_byte(lab.dir / "log", fx.predicted_text, 3);
+  lab.reopen_read_only();
+  const ReceiptReport edited = verify_receipt(r.envelope, pinned(), lab.replay_events());
+  CHECK_FALSE(edited.ok());
+  bool named = false;
+  for (const auto& f : edited.failures) {
+    if (f.field == "log" && f.what.rfind("seq " + std::to_string(mine) + ":", 0) == 0) named = true;
+  }
+  CHECK_MESSAGE(named, describe(edited));
+}
+
+TEST_CASE("receipt: replay by its own events fails on a replaced blob and on another log") {
+  TestLab lab;
+  const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
+  const IssuedReceipt r = issue(lab, fx);
+  TestLab other;
+  append_attempt(*other.log, *other.blobs);
+  REQUIRE(other.log->checkpoint().ok());
+  const ReceiptReport elsewhere = verify_receipt(r.envelope, pinned(), other.replay_events());
+  CHECK(fails_at(elsewhere, "events.leaves[0].hash"));
+  CHECK(fails_at(elsewhere, "log"));  // not in that log's tree under the checkpoint's root
+
+  replace_ir_blob(lab, fx);
+  const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay_events());
+  CHECK(fails_at(rep, "log"));
+  CHECK(fails_at(rep, "replay"));
+}
+
 TEST_CASE("receipt: replay fails when the IR blob was replaced") {
   TestLab lab;
   const AttemptFixture fx = append_attempt(*lab.log, *lab.blobs);
   const IssuedReceipt r = issue(lab, fx);
-  const auto path = lab.blobs->path_of(sha256(fx.ir_json));
-  std::filesystem::permissions(path, std::filesystem::perms::owner_write,
-                               std::filesystem::perm_options::add);
-  aura::testing::write_file(path, std::string(fx.ir_json.size(), ' '));
+  replace_ir_blob(lab, fx);
   const ReceiptReport rep = verify_receipt(r.envelope, pinned(), lab.replay());
   CHECK(fails_at(rep, "log"));
   CHECK(fails_at(rep, "replay"));

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -366,12 +367,24 @@ HttpResponse get_from(uint16_t port, const std::string& from, const std::string&
   return r;
 }
 
-// Whether the server closed `fd` within the guard (a read returns 0 or an error).
-bool closed_by_server(int fd, std::chrono::milliseconds guard = 5s) {
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, int(guard.count())) <= 0) return false;
-  char c;
-  return ::recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+// How many of `fds` the server has closed (a read returns 0 or an error): waits until `want`
+// are (30 s at most: a hang guard), then a moment more for any beyond them.
+size_t closed_by_server(const std::vector<int>& fds, size_t want) {
+  std::vector<bool> closed(fds.size(), false);
+  auto count = [&] { return size_t(std::count(closed.begin(), closed.end(), true)); };
+  auto look = [&](int ms) {
+    std::vector<pollfd> p;
+    for (int fd : fds) p.push_back({fd, POLLIN, 0});
+    if (::poll(p.data(), p.size(), ms) <= 0) return;
+    for (size_t i = 0; i < p.size(); ++i) {
+      char c;
+      if (p[i].revents != 0 && ::recv(fds[i], &c, 1, MSG_DONTWAIT) <= 0) closed[i] = true;
+    }
+  };
+  const auto guard = std::chrono::steady_clock::now() + 30s;
+  while (count() < want && std::chrono::steady_clock::now() < guard) look(100);
+  look(300);
+  return count();
 }
 
 TEST_CASE("front: a full server takes an idle connection back from the client holding most") {
@@ -389,11 +402,8 @@ TEST_CASE("front: a full server takes an idle connection back from the client ho
   // Full: a newcomer is answered, and one of the heaviest client's idle connections ends.
   auto newcomer = get_from(f.port(), "127.0.0.4", "/api/v1/health");
   CHECK(newcomer.status == 200);
-  size_t heavy_closed = 0, light_closed = 0;
-  for (int fd : heavy) heavy_closed += closed_by_server(fd, 1s) ? 1 : 0;
-  for (int fd : light) light_closed += closed_by_server(fd, 200ms) ? 1 : 0;
-  CHECK(heavy_closed == 1);
-  CHECK(light_closed == 0);
+  CHECK(closed_by_server(heavy, 1) == 1);
+  CHECK(closed_by_server(light, 0) == 0);
 
   // Full again once the light client takes a third place (3 and 3): the heavy client asking
   // for another is refused, as nobody holds two more than it; a newcomer (the metrics below)
@@ -627,9 +637,7 @@ TEST_CASE("front: a full set of event streams gives one back to a newcomer, fair
   CHECK(read_until(mine, "judge.queued").find("judge.queued") != std::string::npos);
   int second = open_judge_stream(f.port(), "127.0.0.3");
   CHECK(read_until(second, "judge.queued").find("judge.queued") != std::string::npos);
-  size_t hog_closed = 0;
-  for (int fd : hog) hog_closed += closed_by_server(fd, 1s) ? 1 : 0;
-  CHECK(hog_closed == 2);
+  CHECK(closed_by_server(hog, 2) == 2);
   // Two and two: nobody holds two more than the hog, so its next one waits for a free slot.
   int again = open_judge_stream(f.port(), "127.0.0.2");
   auto full = read_response(again);
