@@ -310,16 +310,16 @@ Status Daemon::serve() {
 }
 
 void Daemon::Impl::hold_request(size_t bytes) {
+  if (bytes <= kSmallRequestBytes) return;  // a read, a command: never held back, not counted
   std::unique_lock lock(request_mu);
-  if (bytes > kSmallRequestBytes) {
-    request_cv.wait(lock, [&] {
-      return requests_held == 0 || requests_held + bytes <= kRequestBytesBudget || stopping;
-    });
-  }
+  request_cv.wait(lock, [&] {
+    return requests_held == 0 || requests_held + bytes <= kRequestBytesBudget || stopping;
+  });
   requests_held += bytes;
 }
 
 void Daemon::Impl::release_request(size_t bytes) {
+  if (bytes <= kSmallRequestBytes) return;
   bool trim = false;
   {
     std::lock_guard lock(request_mu);

@@ -63,9 +63,9 @@ struct Daemon::Impl {
   // flood holds the memory of two.
   std::counting_semaphore<64> replay_slots{2};
 
-  // Request bytes being parsed and handled now (each is copied several times on the way),
-  // and released since memory was last handed back to the system. A large request waits for
-  // room; a small one never does.
+  // Bytes of large requests (over 64 KiB) being parsed and handled now (each is copied several
+  // times on the way), and released since memory was last handed back to the system. A large
+  // request waits for room; a small one is neither held back nor counted.
   std::mutex request_mu;
   std::condition_variable request_cv;
   size_t requests_held = 0;

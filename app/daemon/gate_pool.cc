@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <queue>
-#include <sstream>
 #include <thread>
+
+#include "engine/common/memory.h"
 
 namespace aura::daemon {
 
@@ -135,16 +135,9 @@ void GatePool::worker() {
 
 size_t GatePool::workers_for_machine(uint64_t world_bytes) {
   const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  std::ifstream in("/proc/meminfo");
-  uint64_t available_kb = 0;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream f(line);
-    std::string key;
-    f >> key;
-    if (key == "MemAvailable:") f >> available_kb;
-  }
-  if (available_kb == 0 || world_bytes == 0) return cores;
-  const size_t by_memory = size_t(available_kb * 1024 / world_bytes);
+  const uint64_t available = meminfo_bytes("MemAvailable");
+  if (available == 0 || world_bytes == 0) return cores;
+  const size_t by_memory = size_t(available / world_bytes);
   return std::max<size_t>(1, std::min(cores, by_memory));
 }
 

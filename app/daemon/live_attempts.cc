@@ -1,9 +1,9 @@
 #include "app/daemon/live_attempts.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
+
+#include "engine/common/memory.h"
 
 namespace aura::daemon {
 namespace {
@@ -111,16 +111,7 @@ size_t LiveAttempts::live() const {
 
 size_t LiveAttempts::total_for_machine(uint64_t world_bytes, uint64_t open_files,
                                        uint64_t files_per_world) {
-  uint64_t mem_kib = 0;
-  std::ifstream in("/proc/meminfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("MemTotal:", 0) == 0) {
-      std::istringstream(line.substr(9)) >> mem_kib;
-      break;
-    }
-  }
-  uint64_t by_memory = world_bytes ? (mem_kib * 1024 / 2) / world_bytes : 0;
+  const uint64_t by_memory = world_bytes ? meminfo_bytes("MemTotal") / 2 / world_bytes : 0;
   uint64_t by_files =
       files_per_world && open_files > 1024 ? (open_files - 1024) / files_per_world : 0;
   return size_t(std::max<uint64_t>(2, std::min(by_memory, by_files)));

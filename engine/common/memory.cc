@@ -2,6 +2,10 @@
 
 #include <malloc.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+
 namespace aura {
 
 void bound_allocator() {
@@ -10,5 +14,18 @@ void bound_allocator() {
 }
 
 void release_free_memory() { (void)::malloc_trim(0); }
+
+uint64_t meminfo_bytes(std::string_view field) {
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 &&
+        line[field.size()] == ':') {
+      uint64_t kib = 0;
+      std::istringstream(line.substr(field.size() + 1)) >> kib;
+      return kib * 1024;
+    }
+  }
+  return 0;
+}
 
 }  // namespace aura

@@ -2,6 +2,9 @@
 // requests of a megabyte come and go in bursts, and glibc's defaults keep what a burst freed.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
+
 namespace aura {
 
 // Allocations of 128 KiB and more are mapped on their own and unmapped when freed (glibc
@@ -12,5 +15,8 @@ void bound_allocator();
 
 // Hands the allocator's free memory back to the system (malloc_trim): after a burst.
 void release_free_memory();
+
+// A /proc/meminfo field ("MemTotal", "MemAvailable") in bytes; 0 when it cannot be read.
+uint64_t meminfo_bytes(std::string_view field);
 
 }  // namespace aura
